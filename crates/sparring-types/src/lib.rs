@@ -1,0 +1,58 @@
+//! The vocabulary every other sparring crate speaks.
+//!
+//! sparring plays a tool-calling agent against simulated people inside a
+//! sandbox world and writes one [`Row`] per conversation. This crate holds the
+//! types that cross crate boundaries and the contracts between stages:
+//!
+//! - [`Message`] and [`ToolCall`]: chat-completions shaped conversation turns,
+//!   exactly as rows store them and as command agents receive them.
+//! - [`ToolSpec`]: one tool, normalised from the OpenAI function format or the
+//!   MCP format, with [`ToolSpec::to_openai`] to send it back out.
+//! - [`Spec`]: a validated spec (system prompt, tools, output schemas, seeds,
+//!   fixtures, options). [`Spec::from_value`] validates a JSON value and names
+//!   the JSON pointer of anything wrong; reading files is `sparring-io`'s job.
+//! - [`OptionsPatch`] and [`SimulateOptions`]: run options as given (by a spec
+//!   or a command line) and as resolved, with every default in [`defaults`].
+//! - [`Row`], [`Situation`], [`Persona`], [`Lineage`] and [`RunSummary`]: the
+//!   row contract, versioned by [`SCHEMA_VERSION`] and documented field by
+//!   field in `docs/rows.md`.
+//! - [`Agent`]: the trait an agent implements, whatever it is (a command, a
+//!   model endpoint, a closure). Futures are boxed so agents can be `dyn`.
+//! - [`seed`]: seed derivation by SHA-256 and the one random stream type,
+//!   [`seed::Stream`], so every draw is reproducible per seed.
+//! - [`hash`]: canonical JSON and SHA-256 for ids that are stable across runs.
+//!
+//! This crate does no IO and reads no clock or environment.
+//!
+//! ```
+//! use sparring_types::{Spec, seed::Stream};
+//! let spec = Spec::from_value(&serde_json::json!({
+//!     "name": "demo",
+//!     "system_prompt": "Be helpful.",
+//!     "tools": [{"name": "get_order", "description": "Look up an order",
+//!                "inputSchema": {"type": "object",
+//!                                "properties": {"order_id": {"type": "string"}}}}],
+//! })).unwrap();
+//! assert_eq!(spec.tools[0].name, "get_order");
+//! let mut stream = Stream::derive(7, "persona", &[0, 1]);
+//! assert!(stream.below(10) < 10);
+//! ```
+
+pub mod agent;
+pub mod defaults;
+pub mod hash;
+mod message;
+mod options;
+mod row;
+pub mod seed;
+mod spec;
+mod tool;
+
+pub use agent::{Agent, AgentError, AgentRequest, BoxFuture};
+pub use message::{FunctionCall, Message, Role, ToolCall};
+pub use options::{OptionsPatch, SimulateOptions, closest};
+pub use row::{
+    Counts, EndedBy, Lineage, Persona, RunSummary, Row, SCHEMA_VERSION, Situation, Timings,
+};
+pub use spec::{Spec, SpecError, id_keys, record_id, singular};
+pub use tool::ToolSpec;

@@ -1,0 +1,244 @@
+//! Run options as given and as resolved.
+
+use crate::defaults;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The names `options` accepts, in the order they are documented.
+pub(crate) const OPTION_NAMES: &[&str] = &[
+    "agent",
+    "out",
+    "budget",
+    "seed",
+    "concurrency",
+    "max_turns",
+    "max_tool_steps",
+    "repeats",
+    "grade",
+    "patience",
+    "agent_timeout",
+];
+
+/// Options as one source gives them (a spec's `options`, a command line):
+/// every field optional. [`OptionsPatch::over`] layers one source on another.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OptionsPatch {
+    /// The agent as a backend spec or command line.
+    pub agent: Option<String>,
+    /// Output directory.
+    pub out: Option<String>,
+    /// Rows to produce at most.
+    pub budget: Option<u64>,
+    /// Run seed.
+    pub seed: Option<u64>,
+    /// Rollouts in flight at once.
+    pub concurrency: Option<usize>,
+    /// Agent replies to the person before the conversation is cut off.
+    pub max_turns: Option<u32>,
+    /// Agent requests within one turn before it is cut off.
+    pub max_tool_steps: Option<u32>,
+    /// Rollouts per ask (k).
+    pub repeats: Option<u32>,
+    /// Grade rows with the conduct checks.
+    pub grade: Option<bool>,
+    /// `normal`, `short` or `endless`.
+    pub patience: Option<String>,
+    /// Seconds a command agent may take per request.
+    pub agent_timeout: Option<f64>,
+}
+
+impl OptionsPatch {
+    /// Parses a spec's `options` object. Errors are `(pointer suffix,
+    /// message)`; an unknown key names the closest known one.
+    pub fn from_value(value: &Value) -> Result<Self, (String, String)> {
+        let Some(map) = value.as_object() else {
+            return Err((String::new(), "must be an object".to_owned()));
+        };
+        let mut patch = Self::default();
+        for (key, v) in map {
+            let at = |msg: &str| (format!("/{key}"), msg.to_owned());
+            match key.as_str() {
+                "agent" => patch.agent = Some(string(v).ok_or_else(|| at("must be a string"))?),
+                "out" => patch.out = Some(string(v).ok_or_else(|| at("must be a string"))?),
+                "patience" => {
+                    let p = string(v).ok_or_else(|| at("must be a string"))?;
+                    check_patience(&p).map_err(|m| at(&m))?;
+                    patch.patience = Some(p);
+                }
+                "budget" => patch.budget = Some(positive(v).ok_or_else(|| at(POSITIVE))?),
+                "seed" => {
+                    patch.seed = Some(v.as_u64().ok_or_else(|| at("must be an integer >= 0"))?);
+                }
+                "concurrency" => {
+                    patch.concurrency =
+                        Some(positive(v).ok_or_else(|| at(POSITIVE))? as usize);
+                }
+                "max_turns" => patch.max_turns = Some(small(v).ok_or_else(|| at(POSITIVE))?),
+                "max_tool_steps" => {
+                    patch.max_tool_steps = Some(small(v).ok_or_else(|| at(POSITIVE))?);
+                }
+                "repeats" => patch.repeats = Some(small(v).ok_or_else(|| at(POSITIVE))?),
+                "grade" => patch.grade = Some(v.as_bool().ok_or_else(|| at("must be true or false"))?),
+                "agent_timeout" => {
+                    let secs = v
+                        .as_f64()
+                        .filter(|s| *s > 0.0)
+                        .ok_or_else(|| at("must be a number of seconds > 0"))?;
+                    patch.agent_timeout = Some(secs);
+                }
+                other => {
+                    let hint = closest(other, OPTION_NAMES)
+                        .map(|c| format!("; did you mean `{c}`?"))
+                        .unwrap_or_default();
+                    return Err((format!("/{other}"), format!("unknown option `{other}`{hint}")));
+                }
+            }
+        }
+        Ok(patch)
+    }
+
+    /// `self` where it is set, else `base`.
+    #[must_use]
+    pub fn over(self, base: Self) -> Self {
+        Self {
+            agent: self.agent.or(base.agent),
+            out: self.out.or(base.out),
+            budget: self.budget.or(base.budget),
+            seed: self.seed.or(base.seed),
+            concurrency: self.concurrency.or(base.concurrency),
+            max_turns: self.max_turns.or(base.max_turns),
+            max_tool_steps: self.max_tool_steps.or(base.max_tool_steps),
+            repeats: self.repeats.or(base.repeats),
+            grade: self.grade.or(base.grade),
+            patience: self.patience.or(base.patience),
+            agent_timeout: self.agent_timeout.or(base.agent_timeout),
+        }
+    }
+
+    /// Fills every unset field with its default.
+    pub fn resolve(self) -> SimulateOptions {
+        SimulateOptions {
+            budget: self.budget,
+            seed: self.seed.unwrap_or(defaults::SEED),
+            concurrency: self.concurrency.unwrap_or(defaults::CONCURRENCY),
+            max_turns: self.max_turns.unwrap_or(defaults::MAX_TURNS),
+            max_tool_steps: self.max_tool_steps.unwrap_or(defaults::MAX_TOOL_STEPS),
+            repeats: self.repeats.unwrap_or(defaults::REPEATS),
+            grade: self.grade.unwrap_or(defaults::GRADE),
+            patience: self.patience.unwrap_or_else(|| defaults::PATIENCE.to_owned()),
+            agent_timeout: self.agent_timeout.unwrap_or(defaults::AGENT_TIMEOUT_SECS),
+        }
+    }
+}
+
+const POSITIVE: &str = "must be an integer >= 1";
+
+fn string(v: &Value) -> Option<String> {
+    v.as_str().map(str::to_owned)
+}
+
+fn positive(v: &Value) -> Option<u64> {
+    v.as_u64().filter(|n| *n >= 1)
+}
+
+fn small(v: &Value) -> Option<u32> {
+    positive(v).and_then(|n| u32::try_from(n).ok())
+}
+
+/// Checks a patience level.
+pub(crate) fn check_patience(p: &str) -> Result<(), String> {
+    if matches!(p, "normal" | "short" | "endless") {
+        Ok(())
+    } else {
+        Err(format!("unknown patience `{p}`; expected `normal`, `short` or `endless`"))
+    }
+}
+
+/// Options of a simulation, resolved: what `run.json` records.
+///
+/// The agent and the output directory are wiring, not options of the
+/// simulation, and are recorded elsewhere in the summary.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimulateOptions {
+    /// Rows to produce at most; `None` runs every situation `repeats` times.
+    pub budget: Option<u64>,
+    /// Run seed.
+    pub seed: u64,
+    /// Rollouts in flight at once.
+    pub concurrency: usize,
+    /// Agent replies to the person before the conversation is cut off.
+    pub max_turns: u32,
+    /// Agent requests within one turn before it is cut off.
+    pub max_tool_steps: u32,
+    /// Rollouts per ask (k).
+    pub repeats: u32,
+    /// Whether rows are graded with the conduct checks.
+    pub grade: bool,
+    /// `normal`, `short` or `endless`.
+    pub patience: String,
+    /// Seconds a command agent may take per request.
+    pub agent_timeout: f64,
+}
+
+impl Default for SimulateOptions {
+    fn default() -> Self {
+        OptionsPatch::default().resolve()
+    }
+}
+
+/// The candidate closest to `word` by edit distance, when it is close enough
+/// to be a plausible misspelling.
+pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|c| (edit_distance(word, c), *c))
+        .filter(|(d, c)| *d <= (c.len().max(word.len()) / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_option_names_the_closest() {
+        let err = OptionsPatch::from_value(&json!({"budgt": 3})).unwrap_err();
+        assert_eq!(err.0, "/budgt");
+        assert!(err.1.contains("did you mean `budget`"), "{}", err.1);
+        let err = OptionsPatch::from_value(&json!({"zzzzzz": 3})).unwrap_err();
+        assert!(!err.1.contains("did you mean"), "{}", err.1);
+    }
+
+    #[test]
+    fn later_source_wins() {
+        let spec = OptionsPatch::from_value(&json!({"budget": 3, "seed": 9})).unwrap();
+        let cli = OptionsPatch { budget: Some(5), ..OptionsPatch::default() };
+        let resolved = cli.over(spec).resolve();
+        assert_eq!(resolved.budget, Some(5));
+        assert_eq!(resolved.seed, 9);
+        assert_eq!(resolved.concurrency, defaults::CONCURRENCY);
+    }
+
+    #[test]
+    fn wrong_types_are_refused() {
+        assert!(OptionsPatch::from_value(&json!({"budget": 0})).is_err());
+        assert!(OptionsPatch::from_value(&json!({"grade": "yes"})).is_err());
+        assert!(OptionsPatch::from_value(&json!({"patience": "long"})).is_err());
+    }
+}

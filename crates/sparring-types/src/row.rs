@@ -1,0 +1,229 @@
+//! Rows: one per rollout, the contract between stages.
+//!
+//! `docs/rows.md` documents every field; `docs/row.schema.json` is checked
+//! against rows the engine writes. Change all three together and bump
+//! [`SCHEMA_VERSION`] when a field changes meaning or disappears.
+
+use crate::Message;
+use crate::options::SimulateOptions;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Version of the row format. Readers refuse rows from a newer major version.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// How a conversation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndedBy {
+    /// The agent answered without asking the person anything more.
+    AgentDone,
+    /// The person walked away from a question (patience ran out).
+    UserLeft,
+    /// The conversation reached `max_turns` agent replies.
+    MaxTurns,
+    /// The agent made `max_tool_steps` requests in one turn without replying.
+    ToolLimit,
+    /// The agent failed: a crash, a bad reply, a timeout. `error` says which.
+    AgentError,
+    /// A model backend failed after its retries. `error` says how.
+    BackendError,
+}
+
+impl EndedBy {
+    /// The wire name (`agent_done` …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AgentDone => "agent_done",
+            Self::UserLeft => "user_left",
+            Self::MaxTurns => "max_turns",
+            Self::ToolLimit => "tool_limit",
+            Self::AgentError => "agent_error",
+            Self::BackendError => "backend_error",
+        }
+    }
+}
+
+/// The situation a rollout was played in: coordinates on the grid's axes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Situation {
+    /// Axis name → value (`tool`, `stance`, `world_state`, …).
+    pub axes: BTreeMap<String, String>,
+    /// Difficulty tier: `ordinary`, `complex`, `ambiguous`, `boundary`,
+    /// `adversarial`, or `seed` for an ask kept word for word.
+    pub tier: String,
+    /// Seed of the world the rollout ran in.
+    pub world_seed: u64,
+    /// Faults scheduled for this rollout, as the world records them.
+    #[serde(default)]
+    pub faults: Vec<Value>,
+    /// Index into the spec's `seeds` when the ask is a seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_index: Option<usize>,
+}
+
+/// Who the simulated person is.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Persona {
+    /// The person's name.
+    pub name: String,
+    /// Stance (`cooperative`, `hurried`, …); the same as the situation's axis.
+    pub stance: String,
+    /// Writing style (`plain`, `lowercase`, `clipped`, …).
+    pub style: String,
+    /// `normal`, `short` or `endless`.
+    pub patience: String,
+    /// The facts the person knows (field → value), and nothing else.
+    #[serde(default)]
+    pub knows: BTreeMap<String, String>,
+}
+
+/// Where a row came from.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Lineage {
+    /// The run that produced the row.
+    pub run_id: String,
+    /// The search arm that chose the situation (`structured`, `seed`, …).
+    pub arm: String,
+    /// The row this one was mutated from, if any.
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// Replay index within one call (0 for a single run).
+    #[serde(default)]
+    pub eval_run: u32,
+    /// The run whose tasks this row replays, if any.
+    #[serde(default)]
+    pub replayed_from_run: Option<String>,
+    /// The grading pass that set `reward`, if graded.
+    #[serde(default)]
+    pub scoring_run_id: Option<String>,
+}
+
+/// Timing metadata. Never used in a decision; excluded from reproducibility
+/// comparisons.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timings {
+    /// Wall time of the whole rollout, in milliseconds.
+    pub rollout_ms: f64,
+    /// Time spent waiting for the agent, in milliseconds.
+    pub agent_ms: f64,
+    /// Requests made to the agent.
+    pub agent_requests: u32,
+}
+
+/// One rollout: a conversation with its situation, outcome and grade.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// Row format version, [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Unique id of this rollout.
+    pub row_id: String,
+    /// One distinct prompt in one situation; stable across runs.
+    pub task_id: String,
+    /// The situation (without the wording); stable across runs.
+    pub scenario_id: String,
+    /// The conversation, system message first.
+    pub messages: Vec<Message>,
+    /// The tools the agent had, in the OpenAI function format.
+    pub tools: Vec<Value>,
+    /// Where on the grid the rollout was played.
+    pub situation: Situation,
+    /// The simulated person.
+    pub persona: Persona,
+    /// How the conversation ended.
+    pub ended_by: EndedBy,
+    /// The error text when `ended_by` is an error.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// 0..=1 once graded; `None` when ungraded.
+    #[serde(default)]
+    pub reward: Option<f64>,
+    /// Why the grade is what it is.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The first failed check or the grader's class, when it failed.
+    #[serde(default)]
+    pub failure_class: Option<String>,
+    /// Conduct check name → passed, for the checks that applied.
+    #[serde(default)]
+    pub conduct_checks: Option<BTreeMap<String, bool>>,
+    /// Who judged the row and how, when a judge did.
+    #[serde(default)]
+    pub judge_meta: Option<Value>,
+    /// Numeric markers riding on the row (`turns`, `tool_calls`, …).
+    #[serde(default)]
+    pub markers: BTreeMap<String, f64>,
+    /// Hash of what the agent did: tools in order, their outcomes, the end.
+    pub behavior_signature: String,
+    /// Sampling settings as the agent's backend resolved them, if known.
+    #[serde(default)]
+    pub sampling: Option<Value>,
+    /// Log-probabilities of the agent's turns, when asked for.
+    #[serde(default)]
+    pub logprobs: Option<Value>,
+    /// The agent (`command:python3 agent.py`, `openai:gpt-4o`).
+    pub model_version: String,
+    /// Who wrote the ask (`template` offline).
+    pub writer_model: String,
+    /// Who played the person (`template` offline).
+    pub user_model: String,
+    /// Where the row came from.
+    pub lineage: Lineage,
+    /// Seed of this rollout's random streams.
+    pub seed: u64,
+    /// Timing metadata.
+    pub timings: Timings,
+}
+
+impl Row {
+    /// Whether the row is graded and passed (`reward >= 0.5`).
+    pub fn passed(&self) -> Option<bool> {
+        self.reward.map(|r| r >= 0.5)
+    }
+}
+
+/// Row counts of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Rows written.
+    pub rows: u64,
+    /// Distinct tasks among them.
+    pub tasks: u64,
+    /// Rows with a reward.
+    pub graded: u64,
+    /// Graded rows with `reward >= 0.5`.
+    pub passed: u64,
+    /// `ended_by` value → rows.
+    pub ended_by: BTreeMap<String, u64>,
+}
+
+/// The summary of a run, written to `run.json`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Row format version of the run's rows.
+    pub schema_version: u32,
+    /// The sparring release that made the run.
+    pub sparring_version: String,
+    /// The run's id (also on every row's `lineage.run_id`).
+    pub run_id: String,
+    /// The spec's `name`.
+    pub spec: String,
+    /// The agent, described without secrets.
+    pub agent: String,
+    /// Row counts.
+    pub counts: Counts,
+    /// Why the run stopped: `budget_spent`, `situations_exhausted`,
+    /// `interrupted`, or `agent_unavailable`.
+    pub stopped_because: String,
+    /// Things the user should read before any number.
+    pub warnings: Vec<String>,
+    /// Named ways the run was weaker than asked (`generator_fallback`, …).
+    pub degraded: Vec<String>,
+    /// Coverage of the situation space by the rows that ran.
+    pub coverage: BTreeMap<String, Value>,
+    /// Options as resolved.
+    pub options: Option<SimulateOptions>,
+    /// Wall time of the run in seconds (metadata).
+    pub seconds: f64,
+}

@@ -1,0 +1,431 @@
+//! Specs: what sparring is told about an agent.
+
+use crate::options::OptionsPatch;
+use crate::tool::ToolSpec;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// The keys a spec may have at the top level.
+pub(crate) const SPEC_KEYS: &[&str] = &[
+    "name",
+    "system_prompt",
+    "tools",
+    "output_schemas",
+    "seeds",
+    "fixtures",
+    "options",
+];
+
+/// A validated spec.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    /// A short name for the agent, used in reports.
+    pub name: String,
+    /// The policy the agent works under.
+    pub system_prompt: String,
+    /// The tools, with their output schemas attached.
+    pub tools: Vec<ToolSpec>,
+    /// Opening asks to keep word for word.
+    pub seeds: Vec<String>,
+    /// Known records per entity (`orders` → records), each with an id field.
+    pub fixtures: BTreeMap<String, Vec<Value>>,
+    /// Run options given in the spec.
+    pub options: OptionsPatch,
+}
+
+/// What is wrong with a spec, and where (a JSON pointer into it).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("at `{pointer}`: {message}")]
+pub struct SpecError {
+    /// JSON pointer of the offending value (`/tools/3/function/parameters`);
+    /// empty for the whole document.
+    pub pointer: String,
+    /// What is wrong, lowercase, no trailing period.
+    pub message: String,
+}
+
+fn err(pointer: impl Into<String>, message: impl Into<String>) -> SpecError {
+    SpecError {
+        pointer: pointer.into(),
+        message: message.into(),
+    }
+}
+
+fn unknown_key(pointer: &str, key: &str, known: &[&str]) -> SpecError {
+    let hint = crate::closest(key, known)
+        .map(|c| format!("; did you mean `{c}`?"))
+        .unwrap_or_else(|| format!("; expected one of {}", list(known)));
+    err(format!("{pointer}/{key}"), format!("unknown key `{key}`{hint}"))
+}
+
+fn list(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn object<'a>(value: &'a Value, pointer: &str, what: &str) -> Result<&'a Map<String, Value>, SpecError> {
+    value
+        .as_object()
+        .ok_or_else(|| err(pointer, format!("{what} must be an object, found {}", kind(value))))
+}
+
+/// The JSON type name of a value, for messages.
+pub(crate) fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+impl Spec {
+    /// Validates a spec document whose `{file: PATH}` references have already
+    /// been replaced by the files' contents.
+    pub fn from_value(value: &Value) -> Result<Self, SpecError> {
+        let top = object(value, "", "a spec")?;
+        for key in top.keys() {
+            if !SPEC_KEYS.contains(&key.as_str()) {
+                return Err(unknown_key("", key, SPEC_KEYS));
+            }
+        }
+        let name = match top.get("name") {
+            None => return Err(err("/name", "missing: every spec needs a `name`")),
+            Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+            Some(v) => return Err(err("/name", format!("must be a non-empty string, found {}", kind(v)))),
+        };
+        let system_prompt = match top.get("system_prompt") {
+            None => {
+                return Err(err(
+                    "/system_prompt",
+                    "missing: the agent's policy is required (text or `{file: PATH}`)",
+                ));
+            }
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => {
+                return Err(err(
+                    "/system_prompt",
+                    format!("must be text or `{{file: PATH}}`, found {}", kind(v)),
+                ));
+            }
+        };
+        let mut tools = match top.get("tools") {
+            None => {
+                return Err(err(
+                    "/tools",
+                    "missing: a spec needs `tools` (drafting tools from an intent needs a writer model)",
+                ));
+            }
+            Some(v) => parse_tools(v)?,
+        };
+        if let Some(v) = top.get("output_schemas") {
+            let map = object(v, "/output_schemas", "`output_schemas`")?;
+            for (tool_name, schema) in map {
+                let pointer = format!("/output_schemas/{}", escape(tool_name));
+                let Some(tool) = tools.iter_mut().find(|t| &t.name == tool_name) else {
+                    return Err(err(pointer, format!("no tool is named `{tool_name}`")));
+                };
+                object(schema, &pointer, "an output schema")?;
+                tool.output_schema = Some(schema.clone());
+            }
+        }
+        let seeds = match top.get("seeds") {
+            None => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, s)| match s {
+                    Value::String(s) if !s.trim().is_empty() => Ok(s.clone()),
+                    other => Err(err(
+                        format!("/seeds/{i}"),
+                        format!("a seed must be non-empty text, found {}", kind(other)),
+                    )),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(v) => return Err(err("/seeds", format!("must be a list of asks, found {}", kind(v)))),
+        };
+        let fixtures = match top.get("fixtures") {
+            None => BTreeMap::new(),
+            Some(v) => parse_fixtures(v)?,
+        };
+        let options = match top.get("options") {
+            None => OptionsPatch::default(),
+            Some(v) => OptionsPatch::from_value(v).map_err(|(p, m)| err(format!("/options{p}"), m))?,
+        };
+        Ok(Self {
+            name,
+            system_prompt,
+            tools,
+            seeds,
+            fixtures,
+            options,
+        })
+    }
+
+    /// The tool called `name`.
+    pub fn tool(&self, name: &str) -> Option<&ToolSpec> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+}
+
+/// Escapes a key for a JSON pointer (RFC 6901).
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+const OPENAI_TOOL_KEYS: &[&str] = &["type", "function"];
+const OPENAI_FUNCTION_KEYS: &[&str] = &["name", "description", "parameters", "strict"];
+const MCP_TOOL_KEYS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+];
+
+fn parse_tools(value: &Value) -> Result<Vec<ToolSpec>, SpecError> {
+    let Value::Array(items) = value else {
+        return Err(err(
+            "/tools",
+            format!("must be a list of tools or `{{file: PATH}}`, found {}", kind(value)),
+        ));
+    };
+    if items.is_empty() {
+        return Err(err("/tools", "is empty: give at least one tool"));
+    }
+    let mut tools: Vec<ToolSpec> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let pointer = format!("/tools/{i}");
+        let map = object(item, &pointer, "a tool")?;
+        let tool = if map.contains_key("function") || map.get("type").is_some() {
+            parse_openai(map, &pointer)?
+        } else {
+            parse_mcp(map, &pointer)?
+        };
+        if let Some(first) = tools.iter().position(|t| t.name == tool.name) {
+            return Err(err(
+                format!("{pointer}"),
+                format!("two tools are named `{}` (also `/tools/{first}`)", tool.name),
+            ));
+        }
+        tools.push(tool);
+    }
+    Ok(tools)
+}
+
+fn parse_openai(map: &Map<String, Value>, pointer: &str) -> Result<ToolSpec, SpecError> {
+    for key in map.keys() {
+        if !OPENAI_TOOL_KEYS.contains(&key.as_str()) {
+            return Err(unknown_key(pointer, key, OPENAI_TOOL_KEYS));
+        }
+    }
+    match map.get("type") {
+        Some(Value::String(t)) if t == "function" => {}
+        Some(other) => {
+            return Err(err(
+                format!("{pointer}/type"),
+                format!("must be \"function\", found {other}"),
+            ));
+        }
+        None => return Err(err(format!("{pointer}/type"), "missing: must be \"function\"")),
+    }
+    let fpointer = format!("{pointer}/function");
+    let function = match map.get("function") {
+        Some(f) => object(f, &fpointer, "`function`")?,
+        None => return Err(err(fpointer, "missing: an OpenAI tool needs `function`")),
+    };
+    for key in function.keys() {
+        if !OPENAI_FUNCTION_KEYS.contains(&key.as_str()) {
+            return Err(unknown_key(&fpointer, key, OPENAI_FUNCTION_KEYS));
+        }
+    }
+    let name = tool_name(function.get("name"), &fpointer)?;
+    let description = description(function.get("description"), &fpointer)?;
+    let parameters = parameters(function.get("parameters"), &format!("{fpointer}/parameters"))?;
+    Ok(ToolSpec {
+        name,
+        description,
+        parameters,
+        output_schema: None,
+    })
+}
+
+fn parse_mcp(map: &Map<String, Value>, pointer: &str) -> Result<ToolSpec, SpecError> {
+    for key in map.keys() {
+        if !MCP_TOOL_KEYS.contains(&key.as_str()) {
+            return Err(unknown_key(pointer, key, MCP_TOOL_KEYS));
+        }
+    }
+    let name = tool_name(map.get("name"), pointer)?;
+    let description = description(map.get("description"), pointer)?;
+    let parameters = parameters(map.get("inputSchema"), &format!("{pointer}/inputSchema"))?;
+    let output_schema = match map.get("outputSchema") {
+        None => None,
+        Some(v) => Some(Value::Object(
+            object(v, &format!("{pointer}/outputSchema"), "`outputSchema`")?.clone(),
+        )),
+    };
+    Ok(ToolSpec {
+        name,
+        description,
+        parameters,
+        output_schema,
+    })
+}
+
+fn tool_name(value: Option<&Value>, pointer: &str) -> Result<String, SpecError> {
+    let at = format!("{pointer}/name");
+    match value {
+        None => Err(err(at, "missing: every tool needs a `name`")),
+        Some(Value::String(s)) => {
+            let valid = !s.is_empty()
+                && s.len() <= 128
+                && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.');
+            if valid {
+                Ok(s.clone())
+            } else {
+                Err(err(
+                    at,
+                    format!("tool name `{s}` must be 1-128 letters, digits, `_`, `-` or `.`"),
+                ))
+            }
+        }
+        Some(v) => Err(err(at, format!("must be a string, found {}", kind(v)))),
+    }
+}
+
+fn description(value: Option<&Value>, pointer: &str) -> Result<String, SpecError> {
+    match value {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(v) => Err(err(
+            format!("{pointer}/description"),
+            format!("must be a string, found {}", kind(v)),
+        )),
+    }
+}
+
+fn parameters(value: Option<&Value>, pointer: &str) -> Result<Value, SpecError> {
+    let Some(value) = value else {
+        // A tool without arguments: the empty object schema.
+        return Ok(serde_json::json!({"type": "object", "properties": {}}));
+    };
+    let map = object(value, pointer, "`parameters` (a JSON Schema)")?;
+    match map.get("type") {
+        Some(Value::String(t)) if t == "object" => {}
+        Some(other) => {
+            return Err(err(
+                format!("{pointer}/type"),
+                format!("parameters must be an object schema (`type: object`), found type {other}"),
+            ));
+        }
+        None => {
+            return Err(err(
+                pointer,
+                "parameters must be an object schema: `type: object` is missing",
+            ));
+        }
+    }
+    let properties = match map.get("properties") {
+        None => None,
+        Some(p) => Some(object(p, &format!("{pointer}/properties"), "`properties`")?),
+    };
+    if let Some(properties) = properties {
+        for (name, schema) in properties {
+            if !schema.is_object() && !schema.is_boolean() {
+                return Err(err(
+                    format!("{pointer}/properties/{}", escape(name)),
+                    format!("a property's schema must be an object, found {}", kind(schema)),
+                ));
+            }
+        }
+    }
+    if let Some(required) = map.get("required") {
+        let Value::Array(names) = required else {
+            return Err(err(
+                format!("{pointer}/required"),
+                format!("must be a list of property names, found {}", kind(required)),
+            ));
+        };
+        for (i, n) in names.iter().enumerate() {
+            let Some(n) = n.as_str() else {
+                return Err(err(format!("{pointer}/required/{i}"), "must be a property name"));
+            };
+            if !properties.is_some_and(|p| p.contains_key(n)) {
+                return Err(err(
+                    format!("{pointer}/required/{i}"),
+                    format!("`{n}` is required but not among `properties`"),
+                ));
+            }
+        }
+    }
+    Ok(value.clone())
+}
+
+fn parse_fixtures(value: &Value) -> Result<BTreeMap<String, Vec<Value>>, SpecError> {
+    let map = object(value, "/fixtures", "`fixtures` (entity name → records)")?;
+    let mut out = BTreeMap::new();
+    for (entity, records) in map {
+        let pointer = format!("/fixtures/{}", escape(entity));
+        let Value::Array(items) = records else {
+            return Err(err(pointer, format!("must be a list of records, found {}", kind(records))));
+        };
+        let id_keys = id_keys(entity);
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+        for (i, record) in items.iter().enumerate() {
+            let rpointer = format!("{pointer}/{i}");
+            let fields = object(record, &rpointer, "a record")?;
+            let Some(id) = record_id(fields, &id_keys) else {
+                return Err(err(
+                    rpointer,
+                    format!("a record needs an id field ({})", list(&id_keys.iter().map(String::as_str).collect::<Vec<_>>())),
+                ));
+            };
+            if let Some(first) = seen.insert(id.clone(), i) {
+                return Err(err(
+                    rpointer,
+                    format!("id `{id}` is used twice (also `{pointer}/{first}`)"),
+                ));
+            }
+        }
+        out.insert(entity.clone(), items.clone());
+    }
+    Ok(out)
+}
+
+/// The singular of an entity name (`orders` → `order`, `addresses` →
+/// `address`, `companies` → `company`).
+pub fn singular(entity: &str) -> String {
+    if let Some(stem) = entity.strip_suffix("ies") {
+        format!("{stem}y")
+    } else if let Some(stem) = entity.strip_suffix("sses") {
+        format!("{stem}ss")
+    } else if let Some(stem) = entity.strip_suffix("ses") {
+        format!("{stem}s")
+    } else if let Some(stem) = entity.strip_suffix('s') {
+        if stem.ends_with('s') { entity.to_owned() } else { stem.to_owned() }
+    } else {
+        entity.to_owned()
+    }
+}
+
+/// The fields that may hold a record's id, in order of preference:
+/// `<singular>_id`, then `id`.
+pub fn id_keys(entity: &str) -> Vec<String> {
+    vec![format!("{}_id", singular(entity)), "id".to_owned()]
+}
+
+/// A record's id as text, from the first id field it has.
+pub fn record_id(fields: &Map<String, Value>, id_keys: &[String]) -> Option<String> {
+    id_keys.iter().find_map(|k| match fields.get(k) {
+        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    })
+}
