@@ -1,0 +1,153 @@
+//! One conversation: person, agent and world take turns.
+
+use crate::person::{Move, Person};
+use crate::plan::Task;
+use crate::text::asks_question;
+use serde_json::{Value, json};
+use sparring_types::seed::Stream;
+use sparring_types::{Agent, AgentRequest, EndedBy, Message, Role, SimulateOptions, Timings};
+use sparring_world::World;
+use std::sync::Arc;
+
+/// A source of milliseconds, for timing metadata only.
+pub trait Clock: Send + Sync {
+    /// Milliseconds since an arbitrary fixed point.
+    fn millis(&self) -> f64;
+}
+
+/// A clock that always reads zero, for tests and reproducible output.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoClock;
+
+impl Clock for NoClock {
+    fn millis(&self) -> f64 {
+        0.0
+    }
+}
+
+/// What a rollout produced, before grading.
+#[derive(Clone, Debug)]
+pub struct Transcript {
+    /// The conversation, system message first.
+    pub messages: Vec<Message>,
+    /// How it ended.
+    pub ended_by: EndedBy,
+    /// The agent's error, when it failed.
+    pub error: Option<String>,
+    /// Timing metadata.
+    pub timings: Timings,
+}
+
+/// Everything a rollout needs besides the agent.
+#[derive(Clone, Copy, Debug)]
+pub struct Setup<'a> {
+    /// The task to play.
+    pub task: &'a Task,
+    /// The system prompt.
+    pub system_prompt: &'a str,
+    /// Resolved options (caps, patience).
+    pub options: &'a SimulateOptions,
+    /// Seed of this rollout's streams.
+    pub rollout_seed: u64,
+    /// Prefix of agent request ids, unique per rollout.
+    pub request_prefix: &'a str,
+}
+
+/// Plays one conversation. Never fails: an agent failure ends the transcript
+/// with `ended_by: agent_error`.
+pub async fn play(
+    setup: Setup<'_>,
+    world: World,
+    tools: Arc<Vec<Value>>,
+    agent: &dyn Agent,
+    clock: &dyn Clock,
+) -> Transcript {
+    let mut world = world;
+    let task = setup.task;
+    let started = clock.millis();
+    let mut timings = Timings::default();
+    let mut messages = vec![
+        Message::text(Role::System, setup.system_prompt),
+        Message::text(Role::User, task.ask.clone()),
+    ];
+    let mut person = Person::new(
+        task.facts.clone(),
+        &task.persona.stance,
+        &setup.options.patience,
+        Stream::derive(setup.rollout_seed, "person", &[]),
+    );
+    let mut turns = 0u32;
+    let mut request = 0u32;
+    let finish = |messages, ended_by, error, mut timings: Timings| {
+        timings.rollout_ms = clock.millis() - started;
+        Transcript {
+            messages,
+            ended_by,
+            error,
+            timings,
+        }
+    };
+    loop {
+        // The agent's turn: requests until it answers the person.
+        let mut steps = 0u32;
+        let reply_text = loop {
+            if steps >= setup.options.max_tool_steps {
+                return finish(messages, EndedBy::ToolLimit, None, timings);
+            }
+            steps += 1;
+            request += 1;
+            let asked = clock.millis();
+            let reply = agent
+                .respond(AgentRequest {
+                    id: format!("{}-{request}", setup.request_prefix),
+                    messages: messages.clone(),
+                    tools: Arc::clone(&tools),
+                })
+                .await;
+            timings.agent_ms += clock.millis() - asked;
+            timings.agent_requests += 1;
+            let mut reply = match reply {
+                Ok(m) => m,
+                Err(e) => return finish(messages, EndedBy::AgentError, Some(e.0), timings),
+            };
+            if reply.role != Role::Assistant {
+                let error = format!("the agent replied with role `{:?}`, not `assistant`", reply.role)
+                    .to_lowercase();
+                return finish(messages, EndedBy::AgentError, Some(error), timings);
+            }
+            // Every call needs an id the tool message can answer.
+            for (i, call) in reply.tool_calls.iter_mut().enumerate() {
+                if call.id.is_empty() {
+                    call.id = format!("call_{request}_{i}");
+                }
+            }
+            let calls = reply.tool_calls.clone();
+            let text = reply.content_str().to_owned();
+            messages.push(reply);
+            if calls.is_empty() {
+                break text;
+            }
+            for call in &calls {
+                let content = match call.function.parsed_arguments() {
+                    Some(args) => world.call(&call.function.name, &args).to_json(),
+                    None => json!({"ok": false, "error": {
+                        "kind": "invalid_arguments",
+                        "message": format!("arguments are not valid JSON: `{}`", call.function.arguments),
+                        "hint": "send the arguments as a JSON object"}}),
+                };
+                messages.push(Message::tool_result(call, content.to_string()));
+            }
+        };
+        turns += 1;
+        if !asks_question(&reply_text) {
+            return finish(messages, EndedBy::AgentDone, None, timings);
+        }
+        if turns >= setup.options.max_turns {
+            return finish(messages, EndedBy::MaxTurns, None, timings);
+        }
+        match person.answer(&reply_text) {
+            Move::Say(text) => messages.push(Message::text(Role::User, text)),
+            Move::Leave => return finish(messages, EndedBy::UserLeft, None, timings),
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! Small text helpers shared by the person and the conduct checks.
+
+/// Splits text into sentences at `.`, `!`, `?` and line breaks, keeping the
+/// terminator.
+pub(crate) fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if c == '\n' {
+            push(&mut out, &mut cur);
+            continue;
+        }
+        cur.push(c);
+        let next_is_space = chars.get(i + 1).is_none_or(|n| n.is_whitespace());
+        if matches!(c, '.' | '!' | '?') && next_is_space {
+            push(&mut out, &mut cur);
+        }
+    }
+    push(&mut out, &mut cur);
+    out
+}
+
+fn push(out: &mut Vec<String>, cur: &mut String) {
+    let s = cur.trim();
+    if !s.is_empty() {
+        out.push(s.to_owned());
+    }
+    cur.clear();
+}
+
+/// Lowercase words, apostrophes kept (`don't`).
+pub(crate) fn words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .replace('’', "'")
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '#'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether the text asks the reader something.
+pub(crate) fn asks_question(text: &str) -> bool {
+    sentences(text).iter().any(|s| s.ends_with('?'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_sentences() {
+        assert_eq!(
+            sentences("Done. Shall I go on? Yes!\nOk"),
+            vec!["Done.", "Shall I go on?", "Yes!", "Ok"]
+        );
+        assert_eq!(sentences("Order #W1.5 is here."), vec!["Order #W1.5 is here."]);
+    }
+
+    #[test]
+    fn finds_questions() {
+        assert!(asks_question("Could you share the order number?"));
+        assert!(!asks_question("Your order is on its way."));
+    }
+}
