@@ -172,6 +172,19 @@ fn facts_for(
             }
         }
     }
+    if facts.id.is_none()
+        && let Some(entity) = &model.entity
+    {
+        // A search by the person's details: the person is a known customer.
+        let ids = world.ids(entity);
+        if let Some(record) = stream.pick(&ids).and_then(|id| world.record(entity, id)) {
+            for field in ["email", "name"] {
+                if let Some(v) = record.get(field).and_then(|v| v.as_str()) {
+                    facts.known.insert(field.to_owned(), v.to_owned());
+                }
+            }
+        }
+    }
     if matches!(model.operation, Operation::Update | Operation::Create | Operation::Read) {
         if let Some(tool) = spec.tool(&model.name) {
             for param in tool.parameter_names() {

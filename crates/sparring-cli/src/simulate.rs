@@ -1,0 +1,213 @@
+//! `sparring simulate`.
+
+use crate::UsageError;
+use anyhow::{Context as _, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use sparring_engine::run::{self as engine, Clock, Progress, RowSink, RunConfig};
+use sparring_io::command_agent::CommandAgent;
+use sparring_io::log::RunLog;
+use sparring_io::report::{render, report};
+use sparring_io::rows::{RowWriter, read_rows, write_summary};
+use sparring_io::spec_file::load_spec;
+use sparring_types::{Agent, OptionsPatch, Row};
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The spec: YAML, JSON or TOML
+    spec: PathBuf,
+    /// The agent: a command speaking agent protocol v1 (`command:` prefix optional)
+    #[arg(long)]
+    agent: Option<String>,
+    /// Directory for rows.jsonl, run.json and run.log [default: runs/<spec name>]
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Rows to produce at most [default: every situation, `repeats` times]
+    #[arg(long)]
+    budget: Option<u64>,
+    /// Run seed [default: 0]
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Rollouts in flight at once [default: 32]
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// Agent replies to the person before a conversation is cut off [default: 10]
+    #[arg(long)]
+    max_turns: Option<u32>,
+    /// Rollouts per ask (k) [default: 1]
+    #[arg(long)]
+    repeats: Option<u32>,
+    /// How long the person keeps answering: normal, short or endless [default: normal]
+    #[arg(long)]
+    patience: Option<String>,
+    /// Grade each row with the conduct checks
+    #[arg(long)]
+    grade: bool,
+    /// No progress bar and no summary line
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+struct Wall(Instant);
+
+impl Clock for Wall {
+    fn millis(&self) -> f64 {
+        self.0.elapsed().as_secs_f64() * 1000.0
+    }
+}
+
+struct Sink(RowWriter);
+
+impl RowSink for Sink {
+    fn write(&mut self, row: &Row) -> Result<(), String> {
+        self.0.write(row).map_err(|e| e.to_string())
+    }
+}
+
+fn usage(message: impl Into<String>) -> anyhow::Error {
+    UsageError(message.into()).into()
+}
+
+pub(crate) fn run(args: Args) -> Result<ExitCode> {
+    let spec = load_spec(&args.spec)?;
+    let cli = OptionsPatch {
+        agent: args.agent.clone(),
+        out: args.out.as_ref().map(|p| p.display().to_string()),
+        budget: args.budget,
+        seed: args.seed,
+        concurrency: args.concurrency,
+        max_turns: args.max_turns,
+        repeats: args.repeats,
+        grade: args.grade.then_some(true),
+        patience: args.patience.clone(),
+        ..OptionsPatch::default()
+    };
+    if let Some(p) = &cli.patience
+        && !matches!(p.as_str(), "normal" | "short" | "endless")
+    {
+        return Err(usage(format!(
+            "--patience `{p}` is not a patience level; expected `normal`, `short` or `endless`"
+        )));
+    }
+    for (name, zero) in [
+        ("--budget", cli.budget == Some(0)),
+        ("--concurrency", cli.concurrency == Some(0)),
+        ("--max-turns", cli.max_turns == Some(0)),
+        ("--repeats", cli.repeats == Some(0)),
+    ] {
+        if zero {
+            return Err(usage(format!("{name} must be at least 1")));
+        }
+    }
+    let patch = cli.over(spec.options.clone());
+    let agent_command = patch.agent.clone().ok_or_else(|| {
+        usage("no agent: pass --agent CMD or set `options.agent` in the spec\nhint: the example agent runs as --agent \"python3 examples/support-desk/agent.py\"")
+    })?;
+    let out: PathBuf = patch
+        .out
+        .clone()
+        .map_or_else(|| Path::new("runs").join(slug(&spec.name)), PathBuf::from);
+    let options = patch.resolve();
+    let command = agent_command.strip_prefix("command:").unwrap_or(&agent_command).to_owned();
+    if let Some((kind, _)) = command.split_once(':')
+        && matches!(kind, "openai" | "anthropic")
+    {
+        return Err(usage(format!(
+            "agent backend `{kind}:` is not built yet; this release runs command agents (agent protocol v1)"
+        )));
+    }
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create `{}`", out.display()))?;
+    let log = RunLog::create(&out.join("run.log"))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let quiet = args.quiet;
+    runtime.block_on(async move {
+        let agent = CommandAgent::start(&command, Duration::from_secs_f64(options.agent_timeout), Some(log.clone())).await?;
+        let agent: Arc<dyn Agent> = Arc::new(agent);
+        let rows_path = out.join("rows.jsonl");
+        let mut sink = Sink(RowWriter::create(&rows_path)?);
+        let cancel = Arc::new(AtomicBool::new(false));
+        {
+            let cancel = Arc::clone(&cancel);
+            tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    eprintln!("\ninterrupted: finishing the rollouts in flight (Ctrl-C again to abort)");
+                    cancel.store(true, Ordering::SeqCst);
+                    if tokio::signal::ctrl_c().await.is_ok() {
+                        std::process::exit(130);
+                    }
+                }
+            });
+        }
+        let bar = progress_bar(quiet);
+        let mut on_progress = |p: &Progress| {
+            bar.set_length(p.total);
+            bar.set_position(p.done);
+            bar.set_message(format!("{} failed, {} agent errors", p.failed, p.errors));
+        };
+        let config = RunConfig {
+            spec: Arc::new(spec),
+            options,
+            agent,
+            clock: Arc::new(Wall(Instant::now())),
+            cancel,
+        };
+        let summary = engine::run(config, &mut sink, &mut on_progress).await?;
+        bar.finish_and_clear();
+        write_summary(&out, &summary)?;
+        let rows = read_rows(&rows_path)?;
+        if !quiet {
+            let c = &summary.counts;
+            let graded = if c.graded > 0 {
+                format!(", {} of {} graded rows passed", c.passed, c.graded)
+            } else {
+                String::new()
+            };
+            eprintln!(
+                "simulated {} rows over {} tasks in {:.1} s{graded}; stopped because {} -> {}",
+                c.rows,
+                c.tasks,
+                summary.seconds,
+                summary.stopped_because,
+                out.display()
+            );
+            for w in &summary.warnings {
+                eprintln!("warning: {w}");
+            }
+        }
+        print!("{}", render(&report(&rows)));
+        Ok(if summary.stopped_because == "agent_unavailable" {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        })
+    })
+}
+
+fn progress_bar(quiet: bool) -> ProgressBar {
+    let visible = !quiet && std::io::stderr().is_terminal() && std::env::var_os("NO_PROGRESS").is_none();
+    if !visible {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+    let style = ProgressStyle::with_template("{bar:30} {pos}/{len} rows  {per_sec}  eta {eta}  {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar
+}
+
+/// A directory-safe version of a name.
+fn slug(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c.to_ascii_lowercase() } else { '-' })
+        .collect();
+    if s.is_empty() { "run".to_owned() } else { s }
+}

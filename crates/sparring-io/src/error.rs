@@ -1,0 +1,74 @@
+//! The crate's error type.
+
+use std::path::PathBuf;
+
+/// Why a file could not be read or written, or a process not started.
+/// Every message names the file or command and fits on one line.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file is missing or unreadable.
+    #[error("cannot read `{path}`: {message}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// A file could not be written.
+    #[error("cannot write `{path}`: {message}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// A spec or rows file is malformed. `at` is a JSON pointer or a
+    /// `line N` / `line N, column M` location.
+    #[error("`{path}`: at {at}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// Where in it.
+        at: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A command could not be started.
+    #[error("cannot start agent command `{command}`: {message}")]
+    Spawn {
+        /// The command, with secrets redacted.
+        command: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl Error {
+    pub(crate) fn read(path: &std::path::Path, e: &std::io::Error) -> Self {
+        let message = if e.kind() == std::io::ErrorKind::NotFound {
+            "no such file".to_owned()
+        } else {
+            e.to_string().to_lowercase()
+        };
+        Self::Read {
+            path: path.to_owned(),
+            message,
+        }
+    }
+
+    pub(crate) fn write(path: &std::path::Path, e: &std::io::Error) -> Self {
+        Self::Write {
+            path: path.to_owned(),
+            message: e.to_string().to_lowercase(),
+        }
+    }
+
+    pub(crate) fn invalid(path: &std::path::Path, at: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Invalid {
+            path: path.to_owned(),
+            at: at.into(),
+            message: message.into(),
+        }
+    }
+}

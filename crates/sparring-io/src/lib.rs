@@ -1,0 +1,29 @@
+//! sparring's edge: everything that touches files or other processes.
+//!
+//! - [`spec_file`]: reads a spec from YAML, JSON or TOML (by extension),
+//!   replaces `{file: PATH}` references, and validates it; every error names
+//!   the file, the JSON pointer and what is wrong, on one line.
+//! - [`rows`]: the streaming JSONL writer ([`rows::RowWriter`], one flushed
+//!   line per finished rollout), the reader ([`rows::read_rows`]) that names
+//!   the line of anything wrong, and `run.json` ([`rows::write_summary`]).
+//! - [`command_agent`]: [`command_agent::CommandAgent`], an agent that is a
+//!   long-lived subprocess speaking agent protocol v1 (`docs/agent-protocol.md`)
+//!   with many requests in flight and a restart when it dies.
+//! - [`report`]: the report over a rows file (rows, tasks, pass@1 overall and
+//!   per tool) as a table or JSON.
+//! - [`log`]: the run's log file, where agent stderr goes.
+//!
+//! ```no_run
+//! let spec = sparring_io::spec_file::load_spec("examples/support-desk/spec.yaml".as_ref())?;
+//! println!("{} tools", spec.tools.len());
+//! # Ok::<(), sparring_io::Error>(())
+//! ```
+
+pub mod command_agent;
+mod error;
+pub mod log;
+pub mod report;
+pub mod rows;
+pub mod spec_file;
+
+pub use error::Error;

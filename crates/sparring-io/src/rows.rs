@@ -1,0 +1,147 @@
+//! Rows on disk: `rows.jsonl` (one row per line) and `run.json`.
+
+use crate::Error;
+use sparring_types::{Row, RunSummary, SCHEMA_VERSION};
+use std::fs::{File, OpenOptions};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Appends rows to a JSONL file, one line per row, each written and flushed
+/// before [`RowWriter::write`] returns: a killed run loses only the rows in
+/// flight, and every line on disk is a whole row.
+#[derive(Debug)]
+pub struct RowWriter {
+    file: File,
+    path: PathBuf,
+    written: u64,
+}
+
+impl RowWriter {
+    /// Creates the file, replacing any earlier one.
+    pub fn create(path: &Path) -> Result<Self, Error> {
+        let file = File::create(path).map_err(|e| Error::write(path, &e))?;
+        Ok(Self {
+            file,
+            path: path.to_owned(),
+            written: 0,
+        })
+    }
+
+    /// Opens the file for appending, creating it if needed.
+    pub fn append(path: &Path) -> Result<Self, Error> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| Error::write(path, &e))?;
+        Ok(Self {
+            file,
+            path: path.to_owned(),
+            written: 0,
+        })
+    }
+
+    /// Writes one row as one line and flushes it.
+    pub fn write(&mut self, row: &Row) -> Result<(), Error> {
+        let mut line = serde_json::to_string(row).map_err(|e| Error::Write {
+            path: self.path.clone(),
+            message: format!("cannot encode row `{}`: {e}", row.row_id),
+        })?;
+        line.push('\n');
+        // One write call per line keeps lines whole even if another process
+        // reads the file while it grows.
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.flush())
+            .map_err(|e| Error::write(&self.path, &e))?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Rows written through this writer.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Reads every row of a JSONL file. Blank lines are skipped; anything else
+/// that is not a row is an error naming its line.
+pub fn read_rows(path: &Path) -> Result<Vec<Row>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
+    parse_rows(path, &text)
+}
+
+/// Parses JSONL text into rows; `path` only names the source in errors.
+pub fn parse_rows(path: &Path, text: &str) -> Result<Vec<Row>, Error> {
+    let mut rows = Vec::new();
+    let line_count = text.lines().count();
+    for (i, line) in text.lines().enumerate() {
+        let number = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+            let torn = number == line_count && !text.ends_with('\n');
+            let message = if torn {
+                "the last line is incomplete (was the run killed while writing?); `simulate --resume` repairs it".to_owned()
+            } else {
+                format!("not JSON: {e}")
+            };
+            Error::invalid(path, format!("line {number}"), message)
+        })?;
+        if let Some(version) = value.get("schema_version").and_then(serde_json::Value::as_u64)
+            && version > u64::from(SCHEMA_VERSION)
+        {
+            return Err(Error::invalid(
+                path,
+                format!("line {number}"),
+                format!("row schema_version {version} is newer than this sparring reads ({SCHEMA_VERSION}); upgrade sparring"),
+            ));
+        }
+        let row: Row = serde_json::from_value(value)
+            .map_err(|e| Error::invalid(path, format!("line {number}"), format!("not a sparring row: {e}")))?;
+        if let Some(r) = row.reward
+            && !(0.0..=1.0).contains(&r)
+        {
+            return Err(Error::invalid(
+                path,
+                format!("line {number}"),
+                format!("reward {r} is outside 0..=1"),
+            ));
+        }
+        rows.push(row);
+    }
+    if rows.is_empty() {
+        return Err(Error::invalid(path, "line 1", "no rows: the file is empty"));
+    }
+    Ok(rows)
+}
+
+/// Writes `run.json` into `dir`, replacing it atomically.
+pub fn write_summary(dir: &Path, summary: &RunSummary) -> Result<PathBuf, Error> {
+    let path = dir.join("run.json");
+    let tmp = dir.join("run.json.tmp");
+    let mut text = serde_json::to_string_pretty(summary).map_err(|e| Error::Write {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    text.push('\n');
+    std::fs::write(&tmp, text).map_err(|e| Error::write(&tmp, &e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| Error::write(&path, &e))?;
+    Ok(path)
+}
+
+/// The rows file a path names: the path itself, or `rows.jsonl` inside a run
+/// directory.
+pub fn rows_path(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        path.join("rows.jsonl")
+    } else {
+        path.to_owned()
+    }
+}

@@ -1,0 +1,161 @@
+//! Reading spec files.
+//!
+//! A spec is YAML (`.yaml`, `.yml`), JSON (`.json`) or TOML (`.toml`), chosen
+//! by extension. `system_prompt` and `tools` may be `{file: PATH}`, relative
+//! to the spec: a prompt file is read as text; a tools file is parsed by its
+//! own extension and must hold a list of tools. Errors inside a tools file
+//! name that file and the pointer within it.
+
+use crate::Error;
+use serde_json::Value;
+use sparring_types::Spec;
+use std::path::{Path, PathBuf};
+
+/// The formats a spec may be written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Yaml,
+    Json,
+    Toml,
+}
+
+fn format_of(path: &Path) -> Result<Format, Error> {
+    match path.extension().and_then(|e| e.to_str()).map(str::to_lowercase).as_deref() {
+        Some("yaml" | "yml") => Ok(Format::Yaml),
+        Some("json") => Ok(Format::Json),
+        Some("toml") => Ok(Format::Toml),
+        other => Err(Error::invalid(
+            path,
+            "the file name",
+            format!(
+                "unknown extension {}; a spec is `.yaml`, `.yml`, `.json` or `.toml`",
+                other.map_or_else(|| "(none)".to_owned(), |e| format!("`.{e}`"))
+            ),
+        )),
+    }
+}
+
+/// Reads a file as a JSON value, by its extension.
+pub fn read_document(path: &Path) -> Result<Value, Error> {
+    let format = format_of(path)?;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
+    parse_document(path, &text, format)
+}
+
+fn parse_document(path: &Path, text: &str, format: Format) -> Result<Value, Error> {
+    match format {
+        Format::Json => serde_json::from_str(text).map_err(|e| {
+            Error::invalid(
+                path,
+                format!("line {}, column {}", e.line(), e.column()),
+                format!("invalid JSON: {}", strip_location(&e.to_string())),
+            )
+        }),
+        Format::Yaml => {
+            if text.trim().is_empty() {
+                return Err(Error::invalid(path, "line 1", "the file is empty"));
+            }
+            serde_saphyr::from_str::<Value>(text).map_err(|e| yaml_error(path, &e))
+        }
+        Format::Toml => toml::from_str::<Value>(text).map_err(|e| {
+            let at = e
+                .span()
+                .map_or_else(|| "line 1".to_owned(), |span| line_col(text, span.start));
+            Error::invalid(path, at, format!("invalid TOML: {}", first_line(e.message())))
+        }),
+    }
+}
+
+fn yaml_error(path: &Path, e: &serde_saphyr::Error) -> Error {
+    let full = e.to_string();
+    let one = full.split_whitespace().collect::<Vec<_>>().join(" ");
+    let location = e
+        .location()
+        .map(|loc| format!("line {}, column {}", loc.line(), loc.column()));
+    match location {
+        Some(at) => Error::invalid(path, at, format!("invalid YAML: {}", strip_location(&one))),
+        None => Error::invalid(path, "the document", format!("invalid YAML: {one}")),
+    }
+}
+
+fn strip_location(message: &str) -> String {
+    // "… at line 3 column 5" is said once, in the location.
+    let cut = message.find(" at line ").unwrap_or(message.len());
+    message[..cut].trim().to_owned()
+}
+
+fn first_line(message: &str) -> String {
+    message.lines().next().unwrap_or("").trim().to_owned()
+}
+
+fn line_col(text: &str, offset: usize) -> String {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("line {line}, column {column}")
+}
+
+/// If `value` is `{file: PATH}`, the path resolved against `base`.
+fn file_reference(value: &Value, base: &Path, spec_path: &Path, pointer: &str) -> Result<Option<PathBuf>, Error> {
+    let Some(map) = value.as_object() else {
+        return Ok(None);
+    };
+    if !map.contains_key("file") {
+        return Ok(None);
+    }
+    if let Some(extra) = map.keys().find(|k| k.as_str() != "file") {
+        return Err(Error::invalid(
+            spec_path,
+            format!("`{pointer}/{extra}`"),
+            format!("unknown key `{extra}`; a file reference is `{{file: PATH}}` alone"),
+        ));
+    }
+    match map.get("file") {
+        Some(Value::String(p)) => Ok(Some(base.join(p))),
+        _ => Err(Error::invalid(
+            spec_path,
+            format!("`{pointer}/file`"),
+            "must be a path (text)",
+        )),
+    }
+}
+
+/// Reads and validates a spec.
+pub fn load_spec(path: &Path) -> Result<Spec, Error> {
+    let mut doc = read_document(path)?;
+    let base = path.parent().map(Path::to_owned).unwrap_or_default();
+    if let Some(v) = doc.get("system_prompt")
+        && let Some(file) = file_reference(v, &base, path, "/system_prompt")?
+    {
+        let text = std::fs::read_to_string(&file).map_err(|e| Error::read(&file, &e))?;
+        doc["system_prompt"] = Value::String(text);
+    }
+    let mut tools_file = None;
+    if let Some(v) = doc.get("tools")
+        && let Some(file) = file_reference(v, &base, path, "/tools")?
+    {
+        let tools = read_document(&file)?;
+        if !tools.is_array() {
+            return Err(Error::invalid(&file, "`` (the whole file)", "a tools file must hold a list of tools"));
+        }
+        doc["tools"] = tools;
+        tools_file = Some(file);
+    }
+    Spec::from_value(&doc).map_err(|e| match (&tools_file, e.pointer.strip_prefix("/tools")) {
+        (Some(file), Some(rest)) if !rest.is_empty() => {
+            Error::invalid(file, format!("`{rest}`"), e.message)
+        }
+        _ => Error::invalid(path, format!("`{}`", e.pointer), e.message),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations() {
+        assert_eq!(line_col("a\nbc\nd", 3), "line 2, column 2");
+        assert_eq!(strip_location("expected value at line 3 column 5"), "expected value");
+    }
+}
