@@ -1,0 +1,143 @@
+//! Test helpers shared by sparring's crates. A dev-dependency only.
+//!
+//! - [`ScriptedAgent`]: an in-process agent whose every reply is computed by
+//!   a plain function of the conversation, so engine tests need no process.
+//! - [`shop_spec`]: a small online-shop spec (orders, refunds, cancellation)
+//!   with fixtures, built in code.
+//! - [`support_desk_dir`]: where the shipped support-desk example lives.
+//!
+//! ```
+//! use sparring_testkit::{ScriptedAgent, shop_spec};
+//! let spec = shop_spec();
+//! let agent = ScriptedAgent::new("polite", |_messages| {
+//!     sparring_types::Message::text(sparring_types::Role::Assistant, "Happy to help.")
+//! });
+//! assert_eq!(spec.tools.len(), 3);
+//! # let _ = agent;
+//! ```
+
+use serde_json::json;
+use sparring_types::{Agent, AgentError, AgentRequest, BoxFuture, FunctionCall, Message, Role, Spec, ToolCall};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+type Script = dyn Fn(&[Message]) -> Message + Send + Sync;
+
+/// An agent that answers with a function of the conversation.
+#[derive(Clone)]
+pub struct ScriptedAgent {
+    name: String,
+    script: Arc<Script>,
+    requests: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for ScriptedAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptedAgent").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+impl ScriptedAgent {
+    /// An agent called `name` answering with `script`.
+    pub fn new(name: &str, script: impl Fn(&[Message]) -> Message + Send + Sync + 'static) -> Self {
+        Self {
+            name: name.to_owned(),
+            script: Arc::new(script),
+            requests: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Requests answered so far.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::SeqCst)
+    }
+
+    /// A competent shop agent: looks the order up, acts with the tool the
+    /// ask names, and only then says it is done.
+    pub fn competent() -> Self {
+        Self::new("competent", |messages| {
+            let user = messages.iter().find(|m| m.role == Role::User).map(Message::content_str).unwrap_or("");
+            let id = user
+                .split_whitespace()
+                .map(|w| w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '#')))
+                .find(|w| w.starts_with("#W") || w.starts_with("#w"))
+                .map(str::to_uppercase);
+            let last = messages.last();
+            match (id, last.map(|m| m.role)) {
+                (None, _) => Message::text(Role::Assistant, "Could you tell me your order number?"),
+                (Some(id), Some(Role::User)) => tool_call("get_order", &json!({"order_id": id})),
+                (Some(_), _) => Message::text(Role::Assistant, "I have looked at your order; it is on record."),
+            }
+        })
+    }
+
+    /// A careless agent: claims a refund without calling any tool.
+    pub fn careless() -> Self {
+        Self::new("careless", |_| Message::text(Role::Assistant, "Your refund has been issued."))
+    }
+}
+
+/// An assistant message calling one tool.
+pub fn tool_call(name: &str, arguments: &serde_json::Value) -> Message {
+    let mut m = Message::text(Role::Assistant, "");
+    m.content = None;
+    m.tool_calls = vec![ToolCall {
+        id: format!("call_{name}"),
+        kind: "function".to_owned(),
+        function: FunctionCall {
+            name: name.to_owned(),
+            arguments: arguments.to_string(),
+        },
+    }];
+    m
+}
+
+impl Agent for ScriptedAgent {
+    fn respond(&self, request: AgentRequest) -> BoxFuture<'_, Result<Message, AgentError>> {
+        self.requests.fetch_add(1, Ordering::SeqCst);
+        let reply = (self.script)(&request.messages);
+        Box::pin(async move { Ok(reply) })
+    }
+
+    fn describe(&self) -> String {
+        format!("scripted:{}", self.name)
+    }
+}
+
+/// A small shop spec: `get_order`, `refund_order`, `cancel_order` and four
+/// orders in different states.
+pub fn shop_spec() -> Spec {
+    let order = json!({"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]});
+    let value = json!({
+        "name": "shop",
+        "system_prompt": "You help shop customers. Confirm with the customer before issuing a refund.",
+        "tools": [
+            {"type": "function", "function": {"name": "get_order", "description": "Look up an order", "parameters": order}},
+            {"name": "refund_order", "description": "Refund an order", "inputSchema": order},
+            {"name": "cancel_order", "description": "Cancel a pending order", "inputSchema": order},
+        ],
+        "seeds": ["Please refund order #W1002, it arrived broken."],
+        "fixtures": {"orders": [
+            {"order_id": "#W1001", "status": "pending", "email": "ana@mail.test"},
+            {"order_id": "#W1002", "status": "delivered", "email": "ben@mail.test"},
+            {"order_id": "#W1003", "status": "cancelled", "email": "cy@mail.test"},
+            {"order_id": "#W1004", "status": "shipped", "email": "di@mail.test"},
+        ]},
+    });
+    match Spec::from_value(&value) {
+        Ok(spec) => spec,
+        Err(e) => unreachable_spec(&e),
+    }
+}
+
+#[allow(clippy::panic)]
+fn unreachable_spec(e: &sparring_types::SpecError) -> Spec {
+    // INVARIANT: the literal above is a valid spec; a test fails loudly if not.
+    panic!("testkit shop spec is invalid: {e}")
+}
+
+/// The shipped support-desk example's directory.
+pub fn support_desk_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/support-desk")
+}
