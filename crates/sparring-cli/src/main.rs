@@ -40,7 +40,7 @@ impl std::error::Error for UsageError {}
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<ExitCode> = match cli.command {
-        Command::Simulate(args) => simulate::run(args),
+        Command::Simulate(args) => simulate::run(&args),
         Command::Report(args) => report::run(&args),
     };
     match result {
@@ -49,7 +49,11 @@ fn main() -> ExitCode {
             let usage = error.downcast_ref::<UsageError>().is_some()
                 || error.downcast_ref::<sparring_io::Error>().is_some();
             eprintln!("error: {error}");
-            if usage { ExitCode::from(2) } else { ExitCode::from(1) }
+            if usage {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
         }
     }
 }

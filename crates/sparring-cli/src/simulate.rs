@@ -73,7 +73,7 @@ fn usage(message: impl Into<String>) -> anyhow::Error {
     UsageError(message.into()).into()
 }
 
-pub(crate) fn run(args: Args) -> Result<ExitCode> {
+pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     let spec = load_spec(&args.spec)?;
     let cli = OptionsPatch {
         agent: args.agent.clone(),
@@ -113,7 +113,10 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         .clone()
         .map_or_else(|| Path::new("runs").join(slug(&spec.name)), PathBuf::from);
     let options = patch.resolve();
-    let command = agent_command.strip_prefix("command:").unwrap_or(&agent_command).to_owned();
+    let command = agent_command
+        .strip_prefix("command:")
+        .unwrap_or(&agent_command)
+        .to_owned();
     if let Some((kind, _)) = command.split_once(':')
         && matches!(kind, "openai" | "anthropic")
     {
@@ -129,7 +132,12 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
         .context("cannot start the async runtime")?;
     let quiet = args.quiet;
     runtime.block_on(async move {
-        let agent = CommandAgent::start(&command, Duration::from_secs_f64(options.agent_timeout), Some(log.clone())).await?;
+        let agent = CommandAgent::start(
+            &command,
+            Duration::from_secs_f64(options.agent_timeout),
+            Some(log.clone()),
+        )
+        .await?;
         let agent: Arc<dyn Agent> = Arc::new(agent);
         let rows_path = out.join("rows.jsonl");
         let mut sink = Sink(RowWriter::create(&rows_path)?);
@@ -138,7 +146,9 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
             let cancel = Arc::clone(&cancel);
             tokio::spawn(async move {
                 if tokio::signal::ctrl_c().await.is_ok() {
-                    eprintln!("\ninterrupted: finishing the rollouts in flight (Ctrl-C again to abort)");
+                    eprintln!(
+                        "\ninterrupted: finishing the rollouts in flight (Ctrl-C again to abort)"
+                    );
                     cancel.store(true, Ordering::SeqCst);
                     if tokio::signal::ctrl_c().await.is_ok() {
                         std::process::exit(130);
@@ -192,13 +202,15 @@ pub(crate) fn run(args: Args) -> Result<ExitCode> {
 }
 
 fn progress_bar(quiet: bool) -> ProgressBar {
-    let visible = !quiet && std::io::stderr().is_terminal() && std::env::var_os("NO_PROGRESS").is_none();
+    let visible =
+        !quiet && std::io::stderr().is_terminal() && std::env::var_os("NO_PROGRESS").is_none();
     if !visible {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
-    let style = ProgressStyle::with_template("{bar:30} {pos}/{len} rows  {per_sec}  eta {eta}  {msg}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    let style =
+        ProgressStyle::with_template("{bar:30} {pos}/{len} rows  {per_sec}  eta {eta}  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
     bar
 }
@@ -207,7 +219,13 @@ fn progress_bar(quiet: bool) -> ProgressBar {
 fn slug(name: &str) -> String {
     let s: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c.to_ascii_lowercase() } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
         .collect();
     if s.is_empty() { "run".to_owned() } else { s }
 }

@@ -1,6 +1,8 @@
 //! The `sparring` binary end to end: bad input, the example run, misbehaving
 //! agents, reports.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -13,7 +15,10 @@ fn sparring() -> Command {
 }
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 fn example_spec() -> PathBuf {
@@ -21,12 +26,19 @@ fn example_spec() -> PathBuf {
 }
 
 fn example_agent() -> String {
-    format!("python3 {}", workspace().join("examples/support-desk/agent.py").display())
+    format!(
+        "python3 {}",
+        workspace().join("examples/support-desk/agent.py").display()
+    )
 }
 
 fn flaky(mode: &str, dir: &Path) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/flaky.py");
-    format!("python3 {} {mode} {}", script.display(), dir.join("marker").display())
+    format!(
+        "python3 {} {mode} {}",
+        script.display(),
+        dir.join("marker").display()
+    )
 }
 
 fn stderr(o: &Output) -> String {
@@ -60,15 +72,24 @@ fn read_rows(path: &Path) -> Vec<Value> {
 }
 
 fn row_validator() -> jsonschema::Validator {
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(workspace().join("docs/row.schema.json")).unwrap()).unwrap();
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(workspace().join("docs/row.schema.json")).unwrap(),
+    )
+    .unwrap();
     jsonschema::validator_for(&schema).unwrap()
 }
 
 fn assert_valid_rows(rows: &[Value]) {
     let validator = row_validator();
     for (i, row) in rows.iter().enumerate() {
-        let errors: Vec<String> = validator.iter_errors(row).map(|e| format!("{} at {}", e, e.instance_path())).collect();
-        assert!(errors.is_empty(), "row {i} breaks docs/row.schema.json: {errors:?}");
+        let errors: Vec<String> = validator
+            .iter_errors(row)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "row {i} breaks docs/row.schema.json: {errors:?}"
+        );
     }
 }
 
@@ -83,15 +104,27 @@ mod spec_errors {
 
     #[test]
     fn missing_spec_file() {
-        let o = sparring().args(["simulate", "no/such/spec.yaml", "--agent", "true"]).output().unwrap();
+        let o = sparring()
+            .args(["simulate", "no/such/spec.yaml", "--agent", "true"])
+            .output()
+            .unwrap();
         assert_usage_error(&o, &["no/such/spec.yaml", "no such file"]);
     }
 
     #[test]
     fn invalid_yaml_names_line_and_column() {
         let dir = tempfile::tempdir().unwrap();
-        let p = write(dir.path(), "s.yaml", "name: x\nsystem_prompt: [unclosed\ntools: []\n");
-        let o = sparring().arg("simulate").arg(&p).args(["--agent", "true"]).output().unwrap();
+        let p = write(
+            dir.path(),
+            "s.yaml",
+            "name: x\nsystem_prompt: [unclosed\ntools: []\n",
+        );
+        let o = sparring()
+            .arg("simulate")
+            .arg(&p)
+            .args(["--agent", "true"])
+            .output()
+            .unwrap();
         assert_usage_error(&o, &["s.yaml", "line ", "column ", "invalid YAML"]);
     }
 
@@ -99,22 +132,51 @@ mod spec_errors {
     fn invalid_json_and_toml_name_the_line() {
         let dir = tempfile::tempdir().unwrap();
         let p = write(dir.path(), "s.json", "{\n  \"name\": \"x\",\n  oops\n}");
-        let o = sparring().arg("simulate").arg(&p).args(["--agent", "true"]).output().unwrap();
+        let o = sparring()
+            .arg("simulate")
+            .arg(&p)
+            .args(["--agent", "true"])
+            .output()
+            .unwrap();
         assert_usage_error(&o, &["s.json", "line 3"]);
         let p = write(dir.path(), "s.toml", "name = \"x\"\nsystem_prompt = \n");
-        let o = sparring().arg("simulate").arg(&p).args(["--agent", "true"]).output().unwrap();
+        let o = sparring()
+            .arg("simulate")
+            .arg(&p)
+            .args(["--agent", "true"])
+            .output()
+            .unwrap();
         assert_usage_error(&o, &["s.toml", "line 2"]);
     }
 
     #[test]
     fn tool_without_a_name() {
         let dir = tempfile::tempdir().unwrap();
-        let tools = format!(r#"[{TOOL}, {{"type": "function", "function": {{"parameters": {{"type": "object"}}}}}}]"#);
+        let tools = format!(
+            r#"[{TOOL}, {{"type": "function", "function": {{"parameters": {{"type": "object"}}}}}}]"#
+        );
         let p = write(dir.path(), "s.json", &spec_with_tools(&tools));
-        let o = sparring().arg("simulate").arg(&p).args(["--agent", "true"]).output().unwrap();
-        assert_usage_error(&o, &["s.json", "`/tools/1/function/name`", "needs a `name`"]);
-        let p = write(dir.path(), "m.yaml", "name: t\nsystem_prompt: p\ntools:\n  - description: no name\n    inputSchema: {type: object}\n");
-        let o = sparring().arg("simulate").arg(&p).args(["--agent", "true"]).output().unwrap();
+        let o = sparring()
+            .arg("simulate")
+            .arg(&p)
+            .args(["--agent", "true"])
+            .output()
+            .unwrap();
+        assert_usage_error(
+            &o,
+            &["s.json", "`/tools/1/function/name`", "needs a `name`"],
+        );
+        let p = write(
+            dir.path(),
+            "m.yaml",
+            "name: t\nsystem_prompt: p\ntools:\n  - description: no name\n    inputSchema: {type: object}\n",
+        );
+        let o = sparring()
+            .arg("simulate")
+            .arg(&p)
+            .args(["--agent", "true"])
+            .output()
+            .unwrap();
         assert_usage_error(&o, &["m.yaml", "`/tools/0/name`"]);
     }
 
@@ -123,48 +185,119 @@ mod spec_errors {
         let dir = tempfile::tempdir().unwrap();
         let tools = r#"[{"type": "function", "function": {"name": "a", "parameters": {"type": "string"}}}]"#;
         let p = write(dir.path(), "s.json", &spec_with_tools(tools));
-        let o = sparring().arg("simulate").arg(&p).args(["--agent", "true"]).output().unwrap();
-        assert_usage_error(&o, &["`/tools/0/function/parameters/type`", "object schema"]);
+        let o = sparring()
+            .arg("simulate")
+            .arg(&p)
+            .args(["--agent", "true"])
+            .output()
+            .unwrap();
+        assert_usage_error(
+            &o,
+            &["`/tools/0/function/parameters/type`", "object schema"],
+        );
         let tools = r#"[{"type": "function", "function": {"name": "a", "parameters": [1]}}]"#;
         let p = write(dir.path(), "s.json", &spec_with_tools(tools));
-        let o = sparring().arg("simulate").arg(&p).args(["--agent", "true"]).output().unwrap();
+        let o = sparring()
+            .arg("simulate")
+            .arg(&p)
+            .args(["--agent", "true"])
+            .output()
+            .unwrap();
         assert_usage_error(&o, &["`/tools/0/function/parameters`", "must be an object"]);
     }
 
     #[test]
     fn two_tools_with_one_name() {
         let dir = tempfile::tempdir().unwrap();
-        let tools = format!(r#"[{TOOL}, {{"name": "get_order", "inputSchema": {{"type": "object"}}}}]"#);
+        let tools =
+            format!(r#"[{TOOL}, {{"name": "get_order", "inputSchema": {{"type": "object"}}}}]"#);
         let p = write(dir.path(), "s.json", &spec_with_tools(&tools));
-        let o = sparring().arg("simulate").arg(&p).args(["--agent", "true"]).output().unwrap();
+        let o = sparring()
+            .arg("simulate")
+            .arg(&p)
+            .args(["--agent", "true"])
+            .output()
+            .unwrap();
         assert_usage_error(&o, &["`/tools/1`", "two tools are named `get_order`"]);
     }
 
     #[test]
     fn unknown_keys_anywhere() {
         let dir = tempfile::tempdir().unwrap();
-        let p = write(dir.path(), "s.yaml", &format!("name: t\nsystem_prompt: p\ntools: [{TOOL}]\nseed: [hi]\n"));
-        let o = sparring().arg("simulate").arg(&p).args(["--agent", "true"]).output().unwrap();
-        assert_usage_error(&o, &["`/seed`", "unknown key `seed`", "did you mean `seeds`"]);
-        let p = write(dir.path(), "s.yaml", &format!("name: t\nsystem_prompt: p\ntools: [{TOOL}]\noptions: {{budgte: 3}}\n"));
-        let o = sparring().arg("simulate").arg(&p).args(["--agent", "true"]).output().unwrap();
+        let p = write(
+            dir.path(),
+            "s.yaml",
+            &format!("name: t\nsystem_prompt: p\ntools: [{TOOL}]\nseed: [hi]\n"),
+        );
+        let o = sparring()
+            .arg("simulate")
+            .arg(&p)
+            .args(["--agent", "true"])
+            .output()
+            .unwrap();
+        assert_usage_error(
+            &o,
+            &["`/seed`", "unknown key `seed`", "did you mean `seeds`"],
+        );
+        let p = write(
+            dir.path(),
+            "s.yaml",
+            &format!("name: t\nsystem_prompt: p\ntools: [{TOOL}]\noptions: {{budgte: 3}}\n"),
+        );
+        let o = sparring()
+            .arg("simulate")
+            .arg(&p)
+            .args(["--agent", "true"])
+            .output()
+            .unwrap();
         assert_usage_error(&o, &["`/options/budgte`", "did you mean `budget`"]);
-        let tools = r#"[{"type": "function", "function": {"name": "a", "paramters": {"type": "object"}}}]"#;
+        let tools =
+            r#"[{"type": "function", "function": {"name": "a", "paramters": {"type": "object"}}}]"#;
         let p = write(dir.path(), "s.json", &spec_with_tools(tools));
-        let o = sparring().arg("simulate").arg(&p).args(["--agent", "true"]).output().unwrap();
-        assert_usage_error(&o, &["`/tools/0/function/paramters`", "did you mean `parameters`"]);
+        let o = sparring()
+            .arg("simulate")
+            .arg(&p)
+            .args(["--agent", "true"])
+            .output()
+            .unwrap();
+        assert_usage_error(
+            &o,
+            &["`/tools/0/function/paramters`", "did you mean `parameters`"],
+        );
     }
 
     #[test]
     fn errors_in_a_tools_file_name_that_file() {
         let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), "tools.json", &format!("[{TOOL}, {{\"name\": 3}}]"));
+        write(
+            dir.path(),
+            "tools.json",
+            &format!("[{TOOL}, {{\"name\": 3}}]"),
+        );
         write(dir.path(), "policy.md", "Be kind.");
-        let p = write(dir.path(), "s.yaml", "name: t\nsystem_prompt: {file: policy.md}\ntools: {file: tools.json}\n");
-        let o = sparring().arg("simulate").arg(&p).args(["--agent", "true"]).output().unwrap();
+        let p = write(
+            dir.path(),
+            "s.yaml",
+            "name: t\nsystem_prompt: {file: policy.md}\ntools: {file: tools.json}\n",
+        );
+        let o = sparring()
+            .arg("simulate")
+            .arg(&p)
+            .args(["--agent", "true"])
+            .output()
+            .unwrap();
         assert_usage_error(&o, &["tools.json", "`/1/name`"]);
-        let p = write(dir.path(), "s2.yaml", "name: t\nsystem_prompt: {file: nope.md}\ntools: {file: tools.json}\n");
-        let o = sparring().arg("simulate").arg(&p).args(["--agent", "true"]).output().unwrap();
+        let p = write(
+            dir.path(),
+            "s2.yaml",
+            "name: t\nsystem_prompt: {file: nope.md}\ntools: {file: tools.json}\n",
+        );
+        let o = sparring()
+            .arg("simulate")
+            .arg(&p)
+            .args(["--agent", "true"])
+            .output()
+            .unwrap();
         assert_usage_error(&o, &["nope.md", "no such file"]);
     }
 
@@ -186,13 +319,22 @@ mod spec_errors {
 
     #[test]
     fn no_agent_at_all() {
-        let o = sparring().arg("simulate").arg(example_spec()).output().unwrap();
+        let o = sparring()
+            .arg("simulate")
+            .arg(example_spec())
+            .output()
+            .unwrap();
         assert_usage_error(&o, &["no agent", "--agent"]);
     }
 
     #[test]
     fn zero_budget_is_refused() {
-        let o = sparring().arg("simulate").arg(example_spec()).args(["--agent", "true", "--budget", "0"]).output().unwrap();
+        let o = sparring()
+            .arg("simulate")
+            .arg(example_spec())
+            .args(["--agent", "true", "--budget", "0"])
+            .output()
+            .unwrap();
         assert_usage_error(&o, &["--budget must be at least 1"]);
     }
 }
@@ -223,8 +365,16 @@ mod example {
         // and not every row fails.
         assert!(rows.iter().all(|r| r["reward"].is_number()));
         let failed: Vec<&Value> = rows.iter().filter(|r| r["reward"] == 0.0).collect();
-        assert!(!failed.is_empty() && failed.len() < rows.len() / 2, "{} failed", failed.len());
-        assert!(failed.iter().any(|r| r["failure_class"] == "claimed_without_call"));
+        assert!(
+            !failed.is_empty() && failed.len() < rows.len() / 2,
+            "{} failed",
+            failed.len()
+        );
+        assert!(
+            failed
+                .iter()
+                .any(|r| r["failure_class"] == "claimed_without_call")
+        );
         // Both seeds ran, word for word.
         let seeds: Vec<&str> = rows
             .iter()
@@ -233,22 +383,38 @@ mod example {
             .collect();
         assert_eq!(seeds.len(), 2);
         assert!(seeds.contains(&"Where is my package? The order is #W1002."));
-        let summary: Value = serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
         assert_eq!(summary["counts"]["rows"], rows.len());
-        for key in ["stopped_because", "warnings", "degraded", "coverage", "options", "sparring_version"] {
+        for key in [
+            "stopped_because",
+            "warnings",
+            "degraded",
+            "coverage",
+            "options",
+            "sparring_version",
+        ] {
             assert!(summary.get(key).is_some(), "run.json lacks {key}");
         }
         assert_eq!(summary["options"]["grade"], true);
         assert_eq!(summary["options"]["max_turns"], 8, "spec options apply");
 
         // The report reads the run back, as a table and as JSON.
-        let o = sparring().arg("report").arg(&out).arg("--json").output().unwrap();
+        let o = sparring()
+            .arg("report")
+            .arg(&out)
+            .arg("--json")
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
         let report: Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(report["n_rows"], rows.len());
         let passed = rows.len() - failed.len();
         let p = report["pass_at_1"].as_f64().unwrap();
-        assert!((p - passed as f64 / rows.len() as f64).abs() < 1e-9, "one row per task: pass@1 is the pass rate");
+        assert!(
+            (p - passed as f64 / rows.len() as f64).abs() < 1e-9,
+            "one row per task: pass@1 is the pass rate"
+        );
         assert!(report["by_tool"]["refund_order"]["pass_at_1"].is_number());
     }
 
@@ -260,7 +426,18 @@ mod example {
             let o = sparring()
                 .arg("simulate")
                 .arg(example_spec())
-                .args(["--agent", &example_agent(), "--budget", "7", "--seed", "5", "--concurrency", concurrency, "--quiet", "--out"])
+                .args([
+                    "--agent",
+                    &example_agent(),
+                    "--budget",
+                    "7",
+                    "--seed",
+                    "5",
+                    "--concurrency",
+                    concurrency,
+                    "--quiet",
+                    "--out",
+                ])
                 .arg(&out)
                 .output()
                 .unwrap();
@@ -276,7 +453,10 @@ mod example {
         let b = run("b", "4");
         assert_eq!(a.len(), 7);
         assert!(a == b, "same seed, same rows at concurrency 1 and 4");
-        assert!(a.iter().all(|r| r["reward"].is_null()), "ungraded without --grade");
+        assert!(
+            a.iter().all(|r| r["reward"].is_null()),
+            "ungraded without --grade"
+        );
     }
 }
 
@@ -289,27 +469,48 @@ mod agents {
         let o = sparring()
             .arg("simulate")
             .arg(example_spec())
-            .args(["--agent", &flaky(mode, dir.path()), "--budget", "8", "--concurrency", "1", "--grade", "--out"])
+            .args([
+                "--agent",
+                &flaky(mode, dir.path()),
+                "--budget",
+                "8",
+                "--concurrency",
+                "1",
+                "--grade",
+                "--out",
+            ])
             .arg(&out)
             .output()
             .unwrap();
         assert!(o.status.success(), "{mode}: {}", stderr(&o));
         let rows = read_rows(&out.join("rows.jsonl"));
         assert_valid_rows(&rows);
-        let summary: Value = serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
         let log = std::fs::read_to_string(out.join("run.log")).unwrap();
         (rows, summary, log)
     }
 
     fn one_error_row(rows: &[Value], needle: &str) {
         assert_eq!(rows.len(), 8, "the run goes on after the bad reply");
-        let errors: Vec<&Value> = rows.iter().filter(|r| r["ended_by"] == "agent_error").collect();
-        assert_eq!(errors.len(), 1, "exactly the affected row is an agent_error");
+        let errors: Vec<&Value> = rows
+            .iter()
+            .filter(|r| r["ended_by"] == "agent_error")
+            .collect();
+        assert_eq!(
+            errors.len(),
+            1,
+            "exactly the affected row is an agent_error"
+        );
         let error = errors[0]["error"].as_str().unwrap();
         assert!(error.contains(needle), "{error}");
         assert_eq!(errors[0]["reward"], 0.0);
         assert_eq!(errors[0]["failure_class"], "agent_error");
-        assert!(rows.iter().filter(|r| r["ended_by"] != "agent_error").all(|r| r["reward"] == 1.0));
+        assert!(
+            rows.iter()
+                .filter(|r| r["ended_by"] != "agent_error")
+                .all(|r| r["reward"] == 1.0)
+        );
     }
 
     #[test]
@@ -338,7 +539,10 @@ mod agents {
     fn reported_error_stays_with_its_row() {
         let (rows, _, log) = run_flaky("error");
         one_error_row(&rows, "model overloaded");
-        assert!(!log.contains("start 2"), "a reported error needs no restart: {log}");
+        assert!(
+            !log.contains("start 2"),
+            "a reported error needs no restart: {log}"
+        );
     }
 
     #[test]
@@ -355,7 +559,13 @@ mod agents {
         let o = sparring()
             .arg("simulate")
             .arg(example_spec())
-            .args(["--agent", "python3 -c 'import sys; sys.exit(1)'", "--concurrency", "1", "--out"])
+            .args([
+                "--agent",
+                "python3 -c 'import sys; sys.exit(1)'",
+                "--concurrency",
+                "1",
+                "--out",
+            ])
             .arg(&out)
             .output()
             .unwrap();
@@ -364,7 +574,8 @@ mod agents {
         let rows = read_rows(&out.join("rows.jsonl"));
         assert_eq!(rows.len(), 3);
         assert_valid_rows(&rows);
-        let summary: Value = serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
         assert_eq!(summary["stopped_because"], "agent_unavailable");
     }
 }
@@ -381,7 +592,11 @@ mod report {
         let p = write(dir.path(), "empty.jsonl", "");
         let o = sparring().arg("report").arg(&p).output().unwrap();
         assert_usage_error(&o, &["empty.jsonl", "no rows"]);
-        let o = sparring().arg("report").arg(dir.path().join("missing.jsonl")).output().unwrap();
+        let o = sparring()
+            .arg("report")
+            .arg(dir.path().join("missing.jsonl"))
+            .output()
+            .unwrap();
         assert_usage_error(&o, &["missing.jsonl", "no such file"]);
     }
 
@@ -392,7 +607,14 @@ mod report {
         let o = sparring()
             .arg("simulate")
             .arg(example_spec())
-            .args(["--agent", &example_agent(), "--budget", "3", "--grade", "--out"])
+            .args([
+                "--agent",
+                &example_agent(),
+                "--budget",
+                "3",
+                "--grade",
+                "--out",
+            ])
             .arg(&out)
             .output()
             .unwrap();
@@ -411,13 +633,19 @@ mod docs {
     /// Every field the row schema allows is documented in docs/rows.md.
     #[test]
     fn every_schema_field_is_documented() {
-        let schema: Value = serde_json::from_str(&std::fs::read_to_string(workspace().join("docs/row.schema.json")).unwrap()).unwrap();
+        let schema: Value = serde_json::from_str(
+            &std::fs::read_to_string(workspace().join("docs/row.schema.json")).unwrap(),
+        )
+        .unwrap();
         let doc = std::fs::read_to_string(workspace().join("docs/rows.md")).unwrap();
         let mut names = Vec::new();
         collect(&schema, &mut names);
         assert!(names.len() > 30);
         for name in names {
-            assert!(doc.contains(&format!("`{name}`")), "docs/rows.md does not document `{name}`");
+            assert!(
+                doc.contains(&format!("`{name}`")),
+                "docs/rows.md does not document `{name}`"
+            );
         }
     }
 

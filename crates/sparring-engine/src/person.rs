@@ -83,12 +83,15 @@ impl Facts {
     /// what the ask says.
     pub fn for_seed(ask: &str, name: &str) -> Self {
         let mut facts = Self::new(name, &Operation::Other, None, "request");
-        facts.goal = "get what I asked for".to_owned();
+        "get what I asked for".clone_into(&mut facts.goal);
         // Ids the seed names are facts the person can repeat.
         for w in ask.split_whitespace() {
             let w = w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '#'));
             if w.len() >= 4 && w.chars().any(|c| c.is_ascii_digit()) {
-                facts.known.entry("id".to_owned()).or_insert_with(|| w.to_owned());
+                facts
+                    .known
+                    .entry("id".to_owned())
+                    .or_insert_with(|| w.to_owned());
             }
         }
         facts
@@ -125,7 +128,10 @@ pub fn style_for(stance: &str) -> &'static str {
 
 /// An id shaped like `ids` but not among them.
 pub fn unknown_id(ids: &[String], stream: &mut Stream) -> String {
-    let template = stream.pick(ids).cloned().unwrap_or_else(|| "100000".to_owned());
+    let template = stream
+        .pick(ids)
+        .cloned()
+        .unwrap_or_else(|| "100000".to_owned());
     for attempt in 0..64u64 {
         let candidate: String = template
             .chars()
@@ -245,7 +251,10 @@ fn pick(stream: &mut Stream, options: &[String]) -> String {
 fn styled(stance: &str, text: &str, stream: &mut Stream) -> String {
     match stance {
         "hurried" => {
-            let t = text.to_lowercase().replace("i'd like to ", "").replace("could you ", "");
+            let t = text
+                .to_lowercase()
+                .replace("i'd like to ", "")
+                .replace("could you ", "");
             let t = t.trim_end_matches(['.', '?']).to_owned();
             let tail = ["asap", "quick please", "in a rush here"];
             format!("{t}, {}", stream.pick(&tail).copied().unwrap_or("asap"))
@@ -256,7 +265,11 @@ fn styled(stance: &str, text: &str, stream: &mut Stream) -> String {
                 "Honestly, this has been a mess.",
                 "I'm really not happy.",
             ];
-            format!("{} {}", stream.pick(&head).copied().unwrap_or(""), capitalise(text))
+            format!(
+                "{} {}",
+                stream.pick(&head).copied().unwrap_or(""),
+                capitalise(text)
+            )
         }
         _ => format!("Hi, {text}"),
     }
@@ -316,7 +329,10 @@ impl Person {
     /// Answers an agent message that asks something.
     pub fn answer(&mut self, agent_text: &str) -> Move {
         self.questions += 1;
-        if self.stream.chance(leave_probability(&self.patience, self.questions)) {
+        if self
+            .stream
+            .chance(leave_probability(&self.patience, self.questions))
+        {
             return Move::Leave;
         }
         let lower = agent_text.to_lowercase();
@@ -327,8 +343,17 @@ impl Person {
             .collect();
         let mut parts: Vec<String> = Vec::new();
         let confirm = [
-            "confirm", "shall i", "should i", "would you like me to", "do you want me to",
-            "proceed", "go ahead", "is that correct", "is that right", "okay to", "ok to",
+            "confirm",
+            "shall i",
+            "should i",
+            "would you like me to",
+            "do you want me to",
+            "proceed",
+            "go ahead",
+            "is that correct",
+            "is that right",
+            "okay to",
+            "ok to",
             "want me to",
         ];
         if confirm.iter().any(|c| lower.contains(c)) {
@@ -344,7 +369,13 @@ impl Person {
             let has = |k: &str| w.iter().any(|x| x == k || x.trim_end_matches('s') == k);
             let asks_id = has("id") || has("number") || q.contains('#') || has("reference");
             if asks_id {
-                match self.facts.id.as_ref().map(|(_, id)| id.clone()).or_else(|| self.facts.known.get("id").cloned()) {
+                match self
+                    .facts
+                    .id
+                    .as_ref()
+                    .map(|(_, id)| id.clone())
+                    .or_else(|| self.facts.known.get("id").cloned())
+                {
                     Some(id) => parts.push(format!("It's {id}.")),
                     None => unknown = true,
                 }
@@ -371,11 +402,18 @@ impl Person {
             }
         }
         if parts.is_empty() || unknown {
-            parts.push(format!("I don't know anything more than that, I just want to {}.", self.facts.goal));
+            parts.push(format!(
+                "I don't know anything more than that, I just want to {}.",
+                self.facts.goal
+            ));
         }
         parts.dedup();
         let text = parts.join(" ");
-        Move::Say(if self.stance == "hurried" { text.to_lowercase() } else { text })
+        Move::Say(if self.stance == "hurried" {
+            text.to_lowercase()
+        } else {
+            text
+        })
     }
 }
 
@@ -384,19 +422,39 @@ mod tests {
     use super::*;
 
     fn person(patience: &str, seed: u64) -> Person {
-        let mut facts = Facts::new("Ana Lima", &Operation::StateChange("refund".into()), Some("orders"), "refund_order");
+        let mut facts = Facts::new(
+            "Ana Lima",
+            &Operation::StateChange("refund".into()),
+            Some("orders"),
+            "refund_order",
+        );
         facts.id = Some(("order_id".into(), "W123".into()));
-        Person::new(facts, "cooperative", patience, Stream::derive(seed, "person", &[]))
+        Person::new(
+            facts,
+            "cooperative",
+            patience,
+            Stream::derive(seed, "person", &[]),
+        )
     }
 
     #[test]
     fn answers_from_facts_only() {
         let mut p = person("endless", 1);
-        assert_eq!(p.answer("What is your order number?"), Move::Say("It's W123.".into()));
-        let Move::Say(reply) = p.answer("What is your phone number?") else { panic!() };
+        assert_eq!(
+            p.answer("What is your order number?"),
+            Move::Say("It's W123.".into())
+        );
+        let Move::Say(reply) = p.answer("What is your phone number?") else {
+            panic!()
+        };
         // A phone number is not among the facts: no digits are invented.
-        assert!(reply.contains("It's W123") || reply.contains("don't know"), "{reply}");
-        let Move::Say(reply) = p.answer("Shall I issue the refund now?") else { panic!() };
+        assert!(
+            reply.contains("It's W123") || reply.contains("don't know"),
+            "{reply}"
+        );
+        let Move::Say(reply) = p.answer("Shall I issue the refund now?") else {
+            panic!()
+        };
         assert!(reply.starts_with("Yes"), "{reply}");
     }
 

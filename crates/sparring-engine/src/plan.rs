@@ -87,11 +87,15 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Vec<Task> {
     let longest = per_tool.iter().map(Vec::len).max().unwrap_or(0);
     for slot in 0..longest {
         for (t, list) in per_tool.iter().enumerate() {
-            let Some((stance, state)) = list.get(slot) else { continue };
+            let Some((stance, state)) = list.get(slot) else {
+                continue;
+            };
             let model = &world.models()[t];
             let index = tasks.len();
-            let mut stream = Stream::derive(options.seed, "plan/situation", &[t as u64, slot as u64]);
-            let ambiguous = model.id_param.is_some() && state == "exists" && stream.chance(HARD_SHARE);
+            let mut stream =
+                Stream::derive(options.seed, "plan/situation", &[t as u64, slot as u64]);
+            let ambiguous =
+                model.id_param.is_some() && state == "exists" && stream.chance(HARD_SHARE);
             let tier = if ambiguous { "ambiguous" } else { "ordinary" };
             let name = person::pick_name(&mut stream);
             let facts = facts_for(spec, &world, model, state, &name, &mut stream);
@@ -185,16 +189,18 @@ fn facts_for(
             }
         }
     }
-    if matches!(model.operation, Operation::Update | Operation::Create | Operation::Read) {
-        if let Some(tool) = spec.tool(&model.name) {
-            for param in tool.parameter_names() {
-                if Some(param) == model.id_param.as_deref() || facts.known.contains_key(param) {
-                    continue;
-                }
-                if let Some(value) = person::value_for(param, name, stream) {
-                    facts.known.insert(param.to_owned(), value.clone());
-                    facts.wants.push((param.to_owned(), value));
-                }
+    if matches!(
+        model.operation,
+        Operation::Update | Operation::Create | Operation::Read
+    ) && let Some(tool) = spec.tool(&model.name)
+    {
+        for param in tool.parameter_names() {
+            if Some(param) == model.id_param.as_deref() || facts.known.contains_key(param) {
+                continue;
+            }
+            if let Some(value) = person::value_for(param, name, stream) {
+                facts.known.insert(param.to_owned(), value.clone());
+                facts.wants.push((param.to_owned(), value));
             }
         }
     }

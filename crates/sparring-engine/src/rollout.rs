@@ -111,8 +111,11 @@ pub async fn play(
                 Err(e) => return finish(messages, EndedBy::AgentError, Some(e.0), timings),
             };
             if reply.role != Role::Assistant {
-                let error = format!("the agent replied with role `{:?}`, not `assistant`", reply.role)
-                    .to_lowercase();
+                let error = format!(
+                    "the agent replied with role `{:?}`, not `assistant`",
+                    reply.role
+                )
+                .to_lowercase();
                 return finish(messages, EndedBy::AgentError, Some(error), timings);
             }
             // Every call needs an id the tool message can answer.

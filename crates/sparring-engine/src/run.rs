@@ -125,11 +125,21 @@ pub async fn run(
     }
     // Every task once, then every task again: a small budget spreads over tasks.
     let jobs: Vec<Job> = (0..options.repeats)
-        .flat_map(|repeat| tasks.iter().map(move |t| Job { task: Arc::clone(t), repeat }))
+        .flat_map(|repeat| {
+            tasks.iter().map(move |t| Job {
+                task: Arc::clone(t),
+                repeat,
+            })
+        })
         .take(total as usize)
         .collect();
     let run_id = run_id(&spec, &options);
-    let tools: Arc<Vec<Value>> = Arc::new(spec.tools.iter().map(sparring_types::ToolSpec::to_openai).collect());
+    let tools: Arc<Vec<Value>> = Arc::new(
+        spec.tools
+            .iter()
+            .map(sparring_types::ToolSpec::to_openai)
+            .collect(),
+    );
     let base_world = World::new(&spec, 0);
 
     let (tx, mut rx) = mpsc::channel::<Done>(options.concurrency.max(1));
@@ -145,7 +155,9 @@ pub async fn run(
         let run_id = run_id.clone();
         tokio::spawn(async move {
             for job in jobs {
-                let Ok(permit) = Arc::clone(&semaphore).acquire_owned().await else { break };
+                let Ok(permit) = Arc::clone(&semaphore).acquire_owned().await else {
+                    break;
+                };
                 if cancel.load(Ordering::SeqCst) || tx.is_closed() {
                     break;
                 }
@@ -201,14 +213,27 @@ pub async fn run(
     let mut stopped_because = None;
     let mut failure = None;
     while let Some(done) = rx.recv().await {
-        let row = make_row(&done, &spec, &options, &run_id, &tools, &config.agent.describe());
+        let row = make_row(
+            &done,
+            &spec,
+            &options,
+            &run_id,
+            &tools,
+            &config.agent.describe(),
+        );
         if let Err(message) = sink.write(&row) {
-            failure = Some(RunError::Sink { row: counts.rows, message });
+            failure = Some(RunError::Sink {
+                row: counts.rows,
+                message,
+            });
             rx.close();
             break;
         }
         counts.rows += 1;
-        *counts.ended_by.entry(row.ended_by.as_str().to_owned()).or_default() += 1;
+        *counts
+            .ended_by
+            .entry(row.ended_by.as_str().to_owned())
+            .or_default() += 1;
         task_ids.insert(row.task_id.clone());
         situations_run.insert(row.scenario_id.clone());
         if let Some(tool) = row.situation.axes.get("tool") {
@@ -246,9 +271,8 @@ pub async fn run(
         return Err(e);
     }
     counts.tasks = task_ids.len() as u64;
-    let stopped_because = stopped_because
-        .map(str::to_owned)
-        .unwrap_or_else(|| {
+    let stopped_because = stopped_because.map_or_else(
+        || {
             if config.cancel.load(Ordering::SeqCst) && counts.rows < total {
                 "interrupted".to_owned()
             } else if total < planned {
@@ -256,17 +280,30 @@ pub async fn run(
             } else {
                 "situations_exhausted".to_owned()
             }
-        });
+        },
+        str::to_owned,
+    );
     let mut coverage = BTreeMap::new();
     coverage.insert("situations_planned".to_owned(), json!(tasks.len()));
     coverage.insert("situations_run".to_owned(), json!(situations_run.len()));
     coverage.insert(
         "tools_run".to_owned(),
-        json!(tools_run.iter().filter(|t| t.as_str() != "none").collect::<Vec<_>>()),
+        json!(
+            tools_run
+                .iter()
+                .filter(|t| t.as_str() != "none")
+                .collect::<Vec<_>>()
+        ),
     );
     coverage.insert(
         "tools_never_run".to_owned(),
-        json!(spec.tools.iter().map(|t| &t.name).filter(|n| !tools_run.contains(*n)).collect::<Vec<_>>()),
+        json!(
+            spec.tools
+                .iter()
+                .map(|t| &t.name)
+                .filter(|n| !tools_run.contains(*n))
+                .collect::<Vec<_>>()
+        ),
     );
     Ok(RunSummary {
         schema_version: SCHEMA_VERSION,
@@ -285,7 +322,11 @@ pub async fn run(
 }
 
 fn rollout_seed(options: &SimulateOptions, job: &Job) -> u64 {
-    seed::derive_u64(options.seed, "rollout", &[job.task.index as u64, u64::from(job.repeat)])
+    seed::derive_u64(
+        options.seed,
+        "rollout",
+        &[job.task.index as u64, u64::from(job.repeat)],
+    )
 }
 
 fn world_reseed(world: &mut World, world_seed: u64) {
@@ -309,7 +350,10 @@ fn make_row(
         "task",
         &json!({"spec": spec.name, "scenario": scenario_id, "ask": task.ask}),
     );
-    let row_id = short_id("row", &json!({"run": run_id, "task": task_id, "repeat": done.repeat}));
+    let row_id = short_id(
+        "row",
+        &json!({"run": run_id, "task": task_id, "repeat": done.repeat}),
+    );
     let t = &done.transcript;
     let mut markers = BTreeMap::new();
     let tool_calls: usize = t.messages.iter().map(|m| m.tool_calls.len()).sum();
@@ -351,7 +395,11 @@ fn make_row(
             replayed_from_run: None,
             scoring_run_id: None,
         },
-        seed: seed::derive_u64(options.seed, "rollout", &[task.index as u64, u64::from(done.repeat)]),
+        seed: seed::derive_u64(
+            options.seed,
+            "rollout",
+            &[task.index as u64, u64::from(done.repeat)],
+        ),
         timings: t.timings.clone(),
     };
     if options.grade {
@@ -366,7 +414,10 @@ fn make_row(
 pub fn apply_grade(row: &mut Row, scoring_run_id: &str) {
     if row.ended_by == EndedBy::AgentError {
         row.reward = Some(0.0);
-        row.reason = Some(format!("agent_error: {}", row.error.as_deref().unwrap_or("unknown")));
+        row.reason = Some(format!(
+            "agent_error: {}",
+            row.error.as_deref().unwrap_or("unknown")
+        ));
         row.failure_class = Some("agent_error".to_owned());
         row.conduct_checks = None;
     } else {
@@ -387,8 +438,18 @@ pub fn behavior_signature(row: &Row) -> String {
         if m.role == sparring_types::Role::Tool {
             let outcome = serde_json::from_str::<Value>(m.content_str())
                 .ok()
-                .and_then(|v| v.pointer("/error/kind").and_then(Value::as_str).map(str::to_owned))
-                .unwrap_or_else(|| if grade::tool_failed(m.content_str()) { "error".into() } else { "ok".into() });
+                .and_then(|v| {
+                    v.pointer("/error/kind")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
+                .unwrap_or_else(|| {
+                    if grade::tool_failed(m.content_str()) {
+                        "error".into()
+                    } else {
+                        "ok".into()
+                    }
+                });
             steps.push(format!("{}:{outcome}", m.name.as_deref().unwrap_or("?")));
         }
     }
@@ -397,5 +458,8 @@ pub fn behavior_signature(row: &Row) -> String {
         Some(false) => row.failure_class.clone().unwrap_or_else(|| "fail".into()),
         None => "ungraded".to_owned(),
     };
-    short_id("sig", &json!({"steps": steps, "ended_by": row.ended_by.as_str(), "grade": grade}))
+    short_id(
+        "sig",
+        &json!({"steps": steps, "ended_by": row.ended_by.as_str(), "grade": grade}),
+    )
 }

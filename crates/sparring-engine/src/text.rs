@@ -54,7 +54,10 @@ mod tests {
             sentences("Done. Shall I go on? Yes!\nOk"),
             vec!["Done.", "Shall I go on?", "Yes!", "Ok"]
         );
-        assert_eq!(sentences("Order #W1.5 is here."), vec!["Order #W1.5 is here."]);
+        assert_eq!(
+            sentences("Order #W1.5 is here."),
+            vec!["Order #W1.5 is here."]
+        );
     }
 
     #[test]

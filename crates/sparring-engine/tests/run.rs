@@ -1,12 +1,17 @@
 //! Runs end to end with in-process agents.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use sparring_engine::run::{NoClock, Progress, RunConfig, run};
 use sparring_testkit::{ScriptedAgent, shop_spec};
 use sparring_types::{Agent, EndedBy, Row, SimulateOptions};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-async fn simulate(agent: ScriptedAgent, options: SimulateOptions) -> (Vec<Row>, sparring_types::RunSummary) {
+async fn simulate(
+    agent: ScriptedAgent,
+    options: SimulateOptions,
+) -> (Vec<Row>, sparring_types::RunSummary) {
     let mut rows: Vec<Row> = Vec::new();
     let agent: Arc<dyn Agent> = Arc::new(agent);
     let config = RunConfig {
@@ -17,18 +22,27 @@ async fn simulate(agent: ScriptedAgent, options: SimulateOptions) -> (Vec<Row>, 
         cancel: Arc::new(AtomicBool::new(false)),
     };
     let mut seen = Vec::new();
-    let summary = run(config, &mut rows, &mut |p: &Progress| seen.push(p.done)).await.unwrap();
+    let summary = run(config, &mut rows, &mut |p: &Progress| seen.push(p.done))
+        .await
+        .unwrap();
     assert_eq!(seen.len(), rows.len(), "one progress event per row");
     (rows, summary)
 }
 
 fn graded(concurrency: usize) -> SimulateOptions {
-    SimulateOptions { grade: true, concurrency, seed: 3, ..SimulateOptions::default() }
+    SimulateOptions {
+        grade: true,
+        concurrency,
+        seed: 3,
+        ..SimulateOptions::default()
+    }
 }
 
 fn sorted(mut rows: Vec<Row>) -> Vec<String> {
     rows.sort_by(|a, b| a.row_id.cmp(&b.row_id));
-    rows.iter().map(|r| serde_json::to_string(r).unwrap()).collect()
+    rows.iter()
+        .map(|r| serde_json::to_string(r).unwrap())
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -36,22 +50,37 @@ async fn same_seed_same_rows_at_any_concurrency() {
     let (serial, _) = simulate(ScriptedAgent::competent(), graded(1)).await;
     let (parallel, _) = simulate(ScriptedAgent::competent(), graded(16)).await;
     assert!(!serial.is_empty());
-    assert!(sorted(serial.clone()) == sorted(parallel), "rows differ between concurrency 1 and 16");
+    assert!(
+        sorted(serial.clone()) == sorted(parallel),
+        "rows differ between concurrency 1 and 16"
+    );
     let (other_seed, _) = simulate(
         ScriptedAgent::competent(),
-        SimulateOptions { seed: 4, ..graded(1) },
+        SimulateOptions {
+            seed: 4,
+            ..graded(1)
+        },
     )
     .await;
-    assert!(sorted(serial) != sorted(other_seed), "the seed changes the asks");
+    assert!(
+        sorted(serial) != sorted(other_seed),
+        "the seed changes the asks"
+    );
 }
 
 #[tokio::test]
 async fn seeds_first_and_every_tool_covered() {
     let (rows, summary) = simulate(ScriptedAgent::competent(), graded(1)).await;
     assert_eq!(rows[0].situation.tier, "seed");
-    assert_eq!(rows[0].messages[1].content_str(), "Please refund order #W1002, it arrived broken.");
+    assert_eq!(
+        rows[0].messages[1].content_str(),
+        "Please refund order #W1002, it arrived broken."
+    );
     for tool in ["get_order", "refund_order", "cancel_order"] {
-        assert!(rows.iter().any(|r| r.situation.axes["tool"] == tool), "{tool} never ran");
+        assert!(
+            rows.iter().any(|r| r.situation.axes["tool"] == tool),
+            "{tool} never ran"
+        );
     }
     assert_eq!(summary.counts.rows, rows.len() as u64);
     assert_eq!(summary.stopped_because, "situations_exhausted");
@@ -64,11 +93,17 @@ async fn seeds_first_and_every_tool_covered() {
 
 #[tokio::test]
 async fn budget_caps_rows_and_spreads_over_tools() {
-    let options = SimulateOptions { budget: Some(4), ..graded(2) };
+    let options = SimulateOptions {
+        budget: Some(4),
+        ..graded(2)
+    };
     let (rows, summary) = simulate(ScriptedAgent::competent(), options).await;
     assert_eq!(rows.len(), 4);
     assert_eq!(summary.stopped_because, "budget_spent");
-    let tools: std::collections::BTreeSet<_> = rows.iter().map(|r| r.situation.axes["tool"].clone()).collect();
+    let tools: std::collections::BTreeSet<_> = rows
+        .iter()
+        .map(|r| r.situation.axes["tool"].clone())
+        .collect();
     assert_eq!(tools.len(), 4, "seed + three tools: {tools:?}");
 }
 
@@ -76,15 +111,25 @@ async fn budget_caps_rows_and_spreads_over_tools() {
 async fn careless_agent_fails_the_conduct_check() {
     let (rows, summary) = simulate(ScriptedAgent::careless(), graded(4)).await;
     assert!(rows.iter().all(|r| r.reward == Some(0.0)));
-    assert!(rows.iter().all(|r| r.failure_class.as_deref() == Some("claimed_without_call")));
+    assert!(
+        rows.iter()
+            .all(|r| r.failure_class.as_deref() == Some("claimed_without_call"))
+    );
     assert_eq!(summary.counts.passed, 0);
     let (good, _) = simulate(ScriptedAgent::competent(), graded(4)).await;
-    assert!(good.iter().all(|r| r.reward == Some(1.0)), "{:?}", good.iter().map(|r| &r.reason).collect::<Vec<_>>());
+    assert!(
+        good.iter().all(|r| r.reward == Some(1.0)),
+        "{:?}",
+        good.iter().map(|r| &r.reason).collect::<Vec<_>>()
+    );
 }
 
 #[tokio::test]
 async fn ungraded_unless_asked_and_repeats_multiply() {
-    let options = SimulateOptions { repeats: 3, ..SimulateOptions::default() };
+    let options = SimulateOptions {
+        repeats: 3,
+        ..SimulateOptions::default()
+    };
     let (rows, summary) = simulate(ScriptedAgent::competent(), options).await;
     assert!(rows.iter().all(|r| r.reward.is_none()));
     assert_eq!(summary.counts.rows, summary.counts.tasks * 3);
@@ -92,8 +137,14 @@ async fn ungraded_unless_asked_and_repeats_multiply() {
 
 #[tokio::test]
 async fn an_agent_that_never_stops_calling_tools_hits_the_cap() {
-    let agent = ScriptedAgent::new("loop", |_| sparring_testkit::tool_call("get_order", &serde_json::json!({"order_id": "#W1001"})));
-    let options = SimulateOptions { budget: Some(2), max_tool_steps: 3, ..SimulateOptions::default() };
+    let agent = ScriptedAgent::new("loop", |_| {
+        sparring_testkit::tool_call("get_order", &serde_json::json!({"order_id": "#W1001"}))
+    });
+    let options = SimulateOptions {
+        budget: Some(2),
+        max_tool_steps: 3,
+        ..SimulateOptions::default()
+    };
     let (rows, _) = simulate(agent, options).await;
     assert!(rows.iter().all(|r| r.ended_by == EndedBy::ToolLimit));
     assert!(rows.iter().all(|r| r.timings.agent_requests == 3));
@@ -104,12 +155,23 @@ async fn questions_forever_end_at_max_turns_or_when_the_person_leaves() {
     let agent = ScriptedAgent::new("nosy", |_| {
         sparring_types::Message::text(sparring_types::Role::Assistant, "And what is your email?")
     });
-    let options = SimulateOptions { max_turns: 4, patience: "endless".into(), ..SimulateOptions::default() };
+    let options = SimulateOptions {
+        max_turns: 4,
+        patience: "endless".into(),
+        ..SimulateOptions::default()
+    };
     let (rows, _) = simulate(agent.clone(), options).await;
     assert!(rows.iter().all(|r| r.ended_by == EndedBy::MaxTurns));
-    let options = SimulateOptions { max_turns: 50, patience: "short".into(), ..SimulateOptions::default() };
+    let options = SimulateOptions {
+        max_turns: 50,
+        patience: "short".into(),
+        ..SimulateOptions::default()
+    };
     let (rows, _) = simulate(agent, options).await;
     assert!(rows.iter().all(|r| r.ended_by == EndedBy::UserLeft));
     // The row ends on the agent's question.
-    assert!(rows.iter().all(|r| r.messages.last().unwrap().role == sparring_types::Role::Assistant));
+    assert!(
+        rows.iter()
+            .all(|r| r.messages.last().unwrap().role == sparring_types::Role::Assistant)
+    );
 }

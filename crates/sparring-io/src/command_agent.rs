@@ -82,7 +82,9 @@ pub struct CommandAgent {
 
 impl std::fmt::Debug for CommandAgent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CommandAgent").field("command", &self.display).finish_non_exhaustive()
+        f.debug_struct("CommandAgent")
+            .field("command", &self.display)
+            .finish_non_exhaustive()
     }
 }
 
@@ -92,19 +94,21 @@ pub fn redact_command(argv: &[String]) -> String {
     let mut hide_next = false;
     for word in argv {
         let lower = word.to_lowercase();
-        let secret_flag = ["key", "token", "secret", "password"].iter().any(|s| lower.contains(s));
+        let secret_flag = ["key", "token", "secret", "password"]
+            .iter()
+            .any(|s| lower.contains(s));
         if hide_next {
             out.push("***".to_owned());
             hide_next = false;
-        } else if lower.starts_with("sk-") || lower.starts_with("hf_") || lower.starts_with("ghp_") {
+        } else if lower.starts_with("sk-") || lower.starts_with("hf_") || lower.starts_with("ghp_")
+        {
             out.push("***".to_owned());
         } else if secret_flag && lower.starts_with('-') {
-            match word.split_once('=') {
-                Some((flag, _)) => out.push(format!("{flag}=***")),
-                None => {
-                    out.push(word.clone());
-                    hide_next = true;
-                }
+            if let Some((flag, _)) = word.split_once('=') {
+                out.push(format!("{flag}=***"))
+            } else {
+                out.push(word.clone());
+                hide_next = true;
             }
         } else if secret_flag && word.contains('=') {
             let (name, _) = word.split_once('=').unwrap_or((word, ""));
@@ -120,11 +124,17 @@ impl CommandAgent {
     /// Parses `command` like a shell would (quotes, no expansion), starts the
     /// process once to prove it runs, and returns the agent. A command that
     /// cannot start is an error before any rollout.
-    pub async fn start(command: &str, timeout: Duration, log: Option<RunLog>) -> Result<Self, Error> {
-        let argv = shlex::split(command).filter(|a| !a.is_empty()).ok_or_else(|| Error::Spawn {
-            command: command.to_owned(),
-            message: "cannot split it into words (an unclosed quote?)".to_owned(),
-        })?;
+    pub async fn start(
+        command: &str,
+        timeout: Duration,
+        log: Option<RunLog>,
+    ) -> Result<Self, Error> {
+        let argv = shlex::split(command)
+            .filter(|a| !a.is_empty())
+            .ok_or_else(|| Error::Spawn {
+                command: command.to_owned(),
+                message: "cannot split it into words (an unclosed quote?)".to_owned(),
+            })?;
         let agent = Self {
             display: redact_command(&argv),
             argv,
@@ -148,7 +158,10 @@ impl CommandAgent {
             command: self.display.clone(),
             message,
         };
-        let program = self.argv.first().ok_or_else(|| spawn_error("the command is empty".to_owned()))?;
+        let program = self
+            .argv
+            .first()
+            .ok_or_else(|| spawn_error("the command is empty".to_owned()))?;
         let mut child = Command::new(program)
             .args(&self.argv[1..])
             .stdin(Stdio::piped())
@@ -166,13 +179,19 @@ impl CommandAgent {
                 }
             })?;
         let n = self.starts.fetch_add(1, Ordering::SeqCst) + 1;
-        let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
-            return Err(spawn_error("its standard streams could not be opened".to_owned()));
+            return Err(spawn_error(
+                "its standard streams could not be opened".to_owned(),
+            ));
         };
         let pid = child.id().unwrap_or(0);
         if let Some(log) = &self.log {
-            log.line(&format!("agent: started `{}` (pid {pid}, start {n})", self.display));
+            log.line(&format!(
+                "agent: started `{}` (pid {pid}, start {n})",
+                self.display
+            ));
         }
         let process = Arc::new(Process {
             stdin: tokio::sync::Mutex::new(stdin),
@@ -200,33 +219,35 @@ impl CommandAgent {
         tokio::spawn(async move {
             let mut lines = BufReader::new(stdout).lines();
             loop {
-                match lines.next_line().await {
-                    Ok(Some(line)) => {
-                        if line.trim().is_empty() {
-                            continue;
-                        }
-                        if let Err(reason) = dispatch(&reader, &line) {
-                            if let Some(log) = &log {
-                                log.line(&format!("agent[{pid}]: {reason}; restarting it"));
-                            }
-                            reader.fail_all(&reason);
-                            break;
-                        }
+                if let Ok(Some(line)) = lines.next_line().await {
+                    if line.trim().is_empty() {
+                        continue;
                     }
-                    Ok(None) | Err(_) => {
-                        let status = match reader.child.lock().ok().and_then(|mut c| c.as_mut().and_then(|c| c.try_wait().ok().flatten())) {
-                            Some(s) => format!(" ({s})"),
-                            None => String::new(),
-                        };
-                        let reason = format!("the agent process exited{status}");
-                        if let Some(log) = &log
-                            && reader.alive.load(Ordering::SeqCst)
-                        {
-                            log.line(&format!("agent[{pid}]: {reason}"));
+                    if let Err(reason) = dispatch(&reader, &line) {
+                        if let Some(log) = &log {
+                            log.line(&format!("agent[{pid}]: {reason}; restarting it"));
                         }
                         reader.fail_all(&reason);
                         break;
                     }
+                } else {
+                    let status = match reader
+                        .child
+                        .lock()
+                        .ok()
+                        .and_then(|mut c| c.as_mut().and_then(|c| c.try_wait().ok().flatten()))
+                    {
+                        Some(s) => format!(" ({s})"),
+                        None => String::new(),
+                    };
+                    let reason = format!("the agent process exited{status}");
+                    if let Some(log) = &log
+                        && reader.alive.load(Ordering::SeqCst)
+                    {
+                        log.line(&format!("agent[{pid}]: {reason}"));
+                    }
+                    reader.fail_all(&reason);
+                    break;
                 }
             }
         });
@@ -255,7 +276,9 @@ impl CommandAgent {
         if !process.alive.load(Ordering::SeqCst) {
             return Err(AgentError(process.reason()));
         }
-        let mut line = json!({"id": request.id, "messages": request.messages, "tools": *request.tools}).to_string();
+        let mut line =
+            json!({"id": request.id, "messages": request.messages, "tools": *request.tools})
+                .to_string();
         line.push('\n');
         let written = {
             let mut stdin = process.stdin.lock().await;
@@ -265,7 +288,10 @@ impl CommandAgent {
             }
         };
         if let Err(e) = written {
-            let reason = format!("cannot write to the agent: {}", e.to_string().to_lowercase());
+            let reason = format!(
+                "cannot write to the agent: {}",
+                e.to_string().to_lowercase()
+            );
             process.fail_all(&reason);
             return Err(AgentError(process.reason()));
         }
@@ -295,7 +321,9 @@ fn dispatch(process: &Process, line: &str) -> Result<(), String> {
     let value: Value = serde_json::from_str(line)
         .map_err(|_| format!("the agent printed a line that is not JSON: `{shown}`"))?;
     let Some(id) = value.get("id").and_then(Value::as_str) else {
-        return Err(format!("the agent replied without a string `id`: `{shown}`"));
+        return Err(format!(
+            "the agent replied without a string `id`: `{shown}`"
+        ));
     };
     let sender = process.pending.lock().ok().and_then(|mut p| p.remove(id));
     let Some(sender) = sender else {
@@ -306,13 +334,18 @@ fn dispatch(process: &Process, line: &str) -> Result<(), String> {
         return Err(format!("the agent replied with unknown id `{id}`"));
     };
     let reply = if let Some(error) = value.get("error").filter(|e| !e.is_null()) {
-        let text = error.as_str().map_or_else(|| error.to_string(), str::to_owned);
+        let text = error
+            .as_str()
+            .map_or_else(|| error.to_string(), str::to_owned);
         Err(AgentError(format!("the agent reported an error: {text}")))
     } else {
         match value.get("message") {
-            Some(m) => serde_json::from_value::<Message>(m.clone())
-                .map_err(|e| AgentError(format!("the agent's `message` is not a chat message: {e}"))),
-            None => Err(AgentError("the agent's reply has neither `message` nor `error`".to_owned())),
+            Some(m) => serde_json::from_value::<Message>(m.clone()).map_err(|e| {
+                AgentError(format!("the agent's `message` is not a chat message: {e}"))
+            }),
+            None => Err(AgentError(
+                "the agent's reply has neither `message` nor `error`".to_owned(),
+            )),
         }
     };
     let _ = sender.send(reply);
@@ -335,12 +368,24 @@ mod tests {
 
     #[test]
     fn redacts_secrets() {
-        let argv: Vec<String> = ["agent", "--api-key", "sk-abc", "--token=xyz", "API_KEY=1", "sk-zzz", "--model", "m"]
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect();
+        let argv: Vec<String> = [
+            "agent",
+            "--api-key",
+            "sk-abc",
+            "--token=xyz",
+            "API_KEY=1",
+            "sk-zzz",
+            "--model",
+            "m",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
         let shown = redact_command(&argv);
-        assert!(!shown.contains("abc") && !shown.contains("xyz") && !shown.contains("zzz"), "{shown}");
+        assert!(
+            !shown.contains("abc") && !shown.contains("xyz") && !shown.contains("zzz"),
+            "{shown}"
+        );
         assert!(shown.contains("--model m"), "{shown}");
     }
 }

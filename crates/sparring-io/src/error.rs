@@ -64,7 +64,11 @@ impl Error {
         }
     }
 
-    pub(crate) fn invalid(path: &std::path::Path, at: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn invalid(
+        path: &std::path::Path,
+        at: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         Self::Invalid {
             path: path.to_owned(),
             at: at.into(),

@@ -7,6 +7,7 @@
 use serde::Serialize;
 use sparring_types::Row;
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 /// pass@1 over a group of rows.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -52,7 +53,11 @@ fn group<'a>(rows: impl Iterator<Item = &'a Row>) -> Group {
     }
     let n_tasks = per_task.len() as u64;
     let pass_at_1 = (n_tasks > 0).then(|| {
-        per_task.values().map(|(n, c)| *c as f64 / *n as f64).sum::<f64>() / n_tasks as f64
+        per_task
+            .values()
+            .map(|(n, c)| *c as f64 / *n as f64)
+            .sum::<f64>()
+            / n_tasks as f64
     });
     Group {
         n_rows,
@@ -68,11 +73,21 @@ pub fn report(rows: &[Row]) -> Report {
     let mut ended_by = BTreeMap::new();
     let mut failures = BTreeMap::new();
     for row in rows {
-        let tool = row.situation.axes.get("tool").cloned().unwrap_or_else(|| "none".to_owned());
+        let tool = row
+            .situation
+            .axes
+            .get("tool")
+            .cloned()
+            .unwrap_or_else(|| "none".to_owned());
         tools.entry(tool).or_default().push(row);
-        *ended_by.entry(row.ended_by.as_str().to_owned()).or_default() += 1;
+        *ended_by
+            .entry(row.ended_by.as_str().to_owned())
+            .or_default() += 1;
         if row.passed() == Some(false) {
-            let class = row.failure_class.clone().unwrap_or_else(|| "unspecified".to_owned());
+            let class = row
+                .failure_class
+                .clone()
+                .unwrap_or_else(|| "unspecified".to_owned());
             *failures.entry(class).or_default() += 1;
         }
     }
@@ -82,7 +97,10 @@ pub fn report(rows: &[Row]) -> Report {
         n_tasks: tasks.len() as u64,
         n_ungraded: rows.iter().filter(|r| r.reward.is_none()).count() as u64,
         pass_at_1: overall.pass_at_1,
-        by_tool: tools.into_iter().map(|(k, v)| (k, group(v.into_iter()))).collect(),
+        by_tool: tools
+            .into_iter()
+            .map(|(k, v)| (k, group(v.into_iter())))
+            .collect(),
         ended_by,
         failures,
     }
@@ -95,28 +113,48 @@ fn pct(v: Option<f64>) -> String {
 /// The report as a plain-text table.
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
-    out.push_str(&format!(
-        "rows {}  tasks {}  ungraded {}  pass@1 {}\n",
+    let _ = writeln!(
+        out,
+        "rows {}  tasks {}  ungraded {}  pass@1 {}",
         report.n_rows,
         report.n_tasks,
         report.n_ungraded,
         pct(report.pass_at_1)
-    ));
-    let width = report.by_tool.keys().map(String::len).max().unwrap_or(4).max(4);
-    out.push_str(&format!("\n{:<width$}  {:>5}  {:>5}  {:>7}\n", "tool", "rows", "tasks", "pass@1"));
+    );
+    let width = report
+        .by_tool
+        .keys()
+        .map(String::len)
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let _ = write!(
+        out,
+        "\n{:<width$}  {:>5}  {:>5}  {:>7}\n",
+        "tool", "rows", "tasks", "pass@1"
+    );
     for (tool, g) in &report.by_tool {
-        out.push_str(&format!(
-            "{tool:<width$}  {:>5}  {:>5}  {:>7}\n",
+        let _ = writeln!(
+            out,
+            "{tool:<width$}  {:>5}  {:>5}  {:>7}",
             g.n_rows,
             g.n_tasks,
             pct(g.pass_at_1)
-        ));
+        );
     }
-    let ended: Vec<String> = report.ended_by.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    out.push_str(&format!("\nended by: {}\n", ended.join(", ")));
+    let ended: Vec<String> = report
+        .ended_by
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    let _ = write!(out, "\nended by: {}\n", ended.join(", "));
     if !report.failures.is_empty() {
-        let f: Vec<String> = report.failures.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        out.push_str(&format!("failures: {}\n", f.join(", ")));
+        let f: Vec<String> = report
+            .failures
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        let _ = writeln!(out, "failures: {}", f.join(", "));
     }
     out
 }

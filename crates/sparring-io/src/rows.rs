@@ -94,17 +94,26 @@ pub fn parse_rows(path: &Path, text: &str) -> Result<Vec<Row>, Error> {
             };
             Error::invalid(path, format!("line {number}"), message)
         })?;
-        if let Some(version) = value.get("schema_version").and_then(serde_json::Value::as_u64)
+        if let Some(version) = value
+            .get("schema_version")
+            .and_then(serde_json::Value::as_u64)
             && version > u64::from(SCHEMA_VERSION)
         {
             return Err(Error::invalid(
                 path,
                 format!("line {number}"),
-                format!("row schema_version {version} is newer than this sparring reads ({SCHEMA_VERSION}); upgrade sparring"),
+                format!(
+                    "row schema_version {version} is newer than this sparring reads ({SCHEMA_VERSION}); upgrade sparring"
+                ),
             ));
         }
-        let row: Row = serde_json::from_value(value)
-            .map_err(|e| Error::invalid(path, format!("line {number}"), format!("not a sparring row: {e}")))?;
+        let row: Row = serde_json::from_value(value).map_err(|e| {
+            Error::invalid(
+                path,
+                format!("line {number}"),
+                format!("not a sparring row: {e}"),
+            )
+        })?;
         if let Some(r) = row.reward
             && !(0.0..=1.0).contains(&r)
         {

@@ -20,7 +20,12 @@ enum Format {
 }
 
 fn format_of(path: &Path) -> Result<Format, Error> {
-    match path.extension().and_then(|e| e.to_str()).map(str::to_lowercase).as_deref() {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_lowercase)
+        .as_deref()
+    {
         Some("yaml" | "yml") => Ok(Format::Yaml),
         Some("json") => Ok(Format::Json),
         Some("toml") => Ok(Format::Toml),
@@ -61,7 +66,11 @@ fn parse_document(path: &Path, text: &str, format: Format) -> Result<Value, Erro
             let at = e
                 .span()
                 .map_or_else(|| "line 1".to_owned(), |span| line_col(text, span.start));
-            Error::invalid(path, at, format!("invalid TOML: {}", first_line(e.message())))
+            Error::invalid(
+                path,
+                at,
+                format!("invalid TOML: {}", first_line(e.message())),
+            )
         }),
     }
 }
@@ -96,7 +105,12 @@ fn line_col(text: &str, offset: usize) -> String {
 }
 
 /// If `value` is `{file: PATH}`, the path resolved against `base`.
-fn file_reference(value: &Value, base: &Path, spec_path: &Path, pointer: &str) -> Result<Option<PathBuf>, Error> {
+fn file_reference(
+    value: &Value,
+    base: &Path,
+    spec_path: &Path,
+    pointer: &str,
+) -> Result<Option<PathBuf>, Error> {
     let Some(map) = value.as_object() else {
         return Ok(None);
     };
@@ -136,7 +150,11 @@ pub fn load_spec(path: &Path) -> Result<Spec, Error> {
     {
         let tools = read_document(&file)?;
         if !tools.is_array() {
-            return Err(Error::invalid(&file, "`` (the whole file)", "a tools file must hold a list of tools"));
+            return Err(Error::invalid(
+                &file,
+                "`` (the whole file)",
+                "a tools file must hold a list of tools",
+            ));
         }
         doc["tools"] = tools;
         tools_file = Some(file);
@@ -156,6 +174,9 @@ mod tests {
     #[test]
     fn locations() {
         assert_eq!(line_col("a\nbc\nd", 3), "line 2, column 2");
-        assert_eq!(strip_location("expected value at line 3 column 5"), "expected value");
+        assert_eq!(
+            strip_location("expected value at line 3 column 5"),
+            "expected value"
+        );
     }
 }

@@ -17,7 +17,9 @@
 //! ```
 
 use serde_json::json;
-use sparring_types::{Agent, AgentError, AgentRequest, BoxFuture, FunctionCall, Message, Role, Spec, ToolCall};
+use sparring_types::{
+    Agent, AgentError, AgentRequest, BoxFuture, FunctionCall, Message, Role, Spec, ToolCall,
+};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,7 +36,9 @@ pub struct ScriptedAgent {
 
 impl std::fmt::Debug for ScriptedAgent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ScriptedAgent").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("ScriptedAgent")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -57,7 +61,10 @@ impl ScriptedAgent {
     /// ask names, and only then says it is done.
     pub fn competent() -> Self {
         Self::new("competent", |messages| {
-            let user = messages.iter().find(|m| m.role == Role::User).map(Message::content_str).unwrap_or("");
+            let user = messages
+                .iter()
+                .find(|m| m.role == Role::User)
+                .map_or("", Message::content_str);
             let id = user
                 .split_whitespace()
                 .map(|w| w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '#')))
@@ -67,14 +74,19 @@ impl ScriptedAgent {
             match (id, last.map(|m| m.role)) {
                 (None, _) => Message::text(Role::Assistant, "Could you tell me your order number?"),
                 (Some(id), Some(Role::User)) => tool_call("get_order", &json!({"order_id": id})),
-                (Some(_), _) => Message::text(Role::Assistant, "I have looked at your order; it is on record."),
+                (Some(_), _) => Message::text(
+                    Role::Assistant,
+                    "I have looked at your order; it is on record.",
+                ),
             }
         })
     }
 
     /// A careless agent: claims a refund without calling any tool.
     pub fn careless() -> Self {
-        Self::new("careless", |_| Message::text(Role::Assistant, "Your refund has been issued."))
+        Self::new("careless", |_| {
+            Message::text(Role::Assistant, "Your refund has been issued.")
+        })
     }
 }
 

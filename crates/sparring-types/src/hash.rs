@@ -51,7 +51,7 @@ fn write_canonical(value: &Value, out: &mut String) {
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     let mut out = String::with_capacity(64);
-    for byte in digest.iter() {
+    for byte in &digest {
         let _ = write!(out, "{byte:02x}");
     }
     out
@@ -88,7 +88,13 @@ mod tests {
 
     #[test]
     fn short_id_is_stable() {
-        assert_eq!(short_id("t", &json!({"a": 1})), short_id("t", &json!({"a": 1})));
-        assert_ne!(short_id("t", &json!({"a": 1})), short_id("t", &json!({"a": 2})));
+        assert_eq!(
+            short_id("t", &json!({"a": 1})),
+            short_id("t", &json!({"a": 1}))
+        );
+        assert_ne!(
+            short_id("t", &json!({"a": 1})),
+            short_id("t", &json!({"a": 2}))
+        );
     }
 }

@@ -52,7 +52,7 @@ pub use agent::{Agent, AgentError, AgentRequest, BoxFuture};
 pub use message::{FunctionCall, Message, Role, ToolCall};
 pub use options::{OptionsPatch, SimulateOptions, closest};
 pub use row::{
-    Counts, EndedBy, Lineage, Persona, RunSummary, Row, SCHEMA_VERSION, Situation, Timings,
+    Counts, EndedBy, Lineage, Persona, Row, RunSummary, SCHEMA_VERSION, Situation, Timings,
 };
 pub use spec::{Spec, SpecError, id_keys, record_id, singular};
 pub use tool::ToolSpec;

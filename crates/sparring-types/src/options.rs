@@ -70,15 +70,16 @@ impl OptionsPatch {
                     patch.seed = Some(v.as_u64().ok_or_else(|| at("must be an integer >= 0"))?);
                 }
                 "concurrency" => {
-                    patch.concurrency =
-                        Some(positive(v).ok_or_else(|| at(POSITIVE))? as usize);
+                    patch.concurrency = Some(positive(v).ok_or_else(|| at(POSITIVE))? as usize);
                 }
                 "max_turns" => patch.max_turns = Some(small(v).ok_or_else(|| at(POSITIVE))?),
                 "max_tool_steps" => {
                     patch.max_tool_steps = Some(small(v).ok_or_else(|| at(POSITIVE))?);
                 }
                 "repeats" => patch.repeats = Some(small(v).ok_or_else(|| at(POSITIVE))?),
-                "grade" => patch.grade = Some(v.as_bool().ok_or_else(|| at("must be true or false"))?),
+                "grade" => {
+                    patch.grade = Some(v.as_bool().ok_or_else(|| at("must be true or false"))?)
+                }
                 "agent_timeout" => {
                     let secs = v
                         .as_f64()
@@ -90,7 +91,10 @@ impl OptionsPatch {
                     let hint = closest(other, OPTION_NAMES)
                         .map(|c| format!("; did you mean `{c}`?"))
                         .unwrap_or_default();
-                    return Err((format!("/{other}"), format!("unknown option `{other}`{hint}")));
+                    return Err((
+                        format!("/{other}"),
+                        format!("unknown option `{other}`{hint}"),
+                    ));
                 }
             }
         }
@@ -125,7 +129,9 @@ impl OptionsPatch {
             max_tool_steps: self.max_tool_steps.unwrap_or(defaults::MAX_TOOL_STEPS),
             repeats: self.repeats.unwrap_or(defaults::REPEATS),
             grade: self.grade.unwrap_or(defaults::GRADE),
-            patience: self.patience.unwrap_or_else(|| defaults::PATIENCE.to_owned()),
+            patience: self
+                .patience
+                .unwrap_or_else(|| defaults::PATIENCE.to_owned()),
             agent_timeout: self.agent_timeout.unwrap_or(defaults::AGENT_TIMEOUT_SECS),
         }
     }
@@ -150,7 +156,9 @@ pub(crate) fn check_patience(p: &str) -> Result<(), String> {
     if matches!(p, "normal" | "short" | "endless") {
         Ok(())
     } else {
-        Err(format!("unknown patience `{p}`; expected `normal`, `short` or `endless`"))
+        Err(format!(
+            "unknown patience `{p}`; expected `normal`, `short` or `endless`"
+        ))
     }
 }
 
@@ -228,7 +236,10 @@ mod tests {
     #[test]
     fn later_source_wins() {
         let spec = OptionsPatch::from_value(&json!({"budget": 3, "seed": 9})).unwrap();
-        let cli = OptionsPatch { budget: Some(5), ..OptionsPatch::default() };
+        let cli = OptionsPatch {
+            budget: Some(5),
+            ..OptionsPatch::default()
+        };
         let resolved = cli.over(spec).resolve();
         assert_eq!(resolved.budget, Some(5));
         assert_eq!(resolved.seed, 9);

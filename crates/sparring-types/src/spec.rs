@@ -52,10 +52,14 @@ fn err(pointer: impl Into<String>, message: impl Into<String>) -> SpecError {
 }
 
 fn unknown_key(pointer: &str, key: &str, known: &[&str]) -> SpecError {
-    let hint = crate::closest(key, known)
-        .map(|c| format!("; did you mean `{c}`?"))
-        .unwrap_or_else(|| format!("; expected one of {}", list(known)));
-    err(format!("{pointer}/{key}"), format!("unknown key `{key}`{hint}"))
+    let hint = crate::closest(key, known).map_or_else(
+        || format!("; expected one of {}", list(known)),
+        |c| format!("; did you mean `{c}`?"),
+    );
+    err(
+        format!("{pointer}/{key}"),
+        format!("unknown key `{key}`{hint}"),
+    )
 }
 
 fn list(names: &[&str]) -> String {
@@ -66,10 +70,17 @@ fn list(names: &[&str]) -> String {
         .join(", ")
 }
 
-fn object<'a>(value: &'a Value, pointer: &str, what: &str) -> Result<&'a Map<String, Value>, SpecError> {
-    value
-        .as_object()
-        .ok_or_else(|| err(pointer, format!("{what} must be an object, found {}", kind(value))))
+fn object<'a>(
+    value: &'a Value,
+    pointer: &str,
+    what: &str,
+) -> Result<&'a Map<String, Value>, SpecError> {
+    value.as_object().ok_or_else(|| {
+        err(
+            pointer,
+            format!("{what} must be an object, found {}", kind(value)),
+        )
+    })
 }
 
 /// The JSON type name of a value, for messages.
@@ -97,7 +108,12 @@ impl Spec {
         let name = match top.get("name") {
             None => return Err(err("/name", "missing: every spec needs a `name`")),
             Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-            Some(v) => return Err(err("/name", format!("must be a non-empty string, found {}", kind(v)))),
+            Some(v) => {
+                return Err(err(
+                    "/name",
+                    format!("must be a non-empty string, found {}", kind(v)),
+                ));
+            }
         };
         let system_prompt = match top.get("system_prompt") {
             None => {
@@ -147,7 +163,12 @@ impl Spec {
                     )),
                 })
                 .collect::<Result<_, _>>()?,
-            Some(v) => return Err(err("/seeds", format!("must be a list of asks, found {}", kind(v)))),
+            Some(v) => {
+                return Err(err(
+                    "/seeds",
+                    format!("must be a list of asks, found {}", kind(v)),
+                ));
+            }
         };
         let fixtures = match top.get("fixtures") {
             None => BTreeMap::new(),
@@ -155,7 +176,9 @@ impl Spec {
         };
         let options = match top.get("options") {
             None => OptionsPatch::default(),
-            Some(v) => OptionsPatch::from_value(v).map_err(|(p, m)| err(format!("/options{p}"), m))?,
+            Some(v) => {
+                OptionsPatch::from_value(v).map_err(|(p, m)| err(format!("/options{p}"), m))?
+            }
         };
         Ok(Self {
             name,
@@ -193,7 +216,10 @@ fn parse_tools(value: &Value) -> Result<Vec<ToolSpec>, SpecError> {
     let Value::Array(items) = value else {
         return Err(err(
             "/tools",
-            format!("must be a list of tools or `{{file: PATH}}`, found {}", kind(value)),
+            format!(
+                "must be a list of tools or `{{file: PATH}}`, found {}",
+                kind(value)
+            ),
         ));
     };
     if items.is_empty() {
@@ -210,8 +236,11 @@ fn parse_tools(value: &Value) -> Result<Vec<ToolSpec>, SpecError> {
         };
         if let Some(first) = tools.iter().position(|t| t.name == tool.name) {
             return Err(err(
-                format!("{pointer}"),
-                format!("two tools are named `{}` (also `/tools/{first}`)", tool.name),
+                pointer.clone(),
+                format!(
+                    "two tools are named `{}` (also `/tools/{first}`)",
+                    tool.name
+                ),
             ));
         }
         tools.push(tool);
@@ -233,7 +262,12 @@ fn parse_openai(map: &Map<String, Value>, pointer: &str) -> Result<ToolSpec, Spe
                 format!("must be \"function\", found {other}"),
             ));
         }
-        None => return Err(err(format!("{pointer}/type"), "missing: must be \"function\"")),
+        None => {
+            return Err(err(
+                format!("{pointer}/type"),
+                "missing: must be \"function\"",
+            ));
+        }
     }
     let fpointer = format!("{pointer}/function");
     let function = match map.get("function") {
@@ -247,7 +281,10 @@ fn parse_openai(map: &Map<String, Value>, pointer: &str) -> Result<ToolSpec, Spe
     }
     let name = tool_name(function.get("name"), &fpointer)?;
     let description = description(function.get("description"), &fpointer)?;
-    let parameters = parameters(function.get("parameters"), &format!("{fpointer}/parameters"))?;
+    let parameters = parameters(
+        function.get("parameters"),
+        &format!("{fpointer}/parameters"),
+    )?;
     Ok(ToolSpec {
         name,
         description,
@@ -286,7 +323,8 @@ fn tool_name(value: Option<&Value>, pointer: &str) -> Result<String, SpecError> 
         Some(Value::String(s)) => {
             let valid = !s.is_empty()
                 && s.len() <= 128
-                && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.');
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.');
             if valid {
                 Ok(s.clone())
             } else {
@@ -341,7 +379,10 @@ fn parameters(value: Option<&Value>, pointer: &str) -> Result<Value, SpecError> 
             if !schema.is_object() && !schema.is_boolean() {
                 return Err(err(
                     format!("{pointer}/properties/{}", escape(name)),
-                    format!("a property's schema must be an object, found {}", kind(schema)),
+                    format!(
+                        "a property's schema must be an object, found {}",
+                        kind(schema)
+                    ),
                 ));
             }
         }
@@ -355,7 +396,10 @@ fn parameters(value: Option<&Value>, pointer: &str) -> Result<Value, SpecError> 
         };
         for (i, n) in names.iter().enumerate() {
             let Some(n) = n.as_str() else {
-                return Err(err(format!("{pointer}/required/{i}"), "must be a property name"));
+                return Err(err(
+                    format!("{pointer}/required/{i}"),
+                    "must be a property name",
+                ));
             };
             if !properties.is_some_and(|p| p.contains_key(n)) {
                 return Err(err(
@@ -374,7 +418,10 @@ fn parse_fixtures(value: &Value) -> Result<BTreeMap<String, Vec<Value>>, SpecErr
     for (entity, records) in map {
         let pointer = format!("/fixtures/{}", escape(entity));
         let Value::Array(items) = records else {
-            return Err(err(pointer, format!("must be a list of records, found {}", kind(records))));
+            return Err(err(
+                pointer,
+                format!("must be a list of records, found {}", kind(records)),
+            ));
         };
         let id_keys = id_keys(entity);
         let mut seen: BTreeMap<String, usize> = BTreeMap::new();
@@ -384,7 +431,10 @@ fn parse_fixtures(value: &Value) -> Result<BTreeMap<String, Vec<Value>>, SpecErr
             let Some(id) = record_id(fields, &id_keys) else {
                 return Err(err(
                     rpointer,
-                    format!("a record needs an id field ({})", list(&id_keys.iter().map(String::as_str).collect::<Vec<_>>())),
+                    format!(
+                        "a record needs an id field ({})",
+                        list(&id_keys.iter().map(String::as_str).collect::<Vec<_>>())
+                    ),
                 ));
             };
             if let Some(first) = seen.insert(id.clone(), i) {
@@ -409,7 +459,11 @@ pub fn singular(entity: &str) -> String {
     } else if let Some(stem) = entity.strip_suffix("ses") {
         format!("{stem}s")
     } else if let Some(stem) = entity.strip_suffix('s') {
-        if stem.ends_with('s') { entity.to_owned() } else { stem.to_owned() }
+        if stem.ends_with('s') {
+            entity.to_owned()
+        } else {
+            stem.to_owned()
+        }
     } else {
         entity.to_owned()
     }

@@ -41,7 +41,15 @@ const CREATE: &[&str] = &[
     "create", "book", "add", "place", "open", "submit", "register", "schedule", "new", "make",
 ];
 const UPDATE: &[&str] = &[
-    "update", "modify", "change", "exchange", "edit", "set", "rename", "reschedule", "move",
+    "update",
+    "modify",
+    "change",
+    "exchange",
+    "edit",
+    "set",
+    "rename",
+    "reschedule",
+    "move",
 ];
 const STATE: &[&str] = &[
     "cancel", "delete", "remove", "refund", "return", "close", "void", "suspend", "block",
@@ -141,7 +149,9 @@ pub fn infer_tool(tool: &ToolSpec, entities: &[String]) -> ToolModel {
             }
         };
         let entity = matching(&stem).unwrap_or_else(|| format!("{stem}s"));
-        let in_name = name_words.iter().any(|w| singular(w) == singular(&entity) || *w == stem);
+        let in_name = name_words
+            .iter()
+            .any(|w| singular(w) == singular(&entity) || *w == stem);
         candidates.push(((*p).to_owned(), entity, in_name));
     }
     let chosen = candidates
@@ -151,10 +161,12 @@ pub fn infer_tool(tool: &ToolSpec, entities: &[String]) -> ToolModel {
         .cloned();
     if op == Operation::Create {
         // What a create call makes is named in the tool, not in its ids.
-        let entity = name_words
-            .iter()
-            .find_map(|w| matching(w))
-            .or_else(|| name_words.last().filter(|_| name_words.len() > 1).map(|w| format!("{}s", singular(w))));
+        let entity = name_words.iter().find_map(|w| matching(w)).or_else(|| {
+            name_words
+                .last()
+                .filter(|_| name_words.len() > 1)
+                .map(|w| format!("{}s", singular(w)))
+        });
         return ToolModel {
             name: tool.name.clone(),
             operation: op,
@@ -177,7 +189,10 @@ pub fn infer_tool(tool: &ToolSpec, entities: &[String]) -> ToolModel {
 /// Every tool of a spec, inferred.
 pub(crate) fn infer_all(spec: &Spec) -> Vec<ToolModel> {
     let entities: Vec<String> = spec.fixtures.keys().cloned().collect();
-    spec.tools.iter().map(|t| infer_tool(t, &entities)).collect()
+    spec.tools
+        .iter()
+        .map(|t| infer_tool(t, &entities))
+        .collect()
 }
 
 #[cfg(test)]
@@ -201,7 +216,10 @@ mod tests {
     #[test]
     fn verbs_and_entities() {
         let entities = vec!["orders".to_owned(), "users".to_owned()];
-        let m = infer_tool(&tool("cancel_pending_order", &["order_id", "reason"]), &entities);
+        let m = infer_tool(
+            &tool("cancel_pending_order", &["order_id", "reason"]),
+            &entities,
+        );
         assert_eq!(m.operation, Operation::StateChange("cancel".into()));
         assert_eq!(m.entity.as_deref(), Some("orders"));
         assert_eq!(m.id_param.as_deref(), Some("order_id"));
@@ -209,13 +227,19 @@ mod tests {
         assert_eq!(m.operation, Operation::Read);
         assert_eq!(m.entity.as_deref(), Some("orders"));
         assert_eq!(m.id_param.as_deref(), Some("id"));
-        let m = infer_tool(&tool("update_user_address", &["user_id", "address1"]), &entities);
+        let m = infer_tool(
+            &tool("update_user_address", &["user_id", "address1"]),
+            &entities,
+        );
         assert_eq!(m.operation, Operation::Update);
         assert_eq!(m.entity.as_deref(), Some("users"));
         let m = infer_tool(&tool("calculate", &["expression"]), &entities);
         assert_eq!(m.operation, Operation::Other);
         assert_eq!(m.entity, None);
-        let m = infer_tool(&tool("book_reservation", &["user_id", "flight_id"]), &entities);
+        let m = infer_tool(
+            &tool("book_reservation", &["user_id", "flight_id"]),
+            &entities,
+        );
         assert_eq!(m.operation, Operation::Create);
         assert_eq!(m.entity.as_deref(), Some("reservations"));
         assert_eq!(m.id_param, None);

@@ -59,7 +59,11 @@ impl ToolResult {
         }
     }
 
-    pub(crate) fn err_hint(kind: ErrorKind, message: impl Into<String>, hint: impl Into<String>) -> Self {
+    pub(crate) fn err_hint(
+        kind: ErrorKind,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Self {
         Self::Err {
             kind,
             message: message.into(),
@@ -84,7 +88,11 @@ impl ToolResult {
     pub fn to_json(&self) -> Value {
         match self {
             Self::Ok(result) => json!({"ok": true, "result": result}),
-            Self::Err { kind, message, hint } => {
+            Self::Err {
+                kind,
+                message,
+                hint,
+            } => {
                 json!({"ok": false, "error": {"kind": kind.as_str(), "message": message, "hint": hint}})
             }
         }

@@ -8,7 +8,14 @@ use std::collections::BTreeMap;
 
 /// Statuses after which a record takes no further action.
 const TERMINAL: &[&str] = &[
-    "cancelled", "canceled", "refunded", "deleted", "closed", "returned", "removed", "voided",
+    "cancelled",
+    "canceled",
+    "refunded",
+    "deleted",
+    "closed",
+    "returned",
+    "removed",
+    "voided",
 ];
 
 /// Values that only echo a schema or a template, never real data.
@@ -157,7 +164,10 @@ impl World {
                 let Some(record) = store.get_mut(&id) else {
                     return ToolResult::err(ErrorKind::NotFound, format!("no {singular} `{id}`"));
                 };
-                let status = record.get("status").and_then(Value::as_str).map(str::to_owned);
+                let status = record
+                    .get("status")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
                 match op {
                     Operation::Read | Operation::Other | Operation::Create => {
                         ToolResult::Ok(Value::Object(record.clone()))
@@ -219,10 +229,17 @@ impl World {
             .map(|r| Value::Object(r.clone()))
             .collect();
         if matches.is_empty() && !args.is_empty() {
-            let given: Vec<String> = args.iter().map(|(k, v)| format!("{k} `{}`", plain(v))).collect();
+            let given: Vec<String> = args
+                .iter()
+                .map(|(k, v)| format!("{k} `{}`", plain(v)))
+                .collect();
             return ToolResult::err(
                 ErrorKind::NotFound,
-                format!("no {} matches {}", sparring_types::singular(entity), given.join(", ")),
+                format!(
+                    "no {} matches {}",
+                    sparring_types::singular(entity),
+                    given.join(", ")
+                ),
             );
         }
         ToolResult::Ok(Value::Array(matches))
@@ -233,10 +250,17 @@ impl World {
         let key = format!("{singular}_id");
         let n = seed::derive_u64(self.seed, "world/create", &[self.created]);
         self.created += 1;
-        let id = format!("{}{:08}", singular.chars().next().unwrap_or('x').to_ascii_uppercase(), n % 100_000_000);
+        let id = format!(
+            "{}{:08}",
+            singular.chars().next().unwrap_or('x').to_ascii_uppercase(),
+            n % 100_000_000
+        );
         let mut record = args.clone();
         record.insert(key, Value::String(id.clone()));
-        self.records.entry(entity.to_owned()).or_default().insert(id, record.clone());
+        self.records
+            .entry(entity.to_owned())
+            .or_default()
+            .insert(id, record.clone());
         ToolResult::Ok(Value::Object(record))
     }
 }
@@ -271,7 +295,11 @@ fn validate(spec: &ToolSpec, args: &Map<String, Value>) -> Option<ToolResult> {
             return Some(ToolResult::err_hint(
                 ErrorKind::InvalidArguments,
                 format!("missing required argument `{name}`"),
-                format!("`{}` takes: {}", spec.name, spec.parameter_names().join(", ")),
+                format!(
+                    "`{}` takes: {}",
+                    spec.name,
+                    spec.parameter_names().join(", ")
+                ),
             ));
         }
     }
@@ -282,7 +310,11 @@ fn validate(spec: &ToolSpec, args: &Map<String, Value>) -> Option<ToolResult> {
                 return Some(ToolResult::err_hint(
                     ErrorKind::InvalidArguments,
                     format!("unknown argument `{name}`"),
-                    format!("`{}` takes: {}", spec.name, spec.parameter_names().join(", ")),
+                    format!(
+                        "`{}` takes: {}",
+                        spec.name,
+                        spec.parameter_names().join(", ")
+                    ),
                 ));
             }
             continue;
@@ -301,7 +333,10 @@ fn validate(spec: &ToolSpec, args: &Map<String, Value>) -> Option<ToolResult> {
             let list: Vec<String> = options.iter().map(ToString::to_string).collect();
             return Some(ToolResult::err(
                 ErrorKind::InvalidArguments,
-                format!("argument `{name}` must be one of {}, got {value}", list.join(", ")),
+                format!(
+                    "argument `{name}` must be one of {}, got {value}",
+                    list.join(", ")
+                ),
             ));
         }
     }
@@ -341,7 +376,9 @@ fn echo_refusal(spec: &ToolSpec, args: &Map<String, Value>) -> Option<ToolResult
         if echoes {
             return Some(ToolResult::err_hint(
                 ErrorKind::Refused,
-                format!("`{name}` is `{text}`, which repeats the schema rather than giving a real value"),
+                format!(
+                    "`{name}` is `{text}`, which repeats the schema rather than giving a real value"
+                ),
                 format!("ask the customer for their real {spaced}"),
             ));
         }
@@ -391,28 +428,55 @@ mod tests {
     #[test]
     fn says_no() {
         let mut w = World::new(&shop(), 1);
-        assert_eq!(w.call("get_order", &json!({"order_id": "Z9"})).error_kind(), Some("not_found"));
-        assert_eq!(w.call("get_order", &json!({})).error_kind(), Some("invalid_arguments"));
-        assert_eq!(w.call("get_order", &json!({"order_id": 5})).error_kind(), Some("invalid_arguments"));
         assert_eq!(
-            w.call("refund_order", &json!({"order_id": "A1", "amount": 3})).error_kind(),
+            w.call("get_order", &json!({"order_id": "Z9"})).error_kind(),
+            Some("not_found")
+        );
+        assert_eq!(
+            w.call("get_order", &json!({})).error_kind(),
             Some("invalid_arguments")
         );
-        assert_eq!(w.call("get_order", &json!({"order_id": "<order_id>"})).error_kind(), Some("refused"));
-        assert_eq!(w.call("get_order", &json!({"order_id": "order id"})).error_kind(), Some("refused"));
-        assert_eq!(w.call("nope", &json!({})).error_kind(), Some("unknown_tool"));
+        assert_eq!(
+            w.call("get_order", &json!({"order_id": 5})).error_kind(),
+            Some("invalid_arguments")
+        );
+        assert_eq!(
+            w.call("refund_order", &json!({"order_id": "A1", "amount": 3}))
+                .error_kind(),
+            Some("invalid_arguments")
+        );
+        assert_eq!(
+            w.call("get_order", &json!({"order_id": "<order_id>"}))
+                .error_kind(),
+            Some("refused")
+        );
+        assert_eq!(
+            w.call("get_order", &json!({"order_id": "order id"}))
+                .error_kind(),
+            Some("refused")
+        );
+        assert_eq!(
+            w.call("nope", &json!({})).error_kind(),
+            Some("unknown_tool")
+        );
     }
 
     #[test]
     fn updates_and_searches() {
         let mut w = World::new(&shop(), 1);
-        let r = w.call("update_address", &json!({"order_id": "A1", "address": "1 Main St"}));
+        let r = w.call(
+            "update_address",
+            &json!({"order_id": "A1", "address": "1 Main St"}),
+        );
         assert_eq!(r.to_json()["result"]["address"], "1 Main St");
         let found = w.call("find_orders", &json!({"email": "BOB@shop.test"}));
         assert_eq!(found.to_json()["result"][0]["order_id"], "A2");
         let none = w.call("find_orders", &json!({"email": "zed@shop.test"}));
         assert_eq!(none.error_kind(), Some("not_found"));
-        assert!(w.call("find_orders", &json!({"email": "ann@shop.test"})).is_ok());
+        assert!(
+            w.call("find_orders", &json!({"email": "ann@shop.test"}))
+                .is_ok()
+        );
     }
 
     #[test]
@@ -421,7 +485,11 @@ mod tests {
             let mut w = World::new(&shop(), 9);
             ["A1", "A2", "Q"]
                 .iter()
-                .map(|id| w.call("refund_order", &json!({"order_id": id})).to_json().to_string())
+                .map(|id| {
+                    w.call("refund_order", &json!({"order_id": id}))
+                        .to_json()
+                        .to_string()
+                })
                 .collect::<Vec<_>>()
         };
         assert_eq!(run(), run());
