@@ -39,6 +39,12 @@ pub(crate) struct Args {
     /// Agent replies to the person before a conversation is cut off [default: 10]
     #[arg(long)]
     max_turns: Option<u32>,
+    /// Agent requests within one turn before it is cut off [default: 8]
+    #[arg(long)]
+    max_tool_steps: Option<u32>,
+    /// Seconds a command agent may take per request [default: 60]
+    #[arg(long)]
+    agent_timeout: Option<f64>,
     /// Rollouts per ask (k) [default: 1]
     #[arg(long)]
     repeats: Option<u32>,
@@ -85,7 +91,8 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         repeats: args.repeats,
         grade: args.grade.then_some(true),
         patience: args.patience.clone(),
-        ..OptionsPatch::default()
+        max_tool_steps: args.max_tool_steps,
+        agent_timeout: args.agent_timeout,
     };
     if let Some(p) = &cli.patience
         && !matches!(p.as_str(), "normal" | "short" | "endless")
@@ -99,10 +106,16 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         ("--concurrency", cli.concurrency == Some(0)),
         ("--max-turns", cli.max_turns == Some(0)),
         ("--repeats", cli.repeats == Some(0)),
+        ("--max-tool-steps", cli.max_tool_steps == Some(0)),
     ] {
         if zero {
             return Err(usage(format!("{name} must be at least 1")));
         }
+    }
+    if cli.agent_timeout.is_some_and(|t| t.is_nan() || t <= 0.0) {
+        return Err(usage(
+            "--agent-timeout must be a number of seconds greater than 0",
+        ));
     }
     let patch = cli.over(spec.options.clone());
     let agent_command = patch.agent.clone().ok_or_else(|| {
