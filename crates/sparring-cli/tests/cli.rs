@@ -553,6 +553,38 @@ mod agents {
     }
 
     #[test]
+    fn replies_out_of_order_are_matched_by_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/shuffle.py");
+        let o = sparring()
+            .arg("simulate")
+            .arg(example_spec())
+            .args([
+                "--agent",
+                &format!("python3 {}", script.display()),
+                "--repeats",
+                "4",
+                "--concurrency",
+                "16",
+                "--out",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert!(rows.len() > 100, "{}", rows.len());
+        assert_valid_rows(&rows);
+        assert!(
+            rows.iter().all(|r| r["ended_by"] == "agent_done"),
+            "every reply reached its own row"
+        );
+        let log = std::fs::read_to_string(out.join("run.log")).unwrap();
+        assert!(!log.contains("start 2"), "{log}");
+    }
+
+    #[test]
     fn an_agent_that_never_works_stops_the_run() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");

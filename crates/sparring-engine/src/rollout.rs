@@ -5,7 +5,9 @@ use crate::plan::Task;
 use crate::text::asks_question;
 use serde_json::{Value, json};
 use sparring_types::seed::Stream;
-use sparring_types::{Agent, AgentRequest, EndedBy, Message, Role, SimulateOptions, Timings};
+use sparring_types::{
+    Agent, AgentErrorKind, AgentRequest, EndedBy, Message, Role, SimulateOptions, Timings,
+};
 use sparring_world::World;
 use std::sync::Arc;
 
@@ -36,6 +38,10 @@ pub struct Transcript {
     pub error: Option<String>,
     /// Timing metadata.
     pub timings: Timings,
+    /// Sampling settings of the agent's first turn, when its backend said.
+    pub sampling: Option<Value>,
+    /// Log-probabilities per agent turn, when its backend gave them.
+    pub logprobs: Vec<Value>,
 }
 
 /// Everything a rollout needs besides the agent.
@@ -78,13 +84,17 @@ pub async fn play(
     );
     let mut turns = 0u32;
     let mut request = 0u32;
-    let finish = |messages, ended_by, error, mut timings: Timings| {
+    let mut sampling: Option<Value> = None;
+    let mut logprobs: Vec<Value> = Vec::new();
+    let finish = |messages, ended_by, error, mut timings: Timings, sampling, logprobs| {
         timings.rollout_ms = clock.millis() - started;
         Transcript {
             messages,
             ended_by,
             error,
             timings,
+            sampling,
+            logprobs,
         }
     };
     loop {
@@ -92,7 +102,14 @@ pub async fn play(
         let mut steps = 0u32;
         let reply_text = loop {
             if steps >= setup.options.max_tool_steps {
-                return finish(messages, EndedBy::ToolLimit, None, timings);
+                return finish(
+                    messages,
+                    EndedBy::ToolLimit,
+                    None,
+                    timings,
+                    sampling,
+                    logprobs,
+                );
             }
             steps += 1;
             request += 1;
@@ -106,17 +123,44 @@ pub async fn play(
                 .await;
             timings.agent_ms += clock.millis() - asked;
             timings.agent_requests += 1;
-            let mut reply = match reply {
-                Ok(m) => m,
-                Err(e) => return finish(messages, EndedBy::AgentError, Some(e.0), timings),
+            let reply = match reply {
+                Ok(r) => r,
+                Err(e) => {
+                    let ended_by = match e.kind {
+                        AgentErrorKind::Backend => EndedBy::BackendError,
+                        _ => EndedBy::AgentError,
+                    };
+                    return finish(
+                        messages,
+                        ended_by,
+                        Some(e.message),
+                        timings,
+                        sampling,
+                        logprobs,
+                    );
+                }
             };
+            if sampling.is_none() {
+                sampling = reply.sampling;
+            }
+            if let Some(lp) = reply.logprobs {
+                logprobs.push(lp);
+            }
+            let mut reply = reply.message;
             if reply.role != Role::Assistant {
                 let error = format!(
                     "the agent replied with role `{:?}`, not `assistant`",
                     reply.role
                 )
                 .to_lowercase();
-                return finish(messages, EndedBy::AgentError, Some(error), timings);
+                return finish(
+                    messages,
+                    EndedBy::AgentError,
+                    Some(error),
+                    timings,
+                    sampling,
+                    logprobs,
+                );
             }
             // Every call needs an id the tool message can answer.
             for (i, call) in reply.tool_calls.iter_mut().enumerate() {
@@ -143,14 +187,37 @@ pub async fn play(
         };
         turns += 1;
         if !asks_question(&reply_text) {
-            return finish(messages, EndedBy::AgentDone, None, timings);
+            return finish(
+                messages,
+                EndedBy::AgentDone,
+                None,
+                timings,
+                sampling,
+                logprobs,
+            );
         }
         if turns >= setup.options.max_turns {
-            return finish(messages, EndedBy::MaxTurns, None, timings);
+            return finish(
+                messages,
+                EndedBy::MaxTurns,
+                None,
+                timings,
+                sampling,
+                logprobs,
+            );
         }
         match person.answer(&reply_text) {
             Move::Say(text) => messages.push(Message::text(Role::User, text)),
-            Move::Leave => return finish(messages, EndedBy::UserLeft, None, timings),
+            Move::Leave => {
+                return finish(
+                    messages,
+                    EndedBy::UserLeft,
+                    None,
+                    timings,
+                    sampling,
+                    logprobs,
+                );
+            }
         }
     }
 }

@@ -15,7 +15,7 @@
 use crate::Error;
 use crate::log::RunLog;
 use serde_json::{Value, json};
-use sparring_types::{Agent, AgentError, AgentRequest, BoxFuture, Message};
+use sparring_types::{Agent, AgentError, AgentReply, AgentRequest, BoxFuture, Message};
 use std::collections::{HashMap, HashSet};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -25,7 +25,7 @@ use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::oneshot;
 
-type Reply = Result<Message, AgentError>;
+type Reply = Result<AgentReply, AgentError>;
 
 /// One running agent process.
 struct Process {
@@ -52,7 +52,7 @@ impl Process {
             Err(_) => Vec::new(),
         };
         for tx in drained {
-            let _ = tx.send(Err(AgentError(reason.to_owned())));
+            let _ = tx.send(Err(AgentError::agent(reason.to_owned())));
         }
         if let Ok(mut child) = self.child.lock()
             && let Some(child) = child.as_mut()
@@ -261,7 +261,7 @@ impl CommandAgent {
         {
             return Ok(Arc::clone(p));
         }
-        let process = self.spawn().map_err(|e| AgentError(e.to_string()))?;
+        let process = self.spawn().map_err(|e| AgentError::agent(e.to_string()))?;
         *current = Some(Arc::clone(&process));
         Ok(process)
     }
@@ -274,7 +274,7 @@ impl CommandAgent {
             pending.insert(id.clone(), tx);
         }
         if !process.alive.load(Ordering::SeqCst) {
-            return Err(AgentError(process.reason()));
+            return Err(AgentError::agent(process.reason()));
         }
         let mut line =
             json!({"id": request.id, "messages": request.messages, "tools": *request.tools})
@@ -293,11 +293,11 @@ impl CommandAgent {
                 e.to_string().to_lowercase()
             );
             process.fail_all(&reason);
-            return Err(AgentError(process.reason()));
+            return Err(AgentError::agent(process.reason()));
         }
         match tokio::time::timeout(self.timeout, rx).await {
             Ok(Ok(reply)) => reply,
-            Ok(Err(_)) => Err(AgentError(process.reason())),
+            Ok(Err(_)) => Err(AgentError::agent(process.reason())),
             Err(_) => {
                 if let Ok(mut pending) = process.pending.lock() {
                     pending.remove(&id);
@@ -305,7 +305,7 @@ impl CommandAgent {
                 if let Ok(mut t) = process.timed_out.lock() {
                     t.insert(id);
                 }
-                Err(AgentError(format!(
+                Err(AgentError::agent(format!(
                     "the agent did not answer within {} s",
                     self.timeout.as_secs_f64()
                 )))
@@ -337,13 +337,17 @@ fn dispatch(process: &Process, line: &str) -> Result<(), String> {
         let text = error
             .as_str()
             .map_or_else(|| error.to_string(), str::to_owned);
-        Err(AgentError(format!("the agent reported an error: {text}")))
+        Err(AgentError::agent(format!(
+            "the agent reported an error: {text}"
+        )))
     } else {
         match value.get("message") {
-            Some(m) => serde_json::from_value::<Message>(m.clone()).map_err(|e| {
-                AgentError(format!("the agent's `message` is not a chat message: {e}"))
-            }),
-            None => Err(AgentError(
+            Some(m) => serde_json::from_value::<Message>(m.clone())
+                .map(AgentReply::from)
+                .map_err(|e| {
+                    AgentError::agent(format!("the agent's `message` is not a chat message: {e}"))
+                }),
+            None => Err(AgentError::agent(
                 "the agent's reply has neither `message` nor `error`".to_owned(),
             )),
         }
@@ -353,7 +357,7 @@ fn dispatch(process: &Process, line: &str) -> Result<(), String> {
 }
 
 impl Agent for CommandAgent {
-    fn respond(&self, request: AgentRequest) -> BoxFuture<'_, Result<Message, AgentError>> {
+    fn respond(&self, request: AgentRequest) -> BoxFuture<'_, Result<AgentReply, AgentError>> {
         Box::pin(self.ask(request))
     }
 

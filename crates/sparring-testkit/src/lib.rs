@@ -18,7 +18,8 @@
 
 use serde_json::json;
 use sparring_types::{
-    Agent, AgentError, AgentRequest, BoxFuture, FunctionCall, Message, Role, Spec, ToolCall,
+    Agent, AgentError, AgentReply, AgentRequest, BoxFuture, FunctionCall, Message, Role, Spec,
+    ToolCall,
 };
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -106,10 +107,10 @@ pub fn tool_call(name: &str, arguments: &serde_json::Value) -> Message {
 }
 
 impl Agent for ScriptedAgent {
-    fn respond(&self, request: AgentRequest) -> BoxFuture<'_, Result<Message, AgentError>> {
+    fn respond(&self, request: AgentRequest) -> BoxFuture<'_, Result<AgentReply, AgentError>> {
         self.requests.fetch_add(1, Ordering::SeqCst);
         let reply = (self.script)(&request.messages);
-        Box::pin(async move { Ok(reply) })
+        Box::pin(async move { Ok(AgentReply::from(reply)) })
     }
 
     fn describe(&self) -> String {

@@ -48,7 +48,7 @@ pub mod seed;
 mod spec;
 mod tool;
 
-pub use agent::{Agent, AgentError, AgentRequest, BoxFuture};
+pub use agent::{Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture};
 pub use message::{FunctionCall, Message, Role, ToolCall};
 pub use options::{OptionsPatch, SimulateOptions, closest};
 pub use row::{

@@ -4,7 +4,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 /// Who wrote a message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// The policy the agent works under.
@@ -12,6 +12,7 @@ pub enum Role {
     /// The simulated person (or a real one, in imported traces).
     User,
     /// The agent under test.
+    #[default]
     Assistant,
     /// A tool result, answering one of the assistant's tool calls.
     Tool,
@@ -21,7 +22,7 @@ pub enum Role {
 ///
 /// `content` is `None` for an assistant message that only calls tools. On
 /// input, content given as a list of text parts is joined into one string.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     /// Who wrote it.
     pub role: Role,
