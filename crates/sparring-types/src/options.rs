@@ -78,7 +78,7 @@ impl OptionsPatch {
                 }
                 "repeats" => patch.repeats = Some(small(v).ok_or_else(|| at(POSITIVE))?),
                 "grade" => {
-                    patch.grade = Some(v.as_bool().ok_or_else(|| at("must be true or false"))?)
+                    patch.grade = Some(v.as_bool().ok_or_else(|| at("must be true or false"))?);
                 }
                 "agent_timeout" => {
                     let secs = v
