@@ -105,7 +105,7 @@ pub fn redact_command(argv: &[String]) -> String {
             out.push("***".to_owned());
         } else if secret_flag && lower.starts_with('-') {
             if let Some((flag, _)) = word.split_once('=') {
-                out.push(format!("{flag}=***"))
+                out.push(format!("{flag}=***"));
             } else {
                 out.push(word.clone());
                 hide_next = true;
