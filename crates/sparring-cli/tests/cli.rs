@@ -57,6 +57,17 @@ fn assert_usage_error(o: &Output, must_contain: &[&str]) {
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// `sparring simulate SPEC --agent true`: for specs that must fail before
+/// the agent matters.
+fn simulate_spec(spec: &Path) -> Output {
+    sparring()
+        .arg("simulate")
+        .arg(spec)
+        .args(["--agent", "true"])
+        .output()
+        .unwrap()
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
@@ -119,12 +130,7 @@ mod spec_errors {
             "s.yaml",
             "name: x\nsystem_prompt: [unclosed\ntools: []\n",
         );
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(&o, &["s.yaml", "line ", "column ", "invalid YAML"]);
     }
 
@@ -132,20 +138,10 @@ mod spec_errors {
     fn invalid_json_and_toml_name_the_line() {
         let dir = tempfile::tempdir().unwrap();
         let p = write(dir.path(), "s.json", "{\n  \"name\": \"x\",\n  oops\n}");
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(&o, &["s.json", "line 3"]);
         let p = write(dir.path(), "s.toml", "name = \"x\"\nsystem_prompt = \n");
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(&o, &["s.toml", "line 2"]);
     }
 
@@ -156,12 +152,7 @@ mod spec_errors {
             r#"[{TOOL}, {{"type": "function", "function": {{"parameters": {{"type": "object"}}}}}}]"#
         );
         let p = write(dir.path(), "s.json", &spec_with_tools(&tools));
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(
             &o,
             &["s.json", "`/tools/1/function/name`", "needs a `name`"],
@@ -171,12 +162,7 @@ mod spec_errors {
             "m.yaml",
             "name: t\nsystem_prompt: p\ntools:\n  - description: no name\n    inputSchema: {type: object}\n",
         );
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(&o, &["m.yaml", "`/tools/0/name`"]);
     }
 
@@ -185,24 +171,14 @@ mod spec_errors {
         let dir = tempfile::tempdir().unwrap();
         let tools = r#"[{"type": "function", "function": {"name": "a", "parameters": {"type": "string"}}}]"#;
         let p = write(dir.path(), "s.json", &spec_with_tools(tools));
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(
             &o,
             &["`/tools/0/function/parameters/type`", "object schema"],
         );
         let tools = r#"[{"type": "function", "function": {"name": "a", "parameters": [1]}}]"#;
         let p = write(dir.path(), "s.json", &spec_with_tools(tools));
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(&o, &["`/tools/0/function/parameters`", "must be an object"]);
     }
 
@@ -212,12 +188,7 @@ mod spec_errors {
         let tools =
             format!(r#"[{TOOL}, {{"name": "get_order", "inputSchema": {{"type": "object"}}}}]"#);
         let p = write(dir.path(), "s.json", &spec_with_tools(&tools));
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(&o, &["`/tools/1`", "two tools are named `get_order`"]);
     }
 
@@ -229,12 +200,7 @@ mod spec_errors {
             "s.yaml",
             &format!("name: t\nsystem_prompt: p\ntools: [{TOOL}]\nseed: [hi]\n"),
         );
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(
             &o,
             &["`/seed`", "unknown key `seed`", "did you mean `seeds`"],
@@ -244,22 +210,12 @@ mod spec_errors {
             "s.yaml",
             &format!("name: t\nsystem_prompt: p\ntools: [{TOOL}]\noptions: {{budgte: 3}}\n"),
         );
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(&o, &["`/options/budgte`", "did you mean `budget`"]);
         let tools =
             r#"[{"type": "function", "function": {"name": "a", "paramters": {"type": "object"}}}]"#;
         let p = write(dir.path(), "s.json", &spec_with_tools(tools));
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(
             &o,
             &["`/tools/0/function/paramters`", "did you mean `parameters`"],
@@ -280,24 +236,14 @@ mod spec_errors {
             "s.yaml",
             "name: t\nsystem_prompt: {file: policy.md}\ntools: {file: tools.json}\n",
         );
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(&o, &["tools.json", "`/1/name`"]);
         let p = write(
             dir.path(),
             "s2.yaml",
             "name: t\nsystem_prompt: {file: nope.md}\ntools: {file: tools.json}\n",
         );
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(&o, &["nope.md", "no such file"]);
     }
 
