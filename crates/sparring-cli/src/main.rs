@@ -5,6 +5,8 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod asks;
+mod grid;
 mod report;
 mod simulate;
 
@@ -23,6 +25,13 @@ enum Command {
     Simulate(simulate::Args),
     /// Summarise a run's rows: pass@1 overall and per tool
     Report(report::Args),
+    /// Print a spec's situation axes and their pairwise covering array, or
+    /// build a raw array with --levels
+    Grid(grid::Args),
+    /// List the tools and policy rules that none of a list of asks touches
+    CoverageGap(grid::GapArgs),
+    /// Print the situations and asks the writer makes for a spec
+    Asks(asks::Args),
 }
 
 /// A failure the user caused (bad input): exit code 2.
@@ -42,6 +51,9 @@ fn main() -> ExitCode {
     let result: Result<ExitCode> = match cli.command {
         Command::Simulate(args) => simulate::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Grid(args) => grid::run(&args),
+        Command::CoverageGap(args) => grid::gap(&args),
+        Command::Asks(args) => asks::run(&args),
     };
     match result {
         Ok(code) => code,

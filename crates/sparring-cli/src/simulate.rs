@@ -45,6 +45,15 @@ pub(crate) struct Args {
     /// Seconds a command agent may take per request [default: 60]
     #[arg(long)]
     agent_timeout: Option<f64>,
+    /// Wordings written per situation (n) [default: 1]
+    #[arg(long, visible_alias = "n")]
+    phrasings: Option<u32>,
+    /// Share of situations from the hard tiers: ambiguous, boundary, adversarial [default: 0.4]
+    #[arg(long)]
+    hard_share: Option<f64>,
+    /// Effort of the covering-array optimiser, a multiple of its default [default: 1]
+    #[arg(long)]
+    grid_effort: Option<f64>,
     /// Rollouts per ask (k) [default: 1]
     #[arg(long)]
     repeats: Option<u32>,
@@ -93,6 +102,9 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         patience: args.patience.clone(),
         max_tool_steps: args.max_tool_steps,
         agent_timeout: args.agent_timeout,
+        phrasings: args.phrasings,
+        hard_share: args.hard_share,
+        grid_effort: args.grid_effort,
     };
     if let Some(p) = &cli.patience
         && !matches!(p.as_str(), "normal" | "short" | "endless")
@@ -111,6 +123,18 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         if zero {
             return Err(usage(format!("{name} must be at least 1")));
         }
+    }
+    if cli.hard_share.is_some_and(|s| !(0.0..=1.0).contains(&s)) {
+        return Err(usage("--hard-share must be a number from 0 to 1"));
+    }
+    if cli
+        .grid_effort
+        .is_some_and(|e| !(0.0..=1000.0).contains(&e))
+    {
+        return Err(usage("--grid-effort must be a number from 0 to 1000"));
+    }
+    if cli.phrasings == Some(0) {
+        return Err(usage("--phrasings must be at least 1"));
     }
     if cli.agent_timeout.is_some_and(|t| t.is_nan() || t <= 0.0) {
         return Err(usage(

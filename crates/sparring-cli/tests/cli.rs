@@ -648,3 +648,118 @@ mod docs {
         }
     }
 }
+
+mod grid {
+    use super::*;
+
+    #[test]
+    fn spec_grid_lists_axes_rules_and_covers_every_pair() {
+        let o = sparring()
+            .arg("grid")
+            .arg(example_spec())
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let g: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(g["pairs_covered"], g["pairs_planned"]);
+        assert!(g["rules"].as_array().unwrap().iter().any(|r| {
+            r["text"]
+                .as_str()
+                .unwrap()
+                .contains("confirm with the customer")
+        }));
+        assert_eq!(g["axes"]["stance"].as_array().unwrap().len(), 6);
+        // A tool without an id never meets a missing record.
+        let rows = g["rows"].as_array().unwrap();
+        assert!(
+            !rows
+                .iter()
+                .any(|r| r["tool"] == "none" && r["world_state"] != "exists")
+        );
+        assert_eq!(rows.len(), g["n_rows"].as_u64().unwrap() as usize);
+    }
+
+    #[test]
+    fn raw_levels_mode() {
+        let o = sparring()
+            .args(["grid", "--levels", "3^4", "--json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let g: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(g["n_rows"], 9, "3^4 has an optimal 9-row array");
+        assert_eq!(g["pairs_covered"], 54);
+        let o = sparring()
+            .args(["grid", "--levels", "3^x"])
+            .output()
+            .unwrap();
+        assert_usage_error(&o, &["--levels"]);
+        let o = sparring().args(["grid"]).output().unwrap();
+        assert_usage_error(&o, &["--levels"]);
+    }
+
+    #[test]
+    fn coverage_gap_names_untouched_tools_and_rules() {
+        let dir = tempfile::tempdir().unwrap();
+        let asks = write(
+            dir.path(),
+            "asks.txt",
+            "Please refund order #W1004, it broke.\nWhere is my order #W1002?\n",
+        );
+        let o = sparring()
+            .arg("coverage-gap")
+            .arg(example_spec())
+            .arg(&asks)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let g: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let tools: Vec<&str> = g["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        assert!(
+            tools.contains(&"cancel_order") && tools.contains(&"update_shipping_address"),
+            "{tools:?}"
+        );
+        assert!(!tools.contains(&"refund_order"), "{tools:?}");
+        let empty = write(dir.path(), "empty.txt", "\n");
+        let o = sparring()
+            .arg("coverage-gap")
+            .arg(example_spec())
+            .arg(&empty)
+            .output()
+            .unwrap();
+        assert_usage_error(&o, &["empty.txt", "no asks"]);
+    }
+
+    #[test]
+    fn asks_prints_situations_with_their_phrasings() {
+        let o = sparring()
+            .arg("asks")
+            .arg(example_spec())
+            .args(["--n", "5", "--phrasings", "3", "--json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 5);
+        assert_eq!(
+            lines[0]["phrasings"][0],
+            "Hi, I was charged twice for order #W1004. Can you refund it?"
+        );
+        assert!(
+            lines
+                .iter()
+                .all(|l| l["phrasings"].as_array().unwrap().len() == 3)
+        );
+        assert!(lines[2]["situation"]["axes"]["stance"].is_string());
+    }
+}

@@ -47,6 +47,9 @@ pub struct Progress {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RunError {
+    /// The situations could not be planned.
+    #[error(transparent)]
+    Plan(#[from] crate::plan::PlanError),
     /// The sink could not store a row; rows stored before it stay valid.
     #[error("could not store row {row}: {message}")]
     Sink {
@@ -112,7 +115,8 @@ pub async fn run(
     let started = config.clock.millis();
     let options = config.options.clone();
     let spec = Arc::clone(&config.spec);
-    let tasks: Vec<Arc<Task>> = plan(&spec, &options).into_iter().map(Arc::new).collect();
+    let planned_run = plan(&spec, &options)?;
+    let tasks: Vec<Arc<Task>> = planned_run.tasks.iter().cloned().map(Arc::new).collect();
     let planned = tasks.len() as u64 * u64::from(options.repeats);
     let total = options.budget.map_or(planned, |b| b.min(planned));
     let mut warnings = Vec::new();
@@ -208,11 +212,13 @@ pub async fn run(
     let mut counts = Counts::default();
     let mut task_ids = BTreeSet::new();
     let mut situations_run = BTreeSet::new();
+    let mut grid_rows_run: BTreeSet<Vec<usize>> = BTreeSet::new();
     let mut tools_run = BTreeSet::new();
     let mut agent_replied = false;
     let mut stopped_because = None;
     let mut failure = None;
     while let Some(done) = rx.recv().await {
+        grid_rows_run.insert(done.task.grid_row.clone());
         let row = make_row(
             &done,
             &spec,
@@ -284,6 +290,25 @@ pub async fn run(
         str::to_owned,
     );
     let mut coverage = BTreeMap::new();
+    let axes = &planned_run.axes;
+    let ran: Vec<Vec<usize>> = grid_rows_run.into_iter().collect();
+    if let Ok(c) = sparring_grid::coverage(&axes.levels(), &axes.forbidden, &ran) {
+        coverage.insert(
+            "pairwise".to_owned(),
+            json!({"pairs_planned": c.pairs_planned, "pairs_covered": c.pairs_covered, "fraction": c.fraction}),
+        );
+    }
+    coverage.insert("grid_rows".to_owned(), json!(planned_run.array.rows.len()));
+    coverage.insert(
+        "axes".to_owned(),
+        json!(
+            crate::axes::AXIS_NAMES
+                .iter()
+                .zip(&axes.values)
+                .map(|(n, v)| (n.to_string(), v.clone()))
+                .collect::<BTreeMap<_, _>>()
+        ),
+    );
     coverage.insert("situations_planned".to_owned(), json!(tasks.len()));
     coverage.insert("situations_run".to_owned(), json!(situations_run.len()));
     coverage.insert(
@@ -316,6 +341,7 @@ pub async fn run(
         warnings,
         degraded: Vec::new(),
         coverage,
+        search: search_record(&planned_run, &options, &spec, total),
         options: Some(options),
         seconds: (config.clock.millis() - started) / 1000.0,
     })
@@ -462,4 +488,51 @@ pub fn behavior_signature(row: &Row) -> String {
         "sig",
         &json!({"steps": steps, "ended_by": row.ended_by.as_str(), "grade": grade}),
     )
+}
+
+/// The run's `search` record: what the plan drew and what the budget dropped.
+fn search_record(
+    plan: &crate::plan::Plan,
+    options: &SimulateOptions,
+    spec: &Spec,
+    total: u64,
+) -> BTreeMap<String, Value> {
+    let mut search = BTreeMap::new();
+    let situations: u64 = plan.tier_mix.values().sum();
+    let structured: u64 = plan
+        .tier_mix
+        .iter()
+        .filter(|(t, _)| t.as_str() != "seed")
+        .map(|(_, n)| n)
+        .sum();
+    let hard: u64 = plan
+        .tier_mix
+        .iter()
+        .filter(|(t, _)| crate::writer::HARD_TIERS.contains(&t.as_str()))
+        .map(|(_, n)| n)
+        .sum();
+    search.insert(
+        "tier_mix".to_owned(),
+        json!({
+            "hard_share_asked": options.hard_share,
+            "hard_share_drawn": if structured == 0 { 0.0 } else { hard as f64 / structured as f64 },
+            "situations": situations,
+            "tiers": plan.tier_mix,
+        }),
+    );
+    let paid = (total / u64::from(options.repeats.max(1))) as usize;
+    let seed_tasks: Vec<&Task> = plan.tasks.iter().filter(|t| t.arm == "seed").collect();
+    let dropped: Vec<&str> = seed_tasks
+        .iter()
+        .skip(paid)
+        .filter(|t| t.phrasing == 0)
+        .filter_map(|t| {
+            t.situation
+                .seed_index
+                .and_then(|i| spec.seeds.get(i))
+                .map(String::as_str)
+        })
+        .collect();
+    search.insert("seeds_dropped".to_owned(), json!(dropped));
+    search
 }

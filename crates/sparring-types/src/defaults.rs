@@ -21,3 +21,14 @@ pub const AGENT_TIMEOUT_SECS: f64 = 60.0;
 pub const PATIENCE: &str = "normal";
 /// Whether `simulate` grades rows with the conduct checks.
 pub const GRADE: bool = false;
+/// Wordings written per situation (n).
+pub const PHRASINGS: u32 = 1;
+/// Share of situations drawn from the hard tiers (ambiguous, boundary,
+/// adversarial).
+pub const HARD_SHARE: f64 = 0.40;
+/// Post-optimisation effort of the covering-array generator, as a multiplier
+/// of its default work budget (`sparring_grid::Effort`); 0 builds without
+/// optimising. A tenth of the generator's default: spec grids are small and
+/// reach their lower bound early, and a run should not spend a second
+/// shaving one row off a grid it may only partly run.
+pub const GRID_EFFORT: f64 = 0.1;

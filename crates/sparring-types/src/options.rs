@@ -17,6 +17,9 @@ pub(crate) const OPTION_NAMES: &[&str] = &[
     "grade",
     "patience",
     "agent_timeout",
+    "phrasings",
+    "hard_share",
+    "grid_effort",
 ];
 
 /// Options as one source gives them (a spec's `options`, a command line):
@@ -45,6 +48,12 @@ pub struct OptionsPatch {
     pub patience: Option<String>,
     /// Seconds a command agent may take per request.
     pub agent_timeout: Option<f64>,
+    /// Wordings written per situation (n).
+    pub phrasings: Option<u32>,
+    /// Share of situations from the hard tiers.
+    pub hard_share: Option<f64>,
+    /// Covering-array post-optimisation effort.
+    pub grid_effort: Option<f64>,
 }
 
 impl OptionsPatch {
@@ -79,6 +88,21 @@ impl OptionsPatch {
                 "repeats" => patch.repeats = Some(small(v).ok_or_else(|| at(POSITIVE))?),
                 "grade" => {
                     patch.grade = Some(v.as_bool().ok_or_else(|| at("must be true or false"))?);
+                }
+                "phrasings" | "n" => patch.phrasings = Some(small(v).ok_or_else(|| at(POSITIVE))?),
+                "hard_share" => {
+                    let share = v
+                        .as_f64()
+                        .filter(|s| (0.0..=1.0).contains(s))
+                        .ok_or_else(|| at("must be a number from 0 to 1"))?;
+                    patch.hard_share = Some(share);
+                }
+                "grid_effort" => {
+                    let effort = v
+                        .as_f64()
+                        .filter(|s| (0.0..=1000.0).contains(s))
+                        .ok_or_else(|| at("must be a number from 0 to 1000"))?;
+                    patch.grid_effort = Some(effort);
                 }
                 "agent_timeout" => {
                     let secs = v
@@ -116,6 +140,9 @@ impl OptionsPatch {
             grade: self.grade.or(base.grade),
             patience: self.patience.or(base.patience),
             agent_timeout: self.agent_timeout.or(base.agent_timeout),
+            phrasings: self.phrasings.or(base.phrasings),
+            hard_share: self.hard_share.or(base.hard_share),
+            grid_effort: self.grid_effort.or(base.grid_effort),
         }
     }
 
@@ -133,6 +160,9 @@ impl OptionsPatch {
                 .patience
                 .unwrap_or_else(|| defaults::PATIENCE.to_owned()),
             agent_timeout: self.agent_timeout.unwrap_or(defaults::AGENT_TIMEOUT_SECS),
+            phrasings: self.phrasings.unwrap_or(defaults::PHRASINGS),
+            hard_share: self.hard_share.unwrap_or(defaults::HARD_SHARE),
+            grid_effort: self.grid_effort.unwrap_or(defaults::GRID_EFFORT),
         }
     }
 }
@@ -186,6 +216,12 @@ pub struct SimulateOptions {
     pub patience: String,
     /// Seconds a command agent may take per request.
     pub agent_timeout: f64,
+    /// Wordings written per situation (n).
+    pub phrasings: u32,
+    /// Share of situations from the hard tiers.
+    pub hard_share: f64,
+    /// Covering-array post-optimisation effort.
+    pub grid_effort: f64,
 }
 
 impl Default for SimulateOptions {

@@ -222,6 +222,9 @@ pub struct RunSummary {
     pub degraded: Vec<String>,
     /// Coverage of the situation space by the rows that ran.
     pub coverage: BTreeMap<String, Value>,
+    /// What the search drew: `tier_mix`, `seeds_dropped`.
+    #[serde(default)]
+    pub search: BTreeMap<String, Value>,
     /// Options as resolved.
     pub options: Option<SimulateOptions>,
     /// Wall time of the run in seconds (metadata).
