@@ -190,6 +190,7 @@ pub struct Person {
     patience: String,
     questions: u32,
     stream: Stream,
+    style: String,
 }
 
 impl Person {
@@ -201,7 +202,16 @@ impl Person {
             patience: patience.to_owned(),
             questions: 0,
             stream,
+            style: "plain".to_owned(),
         }
+    }
+
+    /// The same person writing in `style` (see [`crate::writer::STYLES`]) on
+    /// every turn.
+    #[must_use]
+    pub fn with_style(mut self, style: &str) -> Self {
+        style.clone_into(&mut self.style);
+        self
     }
 
     /// Answers an agent message that asks something.
@@ -287,11 +297,22 @@ impl Person {
         }
         parts.dedup();
         let text = parts.join(" ");
-        Move::Say(if self.stance == "hurried" {
+        let lower =
+            self.stance == "hurried" || matches!(self.style.as_str(), "lowercase" | "clipped");
+        let text = if lower {
             crate::writer::lowercase_keep_ids(&text)
         } else {
             text
-        })
+        };
+        let text = match self.style.as_str() {
+            "clipped" => text
+                .trim_end_matches('.')
+                .replace("i don't know anything more than that, ", ""),
+            "non_native" => text.replace("I'm", "I am").replace("It's", "It is"),
+            "formal" => format!("{text} Thank you."),
+            _ => text,
+        };
+        Move::Say(text)
     }
 }
 

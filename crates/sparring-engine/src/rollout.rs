@@ -81,7 +81,8 @@ pub async fn play(
         &task.persona.stance,
         &setup.options.patience,
         Stream::derive(setup.rollout_seed, "person", &[]),
-    );
+    )
+    .with_style(&task.persona.style);
     let mut turns = 0u32;
     let mut request = 0u32;
     let mut sampling: Option<Value> = None;

@@ -213,6 +213,7 @@ pub async fn run(
     let mut task_ids = BTreeSet::new();
     let mut situations_run = BTreeSet::new();
     let mut grid_rows_run: BTreeSet<Vec<usize>> = BTreeSet::new();
+    let (mut ended_on_question, mut user_left) = (0u64, 0u64);
     let mut tools_run = BTreeSet::new();
     let mut agent_replied = false;
     let mut stopped_because = None;
@@ -258,6 +259,16 @@ pub async fn run(
         }
         agent_replied |= row.timings.agent_requests > 0 && row.ended_by != EndedBy::AgentError
             || row.messages.len() > 2;
+        if let Some(last) = row.messages.last()
+            && last.role == sparring_types::Role::Assistant
+            && last.tool_calls.is_empty()
+            && crate::text::asks_question(last.content_str())
+        {
+            ended_on_question += 1;
+            if row.ended_by == EndedBy::UserLeft {
+                user_left += 1;
+            }
+        }
         progress.done = counts.rows;
         on_progress(&progress);
         if !agent_replied && progress.errors >= DEAD_AGENT_ROWS {
@@ -277,6 +288,7 @@ pub async fn run(
         return Err(e);
     }
     counts.tasks = task_ids.len() as u64;
+    let rows_written = counts.rows;
     let stopped_because = stopped_because.map_or_else(
         || {
             if config.cancel.load(Ordering::SeqCst) && counts.rows < total {
@@ -341,7 +353,19 @@ pub async fn run(
         warnings,
         degraded: Vec::new(),
         coverage,
-        search: search_record(&planned_run, &options, &spec, total),
+        search: {
+            let mut search = search_record(&planned_run, &options, &spec, total);
+            let n = rows_written;
+            search.insert(
+                "ended_on_question".to_owned(),
+                json!({
+                    "share": if n == 0 { 0.0 } else { ended_on_question as f64 / n as f64 },
+                    "n": n,
+                    "user_left": user_left,
+                }),
+            );
+            search
+        },
         options: Some(options),
         seconds: (config.clock.millis() - started) / 1000.0,
     })

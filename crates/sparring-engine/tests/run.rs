@@ -167,8 +167,12 @@ async fn questions_forever_end_at_max_turns_or_when_the_person_leaves() {
         patience: "short".into(),
         ..SimulateOptions::default()
     };
-    let (rows, _) = simulate(agent, options).await;
+    let (rows, summary) = simulate(agent, options).await;
     assert!(rows.iter().all(|r| r.ended_by == EndedBy::UserLeft));
+    let eoq = &summary.search["ended_on_question"];
+    assert_eq!(eoq["n"], rows.len());
+    assert_eq!(eoq["user_left"], rows.len());
+    assert!((eoq["share"].as_f64().unwrap() - 1.0).abs() < 1e-12);
     // The row ends on the agent's question.
     assert!(
         rows.iter()

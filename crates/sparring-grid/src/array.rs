@@ -288,7 +288,7 @@ fn starters(
         }
         let mut search =
             StarterSearch::new(k, g, f, m, DetRng::new(seed, STREAM_STARTER + f as u64));
-        let found = search.run(share, min_m);
+        let found = search.run(share.saturating_sub(infinities.work), min_m);
         work += search.work;
         if let Some(starter) = found {
             let mut rows = StarterSearch::develop(&starter, g);

@@ -6,10 +6,12 @@
 
 /// Work units that effort `1` (the default) buys for post-optimisation.
 ///
-/// One work unit is roughly one pair-counter look-up. The value is calibrated so
-/// that the default effort stays under about one second on the reference machine
-/// (2-vCPU Xeon VM) for every benchmark configuration in `docs/benchmarks-grid.md`.
-/// The budget is counted, never timed, so results do not depend on the clock.
+/// One work unit is roughly one pair-counter look-up (a search step and each
+/// row it scans are charged too). The value is calibrated so that the default
+/// effort stays under one second on the reference machine (2-vCPU Xeon VM):
+/// at most about 0.8 s of CPU on the benchmark configurations in
+/// `docs/benchmarks-grid.md`, 2-4 ns per unit. The budget is counted, never
+/// timed, so results do not depend on the clock.
 pub const DEFAULT_EFFORT_WORK: u64 = 300_000_000;
 
 /// Largest effort multiplier accepted by [`crate::Effort::new`] and its parser.
