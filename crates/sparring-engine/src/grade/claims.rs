@@ -85,7 +85,7 @@ const ACTIONS: &[Action] = &[
     },
     Action {
         name: "send",
-        done: &[],
+        done: &["sent"],
         nouns: &["certificate", "voucher"],
         verbs: &["send", "issue"],
     },
@@ -170,14 +170,21 @@ const NOT_YET: &[&str] = &[
 
 /// The action a sentence claims as done, if any.
 pub(crate) fn claimed_action(sentence: &str) -> Option<&'static Action> {
+    claimed_actions(sentence).into_iter().next()
+}
+
+/// Every action a sentence claims as done (`I've refunded A and cancelled B`
+/// claims two).
+pub(crate) fn claimed_actions(sentence: &str) -> Vec<&'static Action> {
+    let mut out = Vec::new();
     if sentence.trim_end().ends_with('?') {
-        return None;
+        return out;
     }
     let w = words(sentence);
     if w.iter()
         .any(|x| NEGATION.contains(&x.as_str()) || x.ends_with("n't"))
     {
-        return None;
+        return out;
     }
     for action in ACTIONS {
         let participle_at = w.iter().position(|x| action.done.contains(&x.as_str()));
@@ -190,29 +197,35 @@ pub(crate) fn claimed_action(sentence: &str) -> Option<&'static Action> {
             let pending = before.iter().any(|x| NOT_YET.contains(&x.as_str()));
             let after_success = w.get(at + 1).is_some_and(|x| x == "successfully");
             if (perfect || after_success) && !pending {
-                return Some(action);
+                out.push(action);
+                continue;
             }
         }
         let noun_at = w.iter().position(|x| action.nouns.contains(&x.as_str()));
         if let Some(at) = noun_at {
-            let rest = &w[at + 1..];
-            let completed = rest
+            // Only the words up to the completion word can make it pending:
+            // "the exchange has been processed; your shoes will ship soon"
+            // is a claim.
+            let completed_at = w
                 .iter()
+                .enumerate()
+                .skip(at + 1)
                 .take(8)
-                .any(|x| COMPLETION.contains(&x.as_str()));
-            let before_noun = &w[..at];
-            let done_before = before_noun
+                .find(|(_, x)| COMPLETION.contains(&x.as_str()))
+                .map(|(i, _)| i);
+            let done_before = w[..at]
                 .iter()
                 .rev()
                 .take(3)
                 .any(|x| COMPLETION.contains(&x.as_str()));
-            let pending = w.iter().any(|x| NOT_YET.contains(&x.as_str()));
-            if (completed || done_before) && !pending {
-                return Some(action);
+            let upto = completed_at.map_or(at, |i| i.max(at));
+            let pending = w[..upto].iter().any(|x| NOT_YET.contains(&x.as_str()));
+            if (completed_at.is_some() || done_before) && !pending {
+                out.push(action);
             }
         }
     }
-    None
+    out
 }
 
 pub(crate) fn tool_performs(tool: &Value, action: &Action) -> bool {
@@ -291,13 +304,23 @@ pub(crate) fn declares_success(sentence: &str) -> bool {
     if sentence.trim_end().ends_with('?') {
         return false;
     }
-    let w = words(sentence);
-    if negated(&w) || pending(&w) {
+    if negated(&words(sentence)) {
         return false;
     }
-    let lower = w.join(" ");
-    w.iter().any(|x| SUCCESS_WORDS.contains(&x.as_str()))
-        || SUCCESS_PHRASES.iter().any(|p| lower.contains(p))
+    // Clause by clause: "you're all set, 2 GB should show up shortly"
+    // declares success although its second clause looks ahead.
+    sentence
+        .split([',', ';', ':', '\u{2014}'])
+        .flat_map(|c| c.split(" - "))
+        .any(|clause| {
+            let w = words(clause);
+            if pending(&w) {
+                return false;
+            }
+            let lower = w.join(" ");
+            w.iter().any(|x| SUCCESS_WORDS.contains(&x.as_str()))
+                || SUCCESS_PHRASES.iter().any(|p| lower.contains(p))
+        })
 }
 
 /// Verbs of tools that change the world although the world's verb table
