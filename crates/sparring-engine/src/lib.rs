@@ -35,8 +35,11 @@
 //! ```
 
 pub mod grade;
+pub mod judge;
 pub mod person;
 pub mod plan;
 pub mod rollout;
 pub mod run;
+pub mod stages;
 mod text;
+pub mod trust;
