@@ -108,7 +108,7 @@ async fn probes_catch_the_biased_and_injectable_judges_and_not_the_honest_one() 
     assert!(!report.same_model);
 
     let biased = judge_of(
-        ScriptedJudge::new("long", honest).with_bias(JudgeBias::Length(100)),
+        ScriptedJudge::new("long", honest).with_bias(JudgeBias::Length(80)),
         JudgeKind::Score,
     );
     let report = judge_trust(&biased, &rows, &options).await;
