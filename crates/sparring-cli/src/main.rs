@@ -5,6 +5,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod grade;
 mod report;
 mod simulate;
 
@@ -23,6 +24,13 @@ enum Command {
     Simulate(simulate::Args),
     /// Summarise a run's rows: pass@1 overall and per tool
     Report(report::Args),
+    /// Grade rows: conduct checks, then a grader command, then an LLM judge
+    Grade(grade::GradeArgs),
+    /// Gold labels on rows
+    #[command(subcommand)]
+    Labels(grade::LabelsCommand),
+    /// Measure a judge: agreement with gold on two halves, hack probes, same model
+    JudgeTrust(grade::TrustArgs),
 }
 
 /// A failure the user caused (bad input): exit code 2.
@@ -42,6 +50,9 @@ fn main() -> ExitCode {
     let result: Result<ExitCode> = match cli.command {
         Command::Simulate(args) => simulate::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Grade(args) => grade::grade(&args),
+        Command::Labels(command) => grade::labels(&command),
+        Command::JudgeTrust(args) => grade::trust(&args),
     };
     match result {
         Ok(code) => code,
