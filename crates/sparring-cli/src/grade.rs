@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Seconds a grader or judge command may take per row.
-const HOOK_TIMEOUT_SECS: f64 = 60.0;
+const HOOK_TIMEOUT_SECS: f64 = sparring_types::defaults::GRADE_HOOK_TIMEOUT_SECS;
 
 fn usage(message: impl Into<String>) -> anyhow::Error {
     UsageError(message.into()).into()

@@ -1,7 +1,12 @@
 //! The `sparring` binary end to end: bad input, the example run, misbehaving
 //! agents, reports.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::float_cmp
+)]
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -811,11 +816,7 @@ mod grading {
             .iter()
             .enumerate()
             .map(|(i, r)| {
-                format!(
-                    "{{\"row_id\": \"{}\", \"reward\": {}}}\n",
-                    r["row_id"].as_str().unwrap(),
-                    i % 2
-                )
+                serde_json::json!({"row_id": r["row_id"], "reward": i % 2}).to_string() + "\n"
             })
             .collect();
         let labels = write(dir.path(), "labels.jsonl", &labels);

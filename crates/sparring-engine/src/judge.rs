@@ -38,11 +38,11 @@ pub const JUDGE_CLASSES: &[&str] = &[
 
 /// Half-width of the band around 0.5 in which a decision judge's verdict is
 /// unsure.
-pub const UNSURE_BAND: f64 = 0.1;
+pub const UNSURE_BAND: f64 = sparring_types::defaults::JUDGE_UNSURE_BAND;
 
 /// Times an unparseable verdict is asked again before the row is left
 /// ungraded.
-pub const VERDICT_RETRIES: u32 = 1;
+pub const VERDICT_RETRIES: u32 = sparring_types::defaults::JUDGE_VERDICT_RETRIES;
 
 /// Version of the prompt template; part of the rubric hash, so a changed
 /// prompt never shares a hash with an old one.
@@ -313,6 +313,7 @@ pub fn parse_verdict(text: &str, settings: &JudgeSettings) -> Result<JudgeVerdic
 }
 
 #[cfg(test)]
+#[allow(clippy::float_cmp)]
 mod tests {
     use super::*;
 

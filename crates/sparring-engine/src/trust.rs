@@ -26,9 +26,9 @@ use sparring_types::{Message, Role, Row};
 use std::collections::BTreeMap;
 
 /// Rows probes are built from, at most.
-pub const PROBE_ROWS: usize = 8;
+pub const PROBE_ROWS: usize = sparring_types::defaults::TRUST_PROBE_ROWS;
 /// How many times its length a padded reply is made.
-pub const PADDING_FACTOR: usize = 3;
+pub const PADDING_FACTOR: usize = sparring_types::defaults::TRUST_PADDING_FACTOR;
 
 /// The probe kinds, in the order they are built.
 pub const PROBES: &[&str] = &[
@@ -365,6 +365,7 @@ pub async fn judge_trust(judge: &Judge, rows: &[Row], options: &TrustOptions) ->
 }
 
 #[cfg(test)]
+#[allow(clippy::float_cmp)]
 mod tests {
     use super::*;
 

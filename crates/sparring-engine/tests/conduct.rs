@@ -11,7 +11,12 @@
 //! `["result", value]`) expanded here into chat messages, and `messages`,
 //! plain chat-format messages as an imported trace would have them.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::float_cmp
+)]
 
 use serde_json::{Value, json};
 use sparring_engine::grade::{CHECKS, conduct, markers};

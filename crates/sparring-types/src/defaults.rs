@@ -21,3 +21,18 @@ pub const AGENT_TIMEOUT_SECS: f64 = 60.0;
 pub const PATIENCE: &str = "normal";
 /// Whether `simulate` grades rows with the conduct checks.
 pub const GRADE: bool = false;
+
+// Grading (`sparring grade`, `sparring judge-trust`; docs/grading.md).
+
+/// Identical consecutive tool calls that fail `repeated_identical_call`.
+pub const REPEATED_CALLS: usize = 3;
+/// Half-width of the band around 0.5 in which a decision judge is unsure.
+pub const JUDGE_UNSURE_BAND: f64 = 0.1;
+/// Times an unparseable judge verdict is asked again.
+pub const JUDGE_VERDICT_RETRIES: u32 = 1;
+/// Seconds a grader or judge command may take per row.
+pub const GRADE_HOOK_TIMEOUT_SECS: f64 = 60.0;
+/// Rows `judge-trust` builds probes from, at most.
+pub const TRUST_PROBE_ROWS: usize = 8;
+/// How many times its length the padding probe makes a reply.
+pub const TRUST_PADDING_FACTOR: usize = 3;

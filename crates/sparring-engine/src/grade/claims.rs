@@ -368,7 +368,7 @@ pub(crate) fn is_write_tool(name: &str) -> bool {
     match infer_tool(&spec, &[]).operation {
         Operation::StateChange(_) | Operation::Update | Operation::Create => true,
         Operation::Read => false,
-        _ => name_words(name)
+        Operation::Other => name_words(name)
             .iter()
             .any(|w| EXTRA_WRITE_VERBS.contains(&w.as_str())),
     }

@@ -70,7 +70,7 @@ pub const CHECKS: &[&str] = &[
 
 /// Identical consecutive calls (same tool, same arguments) that make
 /// `repeated_identical_call` fail.
-pub const REPEATED_CALLS: usize = 3;
+pub const REPEATED_CALLS: usize = sparring_types::defaults::REPEATED_CALLS;
 
 /// The outcome of grading one conversation.
 #[derive(Clone, Debug, PartialEq)]
