@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod asks;
+mod grade;
 mod grid;
 mod report;
 mod simulate;
@@ -32,6 +33,13 @@ enum Command {
     CoverageGap(grid::GapArgs),
     /// Print the situations and asks the writer makes for a spec
     Asks(asks::Args),
+    /// Grade rows: conduct checks, then a grader command, then an LLM judge
+    Grade(grade::GradeArgs),
+    /// Gold labels on rows
+    #[command(subcommand)]
+    Labels(grade::LabelsCommand),
+    /// Measure a judge: agreement with gold on two halves, hack probes, same model
+    JudgeTrust(grade::TrustArgs),
 }
 
 /// A failure the user caused (bad input): exit code 2.
@@ -54,6 +62,9 @@ fn main() -> ExitCode {
         Command::Grid(args) => grid::run(&args),
         Command::CoverageGap(args) => grid::gap(&args),
         Command::Asks(args) => asks::run(&args),
+        Command::Grade(args) => grade::grade(&args),
+        Command::Labels(command) => grade::labels(&command),
+        Command::JudgeTrust(args) => grade::trust(&args),
     };
     match result {
         Ok(code) => code,

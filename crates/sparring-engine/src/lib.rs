@@ -42,9 +42,12 @@
 
 pub mod axes;
 pub mod grade;
+pub mod judge;
 pub mod person;
 pub mod plan;
 pub mod rollout;
 pub mod run;
+pub mod stages;
 mod text;
+pub mod trust;
 pub mod writer;

@@ -405,15 +405,7 @@ fn make_row(
         &json!({"run": run_id, "task": task_id, "repeat": done.repeat}),
     );
     let t = &done.transcript;
-    let mut markers = BTreeMap::new();
-    let tool_calls: usize = t.messages.iter().map(|m| m.tool_calls.len()).sum();
-    let agent_turns = t
-        .messages
-        .iter()
-        .filter(|m| m.role == sparring_types::Role::Assistant && m.tool_calls.is_empty())
-        .count();
-    markers.insert("tool_calls".to_owned(), tool_calls as f64);
-    markers.insert("turns".to_owned(), agent_turns as f64);
+    let markers = grade::markers(&t.messages);
     let mut row = Row {
         schema_version: SCHEMA_VERSION,
         row_id,
@@ -430,6 +422,10 @@ fn make_row(
         failure_class: None,
         conduct_checks: None,
         judge_meta: None,
+        grades: None,
+        gold_reward: None,
+        gold_author: None,
+        gold_kind: None,
         markers,
         behavior_signature: String::new(),
         sampling: t.sampling.clone(),

@@ -20,6 +20,7 @@
 //! ```
 
 pub mod command_agent;
+pub mod command_grader;
 mod error;
 pub mod log;
 pub mod report;

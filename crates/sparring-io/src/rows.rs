@@ -154,3 +154,57 @@ pub fn rows_path(path: &Path) -> PathBuf {
         path.to_owned()
     }
 }
+
+/// One gold label: a row id and the reward a person gave it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Label {
+    /// The row labelled.
+    pub row_id: String,
+    /// 0..=1.
+    pub reward: f64,
+}
+
+/// Reads a labels file: JSON lines `{"row_id": "row_…", "reward": 0..1}`
+/// (`"pass": true|false` is accepted instead of `reward`). Every error names
+/// the line.
+pub fn read_labels(path: &Path) -> Result<Vec<Label>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = format!("line {}", i + 1);
+        let value: serde_json::Value = serde_json::from_str(line)
+            .map_err(|e| Error::invalid(path, at.clone(), format!("not JSON: {e}")))?;
+        let row_id = value
+            .get("row_id")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| Error::invalid(path, at.clone(), "no string `row_id`"))?
+            .to_owned();
+        let reward = match (value.get("reward"), value.get("pass")) {
+            (Some(r), _) => r
+                .as_f64()
+                .filter(|r| (0.0..=1.0).contains(r))
+                .ok_or_else(|| {
+                    Error::invalid(path, at.clone(), "`reward` must be a number in 0..=1")
+                })?,
+            (None, Some(serde_json::Value::Bool(p))) => {
+                if *p {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            _ => {
+                return Err(Error::invalid(
+                    path,
+                    at,
+                    "no `reward` (0..=1) or `pass` (true/false)",
+                ));
+            }
+        };
+        out.push(Label { row_id, reward });
+    }
+    Ok(out)
+}

@@ -32,3 +32,18 @@ pub const HARD_SHARE: f64 = 0.40;
 /// reach their lower bound early, and a run should not spend a second
 /// shaving one row off a grid it may only partly run.
 pub const GRID_EFFORT: f64 = 0.1;
+
+// Grading (`sparring grade`, `sparring judge-trust`; docs/grading.md).
+
+/// Identical consecutive tool calls that fail `repeated_identical_call`.
+pub const REPEATED_CALLS: usize = 3;
+/// Half-width of the band around 0.5 in which a decision judge is unsure.
+pub const JUDGE_UNSURE_BAND: f64 = 0.1;
+/// Times an unparseable judge verdict is asked again.
+pub const JUDGE_VERDICT_RETRIES: u32 = 1;
+/// Seconds a grader or judge command may take per row.
+pub const GRADE_HOOK_TIMEOUT_SECS: f64 = 60.0;
+/// Rows `judge-trust` builds probes from, at most.
+pub const TRUST_PROBE_ROWS: usize = 8;
+/// How many times its length the padding probe makes a reply.
+pub const TRUST_PADDING_FACTOR: usize = 3;

@@ -40,6 +40,7 @@
 
 pub mod agent;
 pub mod defaults;
+pub mod grader;
 pub mod hash;
 mod message;
 mod options;
@@ -49,10 +50,12 @@ mod spec;
 mod tool;
 
 pub use agent::{Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture};
+pub use grader::{Grader, GraderError, GraderVerdict};
 pub use message::{FunctionCall, Message, Role, ToolCall};
 pub use options::{OptionsPatch, SimulateOptions, closest};
 pub use row::{
-    Counts, EndedBy, Lineage, Persona, Row, RunSummary, SCHEMA_VERSION, Situation, Timings,
+    Counts, EndedBy, Lineage, Persona, Row, RunSummary, SCHEMA_VERSION, Situation, StageVerdict,
+    Timings,
 };
 pub use spec::{Spec, SpecError, id_keys, record_id, singular};
 pub use tool::ToolSpec;
