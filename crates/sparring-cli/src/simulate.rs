@@ -7,9 +7,10 @@ use sparring_engine::run::{self as engine, Clock, Progress, RowSink, RunConfig};
 use sparring_io::command_agent::CommandAgent;
 use sparring_io::log::RunLog;
 use sparring_io::report::{render, report};
-use sparring_io::rows::{RowWriter, read_rows, write_summary};
+use sparring_io::rows::{RowWriter, counts, read_rows, repair_torn_line, write_summary};
 use sparring_io::spec_file::load_spec;
 use sparring_types::{Agent, OptionsPatch, Row};
+use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -63,6 +64,10 @@ pub(crate) struct Args {
     /// Grade each row with the conduct checks
     #[arg(long)]
     grade: bool,
+    /// Continue the run in --out after a crash or Ctrl-C: its rows are kept (a
+    /// torn last line is repaired) and no task runs again beyond its repeats
+    #[arg(long)]
+    resume: bool,
     /// No progress bar and no summary line
     #[arg(long, short)]
     quiet: bool,
@@ -161,8 +166,18 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             "agent backend `{kind}:` is not built yet; this release runs command agents (agent protocol v1)"
         )));
     }
+    let rows_path = out.join("rows.jsonl");
+    let done = if args.resume {
+        resume_state(&rows_path, &engine::run_id(&spec, &options))?
+    } else {
+        BTreeMap::new()
+    };
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create `{}`", out.display()))?;
-    let log = RunLog::create(&out.join("run.log"))?;
+    let log = if args.resume {
+        RunLog::append(&out.join("run.log"))?
+    } else {
+        RunLog::create(&out.join("run.log"))?
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -176,8 +191,12 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         )
         .await?;
         let agent: Arc<dyn Agent> = Arc::new(agent);
-        let rows_path = out.join("rows.jsonl");
-        let mut sink = Sink(RowWriter::create(&rows_path)?);
+        let writer = if args.resume {
+            RowWriter::append(&rows_path)?
+        } else {
+            RowWriter::create(&rows_path)?
+        };
+        let mut sink = Sink(writer);
         let cancel = Arc::new(AtomicBool::new(false));
         {
             let cancel = Arc::clone(&cancel);
@@ -205,11 +224,15 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             agent,
             clock: Arc::new(Wall(Instant::now())),
             cancel,
+            done,
         };
-        let summary = engine::run(config, &mut sink, &mut on_progress).await?;
+        let mut summary = engine::run(config, &mut sink, &mut on_progress).await?;
         bar.finish_and_clear();
-        write_summary(&out, &summary)?;
+        // The summary describes the whole rows file, rows of earlier attempts
+        // included.
         let rows = read_rows(&rows_path)?;
+        summary.counts = counts(&rows);
+        write_summary(&out, &summary)?;
         if !quiet {
             let c = &summary.counts;
             let graded = if c.graded > 0 {
@@ -236,6 +259,39 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             ExitCode::SUCCESS
         })
     })
+}
+
+/// Repairs a torn last line of an interrupted run's rows and counts the rows
+/// each task already has. The rows must come from the same run (spec, seed
+/// and options), or resuming would mix two runs in one file.
+fn resume_state(rows_path: &Path, run_id: &str) -> Result<BTreeMap<String, u32>> {
+    if !rows_path.exists() {
+        return Err(usage(format!(
+            "nothing to resume: `{}` does not exist\nhint: run without --resume to start the run",
+            rows_path.display()
+        )));
+    }
+    if repair_torn_line(rows_path)? {
+        eprintln!(
+            "repaired `{}`: dropped an incomplete last line",
+            rows_path.display()
+        );
+    }
+    let mut done: BTreeMap<String, u32> = BTreeMap::new();
+    if std::fs::metadata(rows_path).map(|m| m.len()).unwrap_or(0) == 0 {
+        return Ok(done);
+    }
+    for row in read_rows(rows_path)? {
+        if row.lineage.run_id != run_id {
+            return Err(usage(format!(
+                "`{}` holds rows of run `{}`, but this spec and these options make run `{run_id}`; resume with the same spec and options, or choose another --out",
+                rows_path.display(),
+                row.lineage.run_id
+            )));
+        }
+        *done.entry(row.task_id).or_default() += 1;
+    }
+    Ok(done)
 }
 
 fn progress_bar(quiet: bool) -> ProgressBar {

@@ -72,6 +72,10 @@ pub struct RunConfig {
     pub clock: Arc<dyn Clock>,
     /// Set to stop scheduling new rollouts (Ctrl-C); rollouts in flight finish.
     pub cancel: Arc<AtomicBool>,
+    /// Rows already written per task id, when resuming: the first that many
+    /// repeats of each task are not run again, and they count against the
+    /// budget.
+    pub done: BTreeMap<String, u32>,
 }
 
 /// After this many rows, all agent errors and not one agent reply, a run
@@ -127,7 +131,9 @@ pub async fn run(
             spec.seeds.len() as u64 * u64::from(options.repeats)
         ));
     }
-    // Every task once, then every task again: a small budget spreads over tasks.
+    // Every task once, then every task again: a small budget spreads over
+    // tasks. When resuming, the repeats already on disk are skipped.
+    let already = &config.done;
     let jobs: Vec<Job> = (0..options.repeats)
         .flat_map(|repeat| {
             tasks.iter().map(move |t| Job {
@@ -136,7 +142,13 @@ pub async fn run(
             })
         })
         .take(total as usize)
+        .filter(|job| {
+            let (_, task_id) = task_ids(&spec, &job.task);
+            already.get(&task_id).is_none_or(|n| job.repeat >= *n)
+        })
         .collect();
+    let resumed = total - jobs.len() as u64;
+    let total = jobs.len() as u64;
     let run_id = run_id(&spec, &options);
     let tools: Arc<Vec<Value>> = Arc::new(
         spec.tools
@@ -293,7 +305,7 @@ pub async fn run(
         || {
             if config.cancel.load(Ordering::SeqCst) && counts.rows < total {
                 "interrupted".to_owned()
-            } else if total < planned {
+            } else if total + resumed < planned {
                 "budget_spent".to_owned()
             } else {
                 "situations_exhausted".to_owned()
@@ -392,14 +404,7 @@ fn make_row(
     agent: &str,
 ) -> Row {
     let task = &done.task;
-    let scenario_id = short_id(
-        "scn",
-        &json!({"axes": task.situation.axes, "tier": task.situation.tier, "knows": task.persona.knows}),
-    );
-    let task_id = short_id(
-        "task",
-        &json!({"spec": spec.name, "scenario": scenario_id, "ask": task.ask}),
-    );
+    let (scenario_id, task_id) = task_ids(spec, task);
     let row_id = short_id(
         "row",
         &json!({"run": run_id, "task": task_id, "repeat": done.repeat}),
@@ -453,6 +458,20 @@ fn make_row(
     }
     row.behavior_signature = behavior_signature(&row);
     row
+}
+
+/// The scenario id and the task id of a task: stable across runs of the
+/// same spec and seed, so a resumed or pinned run finds its tasks again.
+pub fn task_ids(spec: &Spec, task: &Task) -> (String, String) {
+    let scenario_id = short_id(
+        "scn",
+        &json!({"axes": task.situation.axes, "tier": task.situation.tier, "knows": task.persona.knows}),
+    );
+    let task_id = short_id(
+        "task",
+        &json!({"spec": spec.name, "scenario": scenario_id, "ask": task.ask}),
+    );
+    (scenario_id, task_id)
 }
 
 /// Grades a row with the conduct checks, in place. An agent error is a

@@ -35,6 +35,7 @@ async fn rows_of(agent: ScriptedAgent) -> Vec<Row> {
         agent,
         clock: Arc::new(NoClock),
         cancel: Arc::new(AtomicBool::new(false)),
+        done: std::collections::BTreeMap::new(),
     };
     run(config, &mut rows, &mut |_: &Progress| {})
         .await

@@ -20,6 +20,7 @@ async fn simulate(
         agent,
         clock: Arc::new(NoClock),
         cancel: Arc::new(AtomicBool::new(false)),
+        done: std::collections::BTreeMap::new(),
     };
     let mut seen = Vec::new();
     let summary = run(config, &mut rows, &mut |p: &Progress| seen.push(p.done))

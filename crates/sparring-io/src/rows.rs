@@ -1,7 +1,7 @@
 //! Rows on disk: `rows.jsonl` (one row per line) and `run.json`.
 
 use crate::Error;
-use sparring_types::{Row, RunSummary, SCHEMA_VERSION};
+use sparring_types::{Counts, Row, RunSummary, SCHEMA_VERSION};
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -129,6 +129,44 @@ pub fn parse_rows(path: &Path, text: &str) -> Result<Vec<Row>, Error> {
         return Err(Error::invalid(path, "line 1", "no rows: the file is empty"));
     }
     Ok(rows)
+}
+
+/// Cuts an incomplete last line (a row torn by a killed run) off a rows file.
+/// Returns whether anything was cut. Whole lines are never touched.
+pub fn repair_torn_line(path: &Path) -> Result<bool, Error> {
+    let bytes = std::fs::read(path).map_err(|e| Error::read(path, &e))?;
+    if bytes.is_empty() || bytes.ends_with(b"\n") {
+        return Ok(false);
+    }
+    let keep = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    let file = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::write(path, &e))?;
+    file.set_len(keep as u64)
+        .map_err(|e| Error::write(path, &e))?;
+    Ok(true)
+}
+
+/// Row counts of a rows file, as `run.json` reports them.
+pub fn counts(rows: &[Row]) -> Counts {
+    let mut c = Counts {
+        rows: rows.len() as u64,
+        ..Counts::default()
+    };
+    let mut tasks = std::collections::BTreeSet::new();
+    for row in rows {
+        tasks.insert(row.task_id.as_str());
+        *c.ended_by
+            .entry(row.ended_by.as_str().to_owned())
+            .or_default() += 1;
+        if let Some(passed) = row.passed() {
+            c.graded += 1;
+            c.passed += u64::from(passed);
+        }
+    }
+    c.tasks = tasks.len() as u64;
+    c
 }
 
 /// Writes `run.json` into `dir`, replacing it atomically.
