@@ -278,7 +278,7 @@ fn resume_state(rows_path: &Path, run_id: &str) -> Result<BTreeMap<String, u32>>
         );
     }
     let mut done: BTreeMap<String, u32> = BTreeMap::new();
-    if std::fs::metadata(rows_path).map(|m| m.len()).unwrap_or(0) == 0 {
+    if std::fs::metadata(rows_path).map_or(0, |m| m.len()) == 0 {
         return Ok(done);
     }
     for row in read_rows(rows_path)? {

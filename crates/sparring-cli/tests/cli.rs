@@ -1088,9 +1088,7 @@ mod resume {
         let rows_path = out.join("rows.jsonl");
         let started = std::time::Instant::now();
         loop {
-            let n = std::fs::read_to_string(&rows_path)
-                .map(|t| t.lines().count())
-                .unwrap_or(0);
+            let n = std::fs::read_to_string(&rows_path).map_or(0, |t| t.lines().count());
             if n >= 12 {
                 break;
             }
