@@ -93,6 +93,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         patience: args.patience.clone(),
         max_tool_steps: args.max_tool_steps,
         agent_timeout: args.agent_timeout,
+        world: None,
     };
     if let Some(p) = &cli.patience
         && !matches!(p.as_str(), "normal" | "short" | "endless")

@@ -18,6 +18,9 @@
 //!   field in `docs/rows.md`.
 //! - [`Agent`]: the trait an agent implements, whatever it is (a command, a
 //!   model endpoint, a closure). Futures are boxed so agents can be `dyn`.
+//! - [`ToolExecutor`]: the caller's own world answering tool calls in place
+//!   of the sandbox (`execute`), with the [`RolloutContext`] of each call.
+//! - [`WorldOptions`]: every number the sandbox world uses (`options.world`).
 //! - [`seed`]: seed derivation by SHA-256 and the one random stream type,
 //!   [`seed::Stream`], so every draw is reproducible per seed.
 //! - [`hash`]: canonical JSON and SHA-256 for ids that are stable across runs.
@@ -40,6 +43,7 @@
 
 pub mod agent;
 pub mod defaults;
+pub mod executor;
 pub mod hash;
 mod message;
 mod options;
@@ -47,6 +51,7 @@ mod row;
 pub mod seed;
 mod spec;
 mod tool;
+mod world_options;
 
 pub use agent::{Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture};
 pub use message::{FunctionCall, Message, Role, ToolCall};
@@ -55,4 +60,6 @@ pub use row::{
     Counts, EndedBy, Lineage, Persona, Row, RunSummary, SCHEMA_VERSION, Situation, Timings,
 };
 pub use spec::{Spec, SpecError, id_keys, record_id, singular};
+pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor};
 pub use tool::ToolSpec;
+pub use world_options::{WorldOptions, WorldPatch};

@@ -1,6 +1,7 @@
 //! Run options as given and as resolved.
 
 use crate::defaults;
+use crate::world_options::{WorldOptions, WorldPatch};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -17,6 +18,7 @@ pub(crate) const OPTION_NAMES: &[&str] = &[
     "grade",
     "patience",
     "agent_timeout",
+    "world",
 ];
 
 /// Options as one source gives them (a spec's `options`, a command line):
@@ -45,6 +47,9 @@ pub struct OptionsPatch {
     pub patience: Option<String>,
     /// Seconds a command agent may take per request.
     pub agent_timeout: Option<f64>,
+    /// The sandbox world's numbers (`options.world`), as given.
+    #[serde(default)]
+    pub world: Option<WorldPatch>,
 }
 
 impl OptionsPatch {
@@ -87,6 +92,11 @@ impl OptionsPatch {
                         .ok_or_else(|| at("must be a number of seconds > 0"))?;
                     patch.agent_timeout = Some(secs);
                 }
+                "world" => {
+                    patch.world = Some(
+                        WorldPatch::from_value(v).map_err(|(p, m)| (format!("/world{p}"), m))?,
+                    );
+                }
                 other => {
                     let hint = closest(other, OPTION_NAMES)
                         .map(|c| format!("; did you mean `{c}`?"))
@@ -116,6 +126,10 @@ impl OptionsPatch {
             grade: self.grade.or(base.grade),
             patience: self.patience.or(base.patience),
             agent_timeout: self.agent_timeout.or(base.agent_timeout),
+            world: match (self.world, base.world) {
+                (Some(a), Some(b)) => Some(a.over(b)),
+                (a, b) => a.or(b),
+            },
         }
     }
 
@@ -133,6 +147,11 @@ impl OptionsPatch {
                 .patience
                 .unwrap_or_else(|| defaults::PATIENCE.to_owned()),
             agent_timeout: self.agent_timeout.unwrap_or(defaults::AGENT_TIMEOUT_SECS),
+            world: self
+                .world
+                .as_ref()
+                .map(WorldPatch::resolve)
+                .unwrap_or_default(),
         }
     }
 }
@@ -186,6 +205,9 @@ pub struct SimulateOptions {
     pub patience: String,
     /// Seconds a command agent may take per request.
     pub agent_timeout: f64,
+    /// The sandbox world's numbers.
+    #[serde(default)]
+    pub world: WorldOptions,
 }
 
 impl Default for SimulateOptions {
