@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 mod report;
 mod simulate;
+mod world;
 
 /// Evals and training data for tool-calling agents, by simulation.
 #[derive(Debug, Parser)]
@@ -23,6 +24,8 @@ enum Command {
     Simulate(simulate::Args),
     /// Summarise a run's rows: pass@1 overall and per tool
     Report(report::Args),
+    /// Serve a spec's sandbox world: JSON tool calls on stdin, one answer per line
+    World(world::Args),
 }
 
 /// A failure the user caused (bad input): exit code 2.
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
     let result: Result<ExitCode> = match cli.command {
         Command::Simulate(args) => simulate::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::World(args) => world::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -5,11 +5,12 @@ use anyhow::{Context as _, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sparring_engine::run::{self as engine, Clock, Progress, RowSink, RunConfig};
 use sparring_io::command_agent::CommandAgent;
+use sparring_io::command_world::CommandWorld;
 use sparring_io::log::RunLog;
 use sparring_io::report::{render, report};
 use sparring_io::rows::{RowWriter, read_rows, write_summary};
 use sparring_io::spec_file::load_spec;
-use sparring_types::{Agent, OptionsPatch, Row};
+use sparring_types::{Agent, OptionsPatch, Row, ToolExecutor};
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -54,6 +55,10 @@ pub(crate) struct Args {
     /// Grade each row with the conduct checks
     #[arg(long)]
     grade: bool,
+    /// Answer tool calls with your own world: a command speaking JSON lines
+    /// (docs/world.md); faults still come from the sandbox first
+    #[arg(long)]
+    execute: Option<String>,
     /// No progress bar and no summary line
     #[arg(long, short)]
     quiet: bool,
@@ -153,6 +158,22 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         )
         .await?;
         let agent: Arc<dyn Agent> = Arc::new(agent);
+        let executor: Option<Arc<dyn ToolExecutor>> = match &args.execute {
+            None => None,
+            Some(command) if command.starts_with("http://") || command.starts_with("https://") => {
+                return Err(usage(format!(
+                    "--execute `{command}`: an HTTP world is not built yet; give a command speaking JSON lines (docs/world.md)"
+                )));
+            }
+            Some(command) => Some(Arc::new(
+                CommandWorld::start(
+                    command.strip_prefix("command:").unwrap_or(command),
+                    Duration::from_secs_f64(options.agent_timeout),
+                    Some(log.clone()),
+                )
+                .await?,
+            )),
+        };
         let rows_path = out.join("rows.jsonl");
         let mut sink = Sink(RowWriter::create(&rows_path)?);
         let cancel = Arc::new(AtomicBool::new(false));
@@ -182,6 +203,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             agent,
             clock: Arc::new(Wall(Instant::now())),
             cancel,
+            executor,
         };
         let summary = engine::run(config, &mut sink, &mut on_progress).await?;
         bar.finish_and_clear();

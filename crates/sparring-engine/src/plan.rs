@@ -9,8 +9,8 @@
 
 use crate::person::{self, Facts};
 use sparring_types::seed::{self, Stream};
-use sparring_types::{Persona, SimulateOptions, Situation, Spec, id_keys, record_id};
-use sparring_world::{Operation, ToolModel, World};
+use sparring_types::{Persona, SimulateOptions, Situation, Spec};
+use sparring_world::{FaultKind, Operation, ToolModel, World};
 use std::collections::BTreeMap;
 
 /// The stances the skeleton plays.
@@ -38,7 +38,7 @@ pub struct Task {
 
 /// Lays out the run's tasks, seeds first.
 pub fn plan(spec: &Spec, options: &SimulateOptions) -> Vec<Task> {
-    let world = World::new(spec, 0);
+    let world = World::with_options(spec, 0, options.world.clone());
     let mut tasks = Vec::new();
     for (i, ask) in spec.seeds.iter().enumerate() {
         let index = tasks.len();
@@ -92,25 +92,47 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Vec<Task> {
             };
             let model = &world.models()[t];
             let index = tasks.len();
+            let world_seed = seed::derive_u64(options.seed, "world", &[index as u64]);
+            // The ids the person knows come from the world the rollout plays in.
+            let task_world = world.clone().with_seed(world_seed);
             let mut stream =
                 Stream::derive(options.seed, "plan/situation", &[t as u64, slot as u64]);
             let ambiguous =
                 model.id_param.is_some() && state == "exists" && stream.chance(HARD_SHARE);
             let tier = if ambiguous { "ambiguous" } else { "ordinary" };
             let name = person::pick_name(&mut stream);
-            let facts = facts_for(spec, &world, model, state, &name, &mut stream);
+            let facts = facts_for(spec, &task_world, model, state, &name, &mut stream);
             let ask = person::opening_ask(model, &facts, stance, ambiguous, &mut stream);
             let mut axes = BTreeMap::new();
             axes.insert("tool".to_owned(), model.name.clone());
             axes.insert("stance".to_owned(), stance.clone());
             axes.insert("world_state".to_owned(), state.clone());
+            // The tool condition: a scheduled fault on the tool's first call
+            // for a share `fault_rate` of situations, drawn from its own
+            // stream so the other draws do not move.
+            let mut condition = Stream::derive(
+                options.seed,
+                "plan/tool_condition",
+                &[t as u64, slot as u64],
+            );
+            let fault = if condition.chance(options.world.fault_rate) {
+                FaultKind::draw(&options.world, &mut condition)
+            } else {
+                None
+            };
+            axes.insert(
+                "tool_condition".to_owned(),
+                fault.map_or("ok", FaultKind::as_str).to_owned(),
+            );
             tasks.push(Task {
                 index,
                 situation: Situation {
                     axes,
                     tier: tier.to_owned(),
-                    world_seed: seed::derive_u64(options.seed, "world", &[index as u64]),
-                    faults: Vec::new(),
+                    world_seed,
+                    faults: fault
+                        .map(|k| vec![serde_json::json!({"tool": model.name, "kind": k.as_str()})])
+                        .unwrap_or_default(),
                     seed_index: None,
                 },
                 persona: persona(&name, stance, &options.patience, &facts),
@@ -155,18 +177,7 @@ fn facts_for(
         if !id.is_empty() {
             facts.known.insert(param.clone(), id.clone());
             facts.id = Some((param.clone(), id.clone()));
-            if let Some(record) = spec
-                .fixtures
-                .get(entity)
-                .and_then(|items| {
-                    items.iter().find(|r| {
-                        r.as_object()
-                            .and_then(|f| record_id(f, &id_keys(entity)))
-                            .is_some_and(|rid| rid == id)
-                    })
-                })
-                .and_then(|r| r.as_object())
-            {
+            if let Some(record) = world.record(entity, &id) {
                 if let Some(email) = record.get("email").and_then(|v| v.as_str()) {
                     facts.known.insert("email".to_owned(), email.to_owned());
                 }

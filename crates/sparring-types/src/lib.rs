@@ -54,12 +54,12 @@ mod tool;
 mod world_options;
 
 pub use agent::{Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture};
+pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor};
 pub use message::{FunctionCall, Message, Role, ToolCall};
 pub use options::{OptionsPatch, SimulateOptions, closest};
 pub use row::{
     Counts, EndedBy, Lineage, Persona, Row, RunSummary, SCHEMA_VERSION, Situation, Timings,
 };
 pub use spec::{Spec, SpecError, id_keys, record_id, singular};
-pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor};
 pub use tool::ToolSpec;
 pub use world_options::{WorldOptions, WorldPatch};

@@ -107,8 +107,11 @@ impl WorldPatch {
                         return Err(at("must be a number from 0 to 1"));
                     }
                 }
-                "timeout_weight" | "server_error_weight" | "rate_limited_weight"
-                | "malformed_weight" | "empty_weight" => {
+                "timeout_weight"
+                | "server_error_weight"
+                | "rate_limited_weight"
+                | "malformed_weight"
+                | "empty_weight" => {
                     if !v.as_f64().is_some_and(|x| x >= 0.0 && x.is_finite()) {
                         return Err(at("must be a number >= 0"));
                     }
