@@ -10,6 +10,7 @@ mod grade;
 mod grid;
 mod report;
 mod simulate;
+mod world;
 
 /// Evals and training data for tool-calling agents, by simulation.
 #[derive(Debug, Parser)]
@@ -40,6 +41,8 @@ enum Command {
     Labels(grade::LabelsCommand),
     /// Measure a judge: agreement with gold on two halves, hack probes, same model
     JudgeTrust(grade::TrustArgs),
+    /// Serve a spec's sandbox world: JSON tool calls on stdin, one answer per line
+    World(world::Args),
 }
 
 /// A failure the user caused (bad input): exit code 2.
@@ -65,6 +68,7 @@ fn main() -> ExitCode {
         Command::Grade(args) => grade::grade(&args),
         Command::Labels(command) => grade::labels(&command),
         Command::JudgeTrust(args) => grade::trust(&args),
+        Command::World(args) => world::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -5,11 +5,12 @@ use anyhow::{Context as _, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sparring_engine::run::{self as engine, Clock, Progress, RowSink, RunConfig};
 use sparring_io::command_agent::CommandAgent;
+use sparring_io::command_world::CommandWorld;
 use sparring_io::log::RunLog;
 use sparring_io::report::{render, report};
 use sparring_io::rows::{RowWriter, counts, read_rows, repair_torn_line, write_summary};
 use sparring_io::spec_file::load_spec;
-use sparring_types::{Agent, OptionsPatch, Row};
+use sparring_types::{Agent, OptionsPatch, Row, ToolExecutor};
 use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -64,6 +65,10 @@ pub(crate) struct Args {
     /// Grade each row with the conduct checks
     #[arg(long)]
     grade: bool,
+    /// Answer tool calls with your own world: a command speaking JSON lines
+    /// (docs/world.md); faults still come from the sandbox first
+    #[arg(long)]
+    execute: Option<String>,
     /// Continue the run in --out after a crash or Ctrl-C: its rows are kept (a
     /// torn last line is repaired) and no task runs again beyond its repeats
     #[arg(long)]
@@ -110,6 +115,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         phrasings: args.phrasings,
         hard_share: args.hard_share,
         grid_effort: args.grid_effort,
+        world: None,
     };
     if let Some(p) = &cli.patience
         && !matches!(p.as_str(), "normal" | "short" | "endless")
@@ -191,6 +197,22 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         )
         .await?;
         let agent: Arc<dyn Agent> = Arc::new(agent);
+        let executor: Option<Arc<dyn ToolExecutor>> = match &args.execute {
+            None => None,
+            Some(command) if command.starts_with("http://") || command.starts_with("https://") => {
+                return Err(usage(format!(
+                    "--execute `{command}`: an HTTP world is not built yet; give a command speaking JSON lines (docs/world.md)"
+                )));
+            }
+            Some(command) => Some(Arc::new(
+                CommandWorld::start(
+                    command.strip_prefix("command:").unwrap_or(command),
+                    Duration::from_secs_f64(options.agent_timeout),
+                    Some(log.clone()),
+                )
+                .await?,
+            )),
+        };
         let writer = if args.resume {
             RowWriter::append(&rows_path)?
         } else {
@@ -225,6 +247,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             clock: Arc::new(Wall(Instant::now())),
             cancel,
             done,
+            executor,
         };
         let mut summary = engine::run(config, &mut sink, &mut on_progress).await?;
         bar.finish_and_clear();

@@ -1158,3 +1158,74 @@ mod resume {
         assert_usage_error(&o, &["holds rows of run", "same spec and options"]);
     }
 }
+
+#[test]
+fn world_answers_lines_with_shared_memory_and_explains() {
+    use std::io::Write as _;
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/support-desk/spec.yaml");
+    let mut child = sparring()
+        .args(["world", spec.to_str().unwrap(), "--seed", "3"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = [
+        r##"{"tool": "cancel_order", "arguments": {"order_id": "#W1001"}}"##,
+        r##"{"tool": "get_order", "arguments": {"order_id": "#W1001"}}"##,
+        r##"{"tool": "cancel_order", "arguments": {"order_id": "#W1001"}}"##,
+        r#"{"tool": "get_order", "arguments": {"order_id": "<order_id>"}}"#,
+        r#"{"tool": "get_order", "arguments": {}}"#,
+        r##"{"tool": "get_order", "arguments": {"order_id": "#W9999"}}"##,
+        r#"{"tool": "nope"}"#,
+        "not json",
+    ]
+    .join("\n");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 8);
+    assert_eq!(lines[0]["ok"], true);
+    assert_eq!(lines[1]["result"]["status"], "cancelled");
+    let kinds: Vec<&str> = lines[2..]
+        .iter()
+        .map(|l| l["error"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "refused",
+            "refused",
+            "invalid_arguments",
+            "not_found",
+            "unknown_tool",
+            "invalid_arguments"
+        ]
+    );
+    let explain = sparring()
+        .args(["world", spec.to_str().unwrap(), "--explain"])
+        .output()
+        .unwrap();
+    assert!(explain.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&explain.stdout).unwrap();
+    assert_eq!(doc["entities"]["orders"]["records"]["from"], "fixtures");
+    let cancel = doc["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "cancel_order")
+        .unwrap();
+    assert_eq!(cancel["operation"]["kind"], "state_change");
+    assert_eq!(cancel["id_param"], "order_id");
+    let bad = sparring().args(["world", "nope.yaml"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}

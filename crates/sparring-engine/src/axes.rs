@@ -187,9 +187,10 @@ impl Axes {
                             .entity
                             .as_ref()
                             .and_then(|e| world.record(e, id))
-                            .and_then(|r| r.get("status"))
-                            .and_then(|v| v.as_str())
-                            .is_some_and(|st| TERMINAL_STATUSES.contains(&st))
+                            .and_then(|r| {
+                                r.get("status").and_then(|v| v.as_str()).map(str::to_owned)
+                            })
+                            .is_some_and(|st| TERMINAL_STATUSES.contains(&st.as_str()))
                     }),
                     "several" | "someone_else" => records.len() >= 2,
                     _ => false,

@@ -16,7 +16,7 @@ use crate::writer::{self, AskInput, Templates};
 use sparring_grid::{CoveringArray, Effort};
 use sparring_types::seed::{self, Stream};
 use sparring_types::{Persona, SimulateOptions, Situation, Spec};
-use sparring_world::{Operation, ToolModel, World};
+use sparring_world::{FaultKind, Operation, ToolModel, World};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -69,7 +69,7 @@ pub enum PlanError {
 /// Lays out the run's tasks.
 pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
     let templates = Templates::builtin()?;
-    let world = World::new(spec, 0);
+    let world = World::with_options(spec, 0, options.world.clone());
     let axes = Axes::of(spec);
     let effort = Effort::new(options.grid_effort)?;
     let array = axes.grid(options.seed, effort)?;
@@ -105,9 +105,12 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
         let state = get("world_state");
         let stance = get("stance");
         let history = get("history");
+        let world_seed = seed::derive_u64(options.seed, "world", &[r as u64]);
+        // The ids the person knows come from the world the rollout plays in.
+        let task_world = world.clone().with_seed(world_seed);
         let facts = match (&seed_ask, model) {
             (Some(ask), _) => Facts::for_seed(ask, &name),
-            (None, Some(model)) => facts_for(spec, &world, model, &state, &name, &mut stream),
+            (None, Some(model)) => facts_for(spec, &task_world, model, &state, &name, &mut stream),
             (None, None) => Facts::new(&name, &Operation::Other, None, "request"),
         };
         let rule = axes.rule(&get("policy_rule")).map(|r| r.text.clone());
@@ -162,12 +165,27 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), v.clone()))
             .collect();
-        axes_map.insert("tool_condition".to_owned(), "ok".to_owned());
+        // The tool condition is sampled, not covered: a scheduled fault on the
+        // tool's first call for a share `fault_rate` of situations, drawn from
+        // its own stream so the other draws do not move.
+        let mut condition = Stream::derive(options.seed, "plan/tool_condition", &[r as u64]);
+        let fault = match model {
+            Some(_) if condition.chance(options.world.fault_rate) => {
+                FaultKind::draw(&options.world, &mut condition)
+            }
+            _ => None,
+        };
+        axes_map.insert(
+            "tool_condition".to_owned(),
+            fault.map_or("ok", FaultKind::as_str).to_owned(),
+        );
         let situation = Situation {
             axes: axes_map,
             tier: tier.to_owned(),
-            world_seed: seed::derive_u64(options.seed, "world", &[r as u64]),
-            faults: Vec::new(),
+            world_seed,
+            faults: fault
+                .map(|k| vec![serde_json::json!({"tool": tool_name, "kind": k.as_str()})])
+                .unwrap_or_default(),
             seed_index: seed_ask.as_ref().map(|_| r),
         };
         let persona = Persona {
@@ -272,10 +290,8 @@ fn facts_for(
         let status = |id: &String| {
             world
                 .record(entity, id)
-                .and_then(|r| r.get("status"))
-                .and_then(|v| v.as_str())
-                .unwrap_or("")
-                .to_owned()
+                .and_then(|r| r.get("status").and_then(|v| v.as_str()).map(str::to_owned))
+                .unwrap_or_default()
         };
         let live: Vec<String> = ids
             .iter()

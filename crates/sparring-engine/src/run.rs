@@ -9,6 +9,7 @@ use sparring_types::hash::{sha256_hex, short_id};
 use sparring_types::seed;
 use sparring_types::{
     Agent, Counts, EndedBy, Lineage, Row, RunSummary, SCHEMA_VERSION, SimulateOptions, Spec,
+    ToolExecutor,
 };
 use sparring_world::World;
 use std::collections::{BTreeMap, BTreeSet};
@@ -76,6 +77,9 @@ pub struct RunConfig {
     /// repeats of each task are not run again, and they count against the
     /// budget.
     pub done: BTreeMap<String, u32>,
+    /// The caller's world (`execute`), answering tool calls in place of the
+    /// sandbox; faults still come from the sandbox first.
+    pub executor: Option<Arc<dyn ToolExecutor>>,
 }
 
 /// After this many rows, all agent errors and not one agent reply, a run
@@ -156,7 +160,7 @@ pub async fn run(
             .map(sparring_types::ToolSpec::to_openai)
             .collect(),
     );
-    let base_world = World::new(&spec, 0);
+    let base_world = World::with_options(&spec, 0, options.world.clone());
 
     let (tx, mut rx) = mpsc::channel::<Done>(options.concurrency.max(1));
     let semaphore = Arc::new(Semaphore::new(options.concurrency.max(1)));
@@ -169,6 +173,7 @@ pub async fn run(
         let options = options.clone();
         let tools = Arc::clone(&tools);
         let run_id = run_id.clone();
+        let executor = config.executor.clone();
         tokio::spawn(async move {
             for job in jobs {
                 let Ok(permit) = Arc::clone(&semaphore).acquire_owned().await else {
@@ -185,18 +190,22 @@ pub async fn run(
                 let tools = Arc::clone(&tools);
                 let world = base_world.clone();
                 let run_id = run_id.clone();
+                let executor = executor.clone();
                 tokio::spawn(async move {
                     let rollout_seed = rollout_seed(&options, &job);
                     let prefix = format!("{run_id}-{}-{}", job.task.index, job.repeat);
-                    let mut world = world;
-                    world_reseed(&mut world, job.task.situation.world_seed);
+                    let mut world = world.with_seed(job.task.situation.world_seed);
+                    world.schedule_all(&job.task.situation.faults);
                     let transcript = play(
                         Setup {
                             task: &job.task,
                             system_prompt: &spec.system_prompt,
                             options: &options,
                             rollout_seed,
+                            rollout_index: job.task.index as u64 * u64::from(options.repeats)
+                                + u64::from(job.repeat),
                             request_prefix: &prefix,
+                            executor: executor.as_deref(),
                         },
                         world,
                         tools,
@@ -391,10 +400,6 @@ fn rollout_seed(options: &SimulateOptions, job: &Job) -> u64 {
     )
 }
 
-fn world_reseed(world: &mut World, world_seed: u64) {
-    *world = world.clone().with_seed(world_seed);
-}
-
 fn make_row(
     done: &Done,
     spec: &Spec,
@@ -418,7 +423,10 @@ fn make_row(
         scenario_id,
         messages: t.messages.clone(),
         tools: tools.to_vec(),
-        situation: task.situation.clone(),
+        situation: sparring_types::Situation {
+            faults: t.faults.clone(),
+            ..task.situation.clone()
+        },
         persona: task.persona.clone(),
         ended_by: t.ended_by,
         error: t.error.clone(),

@@ -9,6 +9,8 @@
 //! - [`command_agent`]: [`command_agent::CommandAgent`], an agent that is a
 //!   long-lived subprocess speaking agent protocol v1 (`docs/agent-protocol.md`)
 //!   with many requests in flight and a restart when it dies.
+//! - [`command_world`]: [`command_world::CommandWorld`], the caller's world
+//!   as a subprocess answering tool calls in JSON lines (`execute`).
 //! - [`report`]: the report over a rows file (rows, tasks, pass@1 overall and
 //!   per tool) as a table or JSON.
 //! - [`log`]: the run's log file, where agent stderr goes.
@@ -21,6 +23,7 @@
 
 pub mod command_agent;
 pub mod command_grader;
+pub mod command_world;
 mod error;
 pub mod log;
 pub mod report;

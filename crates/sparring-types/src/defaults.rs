@@ -47,3 +47,42 @@ pub const GRADE_HOOK_TIMEOUT_SECS: f64 = 60.0;
 pub const TRUST_PROBE_ROWS: usize = 8;
 /// How many times its length the padding probe makes a reply.
 pub const TRUST_PADDING_FACTOR: usize = 3;
+
+/// Defaults of the sandbox world (`options.world`, [`crate::WorldOptions`]).
+/// `docs/options.md` lists them with their meaning.
+pub mod world {
+    /// Probability that one tool call meets a random fault; also the share of
+    /// planned situations whose tool carries a scheduled fault.
+    pub const FAULT_RATE: f64 = 0.0;
+    /// Relative weight of `timeout` among fault kinds.
+    pub const TIMEOUT_WEIGHT: f64 = 1.0;
+    /// Relative weight of `server_error` among fault kinds.
+    pub const SERVER_ERROR_WEIGHT: f64 = 1.0;
+    /// Relative weight of `rate_limited` among fault kinds.
+    pub const RATE_LIMITED_WEIGHT: f64 = 1.0;
+    /// Relative weight of `malformed` among fault kinds.
+    pub const MALFORMED_WEIGHT: f64 = 1.0;
+    /// Relative weight of `empty` among fault kinds.
+    pub const EMPTY_WEIGHT: f64 = 1.0;
+    /// Seconds a timed-out call says it waited.
+    pub const TIMEOUT_SECS: u32 = 30;
+    /// Seconds a rate-limited call asks the agent to wait (its hint).
+    pub const RETRY_AFTER_SECS: u32 = 2;
+    /// Share of the answer's text a malformed result keeps before it is cut.
+    pub const MALFORMED_KEEP: f64 = 0.5;
+    /// Records the world generates for an entity the spec gives no fixtures for.
+    pub const RECORDS_PER_ENTITY: u32 = 20;
+    /// Records a search over generated records makes up when none match.
+    pub const RECORDS_PER_LIST: u32 = 3;
+    /// Records one list or search answer holds at most.
+    pub const PAGE_SIZE: u32 = 20;
+    /// Digits of a generated id when no fixture or description shows a shape.
+    pub const ID_DIGITS: u32 = 8;
+    /// Items in a generated array when its schema sets no bounds.
+    pub const ARRAY_ITEMS: u32 = 2;
+    /// Nesting depth at which the record generator stops descending.
+    pub const MAX_DEPTH: u32 = 8;
+    /// Words an argument must share, in order, with its parameter's
+    /// description before it counts as an echo of the description.
+    pub const ECHO_MIN_WORDS: u32 = 2;
+}

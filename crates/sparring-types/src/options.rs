@@ -1,6 +1,7 @@
 //! Run options as given and as resolved.
 
 use crate::defaults;
+use crate::world_options::{WorldOptions, WorldPatch};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -20,6 +21,7 @@ pub(crate) const OPTION_NAMES: &[&str] = &[
     "phrasings",
     "hard_share",
     "grid_effort",
+    "world",
 ];
 
 /// Options as one source gives them (a spec's `options`, a command line):
@@ -54,6 +56,9 @@ pub struct OptionsPatch {
     pub hard_share: Option<f64>,
     /// Covering-array post-optimisation effort.
     pub grid_effort: Option<f64>,
+    /// The sandbox world's numbers (`options.world`), as given.
+    #[serde(default)]
+    pub world: Option<WorldPatch>,
 }
 
 impl OptionsPatch {
@@ -111,6 +116,11 @@ impl OptionsPatch {
                         .ok_or_else(|| at("must be a number of seconds > 0"))?;
                     patch.agent_timeout = Some(secs);
                 }
+                "world" => {
+                    patch.world = Some(
+                        WorldPatch::from_value(v).map_err(|(p, m)| (format!("/world{p}"), m))?,
+                    );
+                }
                 other => {
                     let hint = closest(other, OPTION_NAMES)
                         .map(|c| format!("; did you mean `{c}`?"))
@@ -143,6 +153,10 @@ impl OptionsPatch {
             phrasings: self.phrasings.or(base.phrasings),
             hard_share: self.hard_share.or(base.hard_share),
             grid_effort: self.grid_effort.or(base.grid_effort),
+            world: match (self.world, base.world) {
+                (Some(a), Some(b)) => Some(a.over(b)),
+                (a, b) => a.or(b),
+            },
         }
     }
 
@@ -163,6 +177,11 @@ impl OptionsPatch {
             phrasings: self.phrasings.unwrap_or(defaults::PHRASINGS),
             hard_share: self.hard_share.unwrap_or(defaults::HARD_SHARE),
             grid_effort: self.grid_effort.unwrap_or(defaults::GRID_EFFORT),
+            world: self
+                .world
+                .as_ref()
+                .map(WorldPatch::resolve)
+                .unwrap_or_default(),
         }
     }
 }
@@ -222,6 +241,9 @@ pub struct SimulateOptions {
     pub hard_share: f64,
     /// Covering-array post-optimisation effort.
     pub grid_effort: f64,
+    /// The sandbox world's numbers.
+    #[serde(default)]
+    pub world: WorldOptions,
 }
 
 impl Default for SimulateOptions {
