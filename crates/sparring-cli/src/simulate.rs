@@ -6,8 +6,9 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sparring_engine::run::{self as engine, Clock, Progress, RowSink, RunConfig};
 use sparring_io::command_agent::CommandAgent;
 use sparring_io::log::RunLog;
-use sparring_io::report::{render, report};
-use sparring_io::rows::{RowWriter, read_rows, write_summary};
+use sparring_io::rows::{RowWriter, write_summary};
+use sparring_io::score::input::read_score_rows;
+use sparring_io::score::report::{ReportOptions, render, report};
 use sparring_io::spec_file::load_spec;
 use sparring_types::{Agent, OptionsPatch, Row};
 use std::io::IsTerminal as _;
@@ -209,7 +210,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         let summary = engine::run(config, &mut sink, &mut on_progress).await?;
         bar.finish_and_clear();
         write_summary(&out, &summary)?;
-        let rows = read_rows(&rows_path)?;
+        let rows = read_score_rows(&rows_path)?;
         if !quiet {
             let c = &summary.counts;
             let graded = if c.graded > 0 {
@@ -229,7 +230,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
                 eprintln!("warning: {w}");
             }
         }
-        print!("{}", render(&report(&rows)));
+        print!("{}", render(&report(&rows, &ReportOptions::default())?));
         Ok(if summary.stopped_because == "agent_unavailable" {
             ExitCode::from(1)
         } else {
