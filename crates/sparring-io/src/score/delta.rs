@@ -165,7 +165,11 @@ pub fn delta(
                     "`--must-not-regress {guard}`: no row of `{}` or `{}` carries marker `{guard}`; hint: markers present: {}",
                     names.0,
                     names.1,
-                    if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
                 ),
             });
         }

@@ -50,7 +50,9 @@ pub fn eval_variance(rows: &[ScoreRow], name: &str) -> Result<EvalVarianceReport
     let lines: Vec<RunLine> = runs
         .into_iter()
         .map(|(run, rows)| {
-            let rates: Vec<f64> = task_pass_rates(rows.iter().copied()).into_values().collect();
+            let rates: Vec<f64> = task_pass_rates(rows.iter().copied())
+                .into_values()
+                .collect();
             RunLine {
                 eval_run: run.clone(),
                 pass_at_1: rates.iter().sum::<f64>() / rates.len() as f64,
@@ -93,9 +95,10 @@ pub fn render(r: &EvalVarianceReport) -> String {
             l.pass_at_1 * 100.0
         );
     }
-    let std = r
-        .std
-        .map_or_else(|| "- (one run)".to_owned(), |s| format!("{:.1} points", s * 100.0));
+    let std = r.std.map_or_else(
+        || "- (one run)".to_owned(),
+        |s| format!("{:.1} points", s * 100.0),
+    );
     let _ = writeln!(
         out,
         "\n{} runs  mean {:.1}%  std {std}",

@@ -76,12 +76,20 @@ pub fn row_features(messages: &[Value]) -> [f64; FEATURES.len()] {
             .iter()
             .map(|p| lower.matches(p).count())
             .sum::<usize>();
-        markdown += text.lines().filter(|l| opens_block(l)).count() + text.matches("**").count() / 2;
+        markdown +=
+            text.lines().filter(|l| opens_block(l)).count() + text.matches("**").count() / 2;
         questions += text.matches('?').count();
         exclamations += text.matches('!').count();
     }
     [
-        last_reply, agent_chars, tool_calls, turns, apologies, markdown, questions, exclamations,
+        last_reply,
+        agent_chars,
+        tool_calls,
+        turns,
+        apologies,
+        markdown,
+        questions,
+        exclamations,
     ]
     .map(|x| x as f64)
 }
@@ -188,7 +196,8 @@ pub fn hack_scan(rows: &[ScoreRow], name: &str, seed: u64) -> Result<HackReport,
         seed,
         ..HackScanOptions::default()
     };
-    let scan = sparring_stats::hack_scan(&reward, &features, &options).map_err(stats("hack scan"))?;
+    let scan =
+        sparring_stats::hack_scan(&reward, &features, &options).map_err(stats("hack scan"))?;
     let mut warnings = Vec::new();
     if reward.iter().all(|t| t.len() < 2) {
         warnings.push(
@@ -196,9 +205,7 @@ pub fn hack_scan(rows: &[ScoreRow], name: &str, seed: u64) -> Result<HackReport,
                 .to_owned(),
         );
     } else if scan.variance.within_task == 0.0 {
-        warnings.push(
-            "rewards never vary within a task, so no feature can track them".to_owned(),
-        );
+        warnings.push("rewards never vary within a task, so no feature can track them".to_owned());
     }
     Ok(HackReport {
         n_rows: scan.variance.n_rows,
@@ -267,7 +274,8 @@ mod tests {
             json!({"role": "assistant", "content": [{"type": "text", "text": "Done."}], "tool_calls": [{"id": "c"}]}),
         ];
         let f = row_features(&messages);
-        let first = "Sorry, I apologise! Which order?\n- one\n- two\n## Title\n**bold** and 3. not a list";
+        let first =
+            "Sorry, I apologise! Which order?\n- one\n- two\n## Title\n**bold** and 3. not a list";
         assert_eq!(
             f,
             [

@@ -187,15 +187,13 @@ fn row(path: &Path, line: usize, map: Map<String, Value>) -> Result<ScoreRow, Er
                 "missing `task_id`: every row needs the task it repeats",
             ));
         }
-        Some(v) => id_text(v)
-            .filter(|s| !s.trim().is_empty())
-            .ok_or_else(|| {
-                Error::invalid(
-                    path,
-                    at(),
-                    format!("`task_id` must be a non-empty string or an integer, not {v}"),
-                )
-            })?,
+        Some(v) => id_text(v).filter(|s| !s.trim().is_empty()).ok_or_else(|| {
+            Error::invalid(
+                path,
+                at(),
+                format!("`task_id` must be a non-empty string or an integer, not {v}"),
+            )
+        })?,
     };
     let reward = match map.get("reward") {
         None | Some(Value::Null) => None,
@@ -380,7 +378,10 @@ mod tests {
             "`r.jsonl`: at line 2: missing `task_id`: every row needs the task it repeats"
         );
         let e = rows("{\"task_id\": \"a\", \"reward\": \"high\"}\n").unwrap_err();
-        assert!(e.contains("line 1") && e.contains("`reward` must be a number"), "{e}");
+        assert!(
+            e.contains("line 1") && e.contains("`reward` must be a number"),
+            "{e}"
+        );
         let e = rows("{\"task_id\": \"a\", \"reward\": 2}\n").unwrap_err();
         assert!(e.contains("outside 0..=1"), "{e}");
         let e = rows("\n\n").unwrap_err();
@@ -410,7 +411,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("`l.jsonl`: at line 1: `label` must be"), "{e}");
-        let e = parse_labels(p, "{\"label\":true}\n").unwrap_err().to_string();
+        let e = parse_labels(p, "{\"label\":true}\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("missing `row_id`"), "{e}");
     }
 }

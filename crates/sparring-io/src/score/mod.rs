@@ -68,7 +68,9 @@ impl Estimate {
 }
 
 /// `(graded rows, passed rows)` per task, in task-id order.
-pub(crate) fn task_counts<'a>(rows: impl Iterator<Item = &'a ScoreRow>) -> BTreeMap<&'a str, (u64, u64)> {
+pub(crate) fn task_counts<'a>(
+    rows: impl Iterator<Item = &'a ScoreRow>,
+) -> BTreeMap<&'a str, (u64, u64)> {
     let mut per_task: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
     for row in rows {
         if let Some(passed) = row.passed() {
@@ -81,7 +83,9 @@ pub(crate) fn task_counts<'a>(rows: impl Iterator<Item = &'a ScoreRow>) -> BTree
 }
 
 /// Per-task pass@1 `c/n`, in task-id order.
-pub(crate) fn task_pass_rates<'a>(rows: impl Iterator<Item = &'a ScoreRow>) -> BTreeMap<&'a str, f64> {
+pub(crate) fn task_pass_rates<'a>(
+    rows: impl Iterator<Item = &'a ScoreRow>,
+) -> BTreeMap<&'a str, f64> {
     task_counts(rows)
         .into_iter()
         .map(|(t, (n, c))| (t, c as f64 / n as f64))

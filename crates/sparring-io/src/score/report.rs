@@ -112,7 +112,9 @@ pub fn report(rows: &[ScoreRow], options: &ReportOptions) -> Result<Report, Erro
     }
     let mut by_category = BTreeMap::new();
     for (key, rows) in members {
-        let rates: Vec<f64> = task_pass_rates(rows.iter().copied()).into_values().collect();
+        let rates: Vec<f64> = task_pass_rates(rows.iter().copied())
+            .into_values()
+            .collect();
         by_category.insert(
             key,
             Category {
