@@ -262,6 +262,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    // The features are counts: exact.
+    #[allow(clippy::float_cmp)]
     #[test]
     fn features_count_what_they_say() {
         let messages = vec![

@@ -124,13 +124,11 @@ pub fn parse_labels(path: &Path, text: &str) -> Result<Vec<Label>, Error> {
         .collect()
 }
 
+/// JSON objects with their 1-based line numbers.
+type Lines = Vec<(usize, Map<String, Value>)>;
+
 /// Non-blank lines as JSON objects, with their 1-based line numbers.
-fn jsonl(
-    path: &Path,
-    text: &str,
-    resumable: bool,
-    what: &str,
-) -> Result<Vec<(usize, Map<String, Value>)>, Error> {
+fn jsonl(path: &Path, text: &str, resumable: bool, what: &str) -> Result<Lines, Error> {
     let line_count = text.lines().count();
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -166,7 +164,7 @@ fn jsonl(
     Ok(out)
 }
 
-fn row(path: &Path, line: usize, map: Map<String, Value>) -> Result<ScoreRow, Error> {
+fn row(path: &Path, line: usize, mut map: Map<String, Value>) -> Result<ScoreRow, Error> {
     let at = || format!("line {line}");
     if let Some(version) = map.get("schema_version").and_then(Value::as_u64)
         && version > u64::from(SCHEMA_VERSION)
@@ -244,6 +242,10 @@ fn row(path: &Path, line: usize, map: Map<String, Value>) -> Result<ScoreRow, Er
         Some(v) => scalar_text(v).map_or(EvalRun::Index(0), EvalRun::Name),
         None => EvalRun::Index(0),
     };
+    let messages = match map.remove("messages") {
+        Some(Value::Array(m)) => m,
+        _ => Vec::new(),
+    };
     let text = |key: &str| map.get(key).and_then(Value::as_str).map(str::to_owned);
     Ok(ScoreRow {
         line,
@@ -256,10 +258,7 @@ fn row(path: &Path, line: usize, map: Map<String, Value>) -> Result<ScoreRow, Er
         eval_run,
         ended_by: text("ended_by"),
         failure_class: text("failure_class"),
-        messages: match map.get("messages") {
-            Some(Value::Array(m)) => m.clone(),
-            _ => Vec::new(),
-        },
+        messages,
     })
 }
 

@@ -175,8 +175,8 @@ pub fn render(report: &Report) -> String {
             .max(8);
         let _ = write!(
             out,
-            "\n{:<width$}  {:>5}  {:>5}  {:>7}  {}\n",
-            "category", "rows", "tasks", "pass@1", "ci95"
+            "\n{:<width$}  {:>5}  {:>5}  {:>7}  ci95\n",
+            "category", "rows", "tasks", "pass@1"
         );
         for (key, c) in &report.by_category {
             let _ = writeln!(
