@@ -8,7 +8,7 @@ use std::process::ExitCode;
 mod asks;
 mod grade;
 mod grid;
-mod report;
+mod score;
 mod simulate;
 mod world;
 
@@ -25,8 +25,21 @@ enum Command {
     /// Play an agent against simulated people in a sandbox world and write
     /// one row per conversation
     Simulate(simulate::Args),
-    /// Summarise a run's rows: pass@1 overall and per tool
-    Report(report::Args),
+    /// Score a run's rows: pass@1 with a 95 % interval over tasks, pass@k,
+    /// pass^k, per category
+    Report(score::ReportArgs),
+    /// Compare two runs task by task: paired delta of pass@1 with an
+    /// interval, a permutation p and a verdict, per category and marker
+    Delta(score::DeltaArgs),
+    /// Agreement of the rows' rewards with gold labels: raw with a Wilson
+    /// interval, Cohen's kappa, passes on gold fails
+    JudgeAgreement(score::JudgeArgs),
+    /// Look for row features that track reward within tasks (reward
+    /// hacking), against a shuffled floor
+    HackScan(score::HackArgs),
+    /// pass@1 per eval run (`lineage.eval_run`) with mean and standard
+    /// deviation
+    EvalVariance(score::EvalVarianceArgs),
     /// Print a spec's situation axes and their pairwise covering array, or
     /// build a raw array with --levels
     Grid(grid::Args),
@@ -61,7 +74,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<ExitCode> = match cli.command {
         Command::Simulate(args) => simulate::run(&args),
-        Command::Report(args) => report::run(&args),
+        Command::Report(args) => score::report(&args),
+        Command::Delta(args) => score::delta(&args),
+        Command::JudgeAgreement(args) => score::judge_agreement(&args),
+        Command::HackScan(args) => score::hack_scan(&args),
+        Command::EvalVariance(args) => score::eval_variance(&args),
         Command::Grid(args) => grid::run(&args),
         Command::CoverageGap(args) => grid::gap(&args),
         Command::Asks(args) => asks::run(&args),

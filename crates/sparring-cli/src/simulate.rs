@@ -7,8 +7,9 @@ use sparring_engine::run::{self as engine, Clock, Progress, RowSink, RunConfig};
 use sparring_io::command_agent::CommandAgent;
 use sparring_io::command_world::CommandWorld;
 use sparring_io::log::RunLog;
-use sparring_io::report::{render, report};
 use sparring_io::rows::{RowWriter, counts, read_rows, repair_torn_line, write_summary};
+use sparring_io::score::input::read_score_rows;
+use sparring_io::score::report::{ReportOptions, render, report};
 use sparring_io::spec_file::load_spec;
 use sparring_types::{Agent, OptionsPatch, Row, ToolExecutor};
 use std::collections::BTreeMap;
@@ -256,6 +257,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         let rows = read_rows(&rows_path)?;
         summary.counts = counts(&rows);
         write_summary(&out, &summary)?;
+        let rows = read_score_rows(&rows_path)?;
         if !quiet {
             let c = &summary.counts;
             let graded = if c.graded > 0 {
@@ -275,7 +277,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
                 eprintln!("warning: {w}");
             }
         }
-        print!("{}", render(&report(&rows)));
+        print!("{}", render(&report(&rows, &ReportOptions::default())?));
         Ok(if summary.stopped_because == "agent_unavailable" {
             ExitCode::from(1)
         } else {

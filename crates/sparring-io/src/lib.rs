@@ -11,8 +11,12 @@
 //!   with many requests in flight and a restart when it dies.
 //! - [`command_world`]: [`command_world::CommandWorld`], the caller's world
 //!   as a subprocess answering tool calls in JSON lines (`execute`).
-//! - [`report`]: the report over a rows file (rows, tasks, pass@1 overall and
-//!   per tool) as a table or JSON.
+//! - [`score`]: the scoring reports over rows read leniently (only
+//!   `task_id` and `reward` are required): `report` (pass@1 with a
+//!   bootstrap interval over tasks, pass@k, pass^k, per category), `delta`
+//!   (paired before/after with markers and guards), `judge_agreement`,
+//!   `hack_scan` and `eval_variance`, each as JSON and as a table. The
+//!   estimators themselves are `sparring-stats`.
 //! - [`log`]: the run's log file, where agent stderr goes.
 //!
 //! ```no_run
@@ -24,10 +28,11 @@
 pub mod command_agent;
 pub mod command_grader;
 pub mod command_world;
+pub mod defaults;
 mod error;
 pub mod log;
-pub mod report;
 pub mod rows;
+pub mod score;
 pub mod spec_file;
 
 pub use error::Error;
