@@ -50,7 +50,9 @@ mod tool;
 
 pub use agent::{Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture};
 pub use message::{FunctionCall, Message, Role, ToolCall};
-pub use options::{OptionsPatch, SimulateOptions, closest};
+pub use options::{
+    OptionsPatch, SimulateOptions, check_temperature, check_top_logprobs, check_top_p, closest,
+};
 pub use row::{
     Counts, EndedBy, Lineage, Persona, Row, RunSummary, SCHEMA_VERSION, Situation, Timings,
 };
