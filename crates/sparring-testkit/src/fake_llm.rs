@@ -2,6 +2,9 @@
 //! completions (`POST /v1/chat/completions`) and the Anthropic Messages API
 //! (`POST /v1/messages`) on one loopback port.
 //!
+//! `GET /stats` answers `{"requests", "max_in_flight"}` and
+//! `POST /stats/reset` zeroes them (for benchmarks).
+//!
 //! Replies come from a script (a queue of [`Reply`] values, consumed one per
 //! request in arrival order) and, once the script is empty, from the default
 //! [`Behaviour`]. The server records every request it received (path, the
@@ -24,7 +27,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use serde_json::{Value, json};
 use std::collections::{HashSet, VecDeque};
 use std::net::SocketAddr;
@@ -185,6 +188,8 @@ impl FakeLlm {
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
             .route("/v1/messages", post(messages))
+            .route("/stats", get(stats))
+            .route("/stats/reset", post(reset))
             .with_state(Arc::clone(&inner));
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -241,6 +246,22 @@ async fn chat(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Bytes) 
 
 async fn messages(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Bytes) -> Response {
     serve(&inner, Api::Anthropic, &headers, &body).await
+}
+
+/// `GET /stats`: requests served and the most in flight at once.
+async fn stats(State(inner): State<Arc<Inner>>) -> Response {
+    axum::Json(json!({
+        "requests": inner.count.load(Ordering::SeqCst),
+        "max_in_flight": inner.max_in_flight.load(Ordering::SeqCst),
+    }))
+    .into_response()
+}
+
+/// `POST /stats/reset`: zero the counters.
+async fn reset(State(inner): State<Arc<Inner>>) -> Response {
+    inner.count.store(0, Ordering::SeqCst);
+    inner.max_in_flight.store(0, Ordering::SeqCst);
+    axum::Json(json!({"ok": true})).into_response()
 }
 
 fn header(headers: &HeaderMap, name: &str) -> Option<String> {
