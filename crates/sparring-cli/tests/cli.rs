@@ -752,11 +752,23 @@ mod models {
         });
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
-        let agent = format!("openai:fake-model@{}#key=SPARRING_TEST_KEY", f.server.base_url());
+        let agent = format!(
+            "openai:fake-model@{}#key=SPARRING_TEST_KEY",
+            f.server.base_url()
+        );
         let o = simulate(
             &agent,
             &out,
-            &["--budget", "6", "--temperature", "0.4", "--max-tokens", "200", "--logprobs", "--grade"],
+            &[
+                "--budget",
+                "6",
+                "--temperature",
+                "0.4",
+                "--max-tokens",
+                "200",
+                "--logprobs",
+                "--grade",
+            ],
         );
         assert!(o.status.success(), "{}", stderr(&o));
         let rows = read_rows(&out.join("rows.jsonl"));
@@ -765,7 +777,10 @@ mod models {
         for row in &rows {
             assert_eq!(row["ended_by"], "agent_done", "{row}");
             // The fake calls the first tool, gets the world's answer, replies.
-            assert_eq!(row["messages"][2]["tool_calls"].as_array().unwrap().len(), 1);
+            assert_eq!(
+                row["messages"][2]["tool_calls"].as_array().unwrap().len(),
+                1
+            );
             assert_eq!(row["messages"][3]["role"], "tool");
             assert_eq!(row["sampling"]["temperature"], 0.4);
             assert_eq!(row["sampling"]["max_tokens"], 200);
@@ -774,7 +789,12 @@ mod models {
             assert_eq!(turns.len(), 2, "one entry per agent request");
             assert_eq!(turns[1]["tokens"], 1);
             assert_eq!(turns[1]["policy_version"], "fp_fake");
-            assert!(row["model_version"].as_str().unwrap().starts_with("openai:fake-model@http://127.0.0.1:"));
+            assert!(
+                row["model_version"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("openai:fake-model@http://127.0.0.1:")
+            );
         }
         assert_eq!(f.server.count(), 12);
         let summary: Value =
@@ -792,7 +812,10 @@ mod models {
         });
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
-        let agent = format!("openai:fake-model@{}#key=SPARRING_TEST_KEY", f.server.base_url());
+        let agent = format!(
+            "openai:fake-model@{}#key=SPARRING_TEST_KEY",
+            f.server.base_url()
+        );
         let o = simulate(&agent, &out, &["--budget", "5", "--retries", "1"]);
         assert!(o.status.success(), "{}", stderr(&o));
         let rows = read_rows(&out.join("rows.jsonl"));
@@ -801,7 +824,10 @@ mod models {
         for row in &rows {
             assert_eq!(row["ended_by"], "backend_error");
             let e = row["error"].as_str().unwrap();
-            assert!(e.contains("HTTP 500") && e.contains("gave up after 2 attempts"), "{e}");
+            assert!(
+                e.contains("HTTP 500") && e.contains("gave up after 2 attempts"),
+                "{e}"
+            );
             assert!(e.contains("Bearer ***"), "{e}");
         }
         assert_eq!(f.server.count(), 10);
@@ -829,7 +855,12 @@ mod models {
             assert_eq!(row["ended_by"], "agent_done", "{row}");
             assert_eq!(row["sampling"]["backend"], "anthropic");
             assert_eq!(row["sampling"]["max_tokens"], 1024);
-            assert!(row["messages"][2]["tool_calls"][0]["id"].as_str().unwrap().starts_with("toolu_"));
+            assert!(
+                row["messages"][2]["tool_calls"][0]["id"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("toolu_")
+            );
         }
         for file in ["rows.jsonl", "run.json", "run.log"] {
             let text = std::fs::read_to_string(out.join(file)).unwrap();
@@ -841,12 +872,25 @@ mod models {
     fn command_agents_warn_about_model_options() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
-        let o = simulate(&example_agent(), &out, &["--budget", "2", "--temperature", "0.5"]);
+        let o = simulate(
+            &example_agent(),
+            &out,
+            &["--budget", "2", "--temperature", "0.5"],
+        );
         assert!(o.status.success(), "{}", stderr(&o));
-        assert!(stderr(&o).contains("`temperature` only apply to model agents"), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("`temperature` only apply to model agents"),
+            "{}",
+            stderr(&o)
+        );
         let summary: Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
-        assert!(summary["warnings"][0].as_str().unwrap().contains("temperature"));
+        assert!(
+            summary["warnings"][0]
+                .as_str()
+                .unwrap()
+                .contains("temperature")
+        );
     }
 
     #[test]
@@ -854,14 +898,45 @@ mod models {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
         let cases: &[(&[&str], &[&str])] = &[
-            (&["--agent", "openai:gpt-4o"], &["`OPENAI_API_KEY` is not set"]),
-            (&["--agent", "openai:m@http://127.0.0.1:9/v1#key=NOPE_UNSET"], &["`NOPE_UNSET` is not set"]),
+            (
+                &["--agent", "openai:gpt-4o"],
+                &["`OPENAI_API_KEY` is not set"],
+            ),
+            (
+                &["--agent", "openai:m@http://127.0.0.1:9/v1#key=NOPE_UNSET"],
+                &["`NOPE_UNSET` is not set"],
+            ),
             (&["--agent", "opneai:gpt-4o"], &["did you mean `openai:`"]),
-            (&["--agent", "openai:m@http://127.0.0.1:9/v1", "--temperature", "3"], &["--temperature 3", "from 0 to 2"]),
-            (&["--agent", "openai:m@http://127.0.0.1:9/v1", "--top-p", "0"], &["--top-p"]),
-            (&["--agent", "openai:m@http://127.0.0.1:9/v1", "--top-logprobs", "3"], &["needs `logprobs`"]),
-            (&["--agent", "openai:m@http://127.0.0.1:9/v1", "--rpm", "0"], &["--rpm must be at least 1"]),
-            (&["--agent", "anthropic:c@http://127.0.0.1:9/v1", "--logprobs"], &["no log-probabilities"]),
+            (
+                &[
+                    "--agent",
+                    "openai:m@http://127.0.0.1:9/v1",
+                    "--temperature",
+                    "3",
+                ],
+                &["--temperature 3", "from 0 to 2"],
+            ),
+            (
+                &["--agent", "openai:m@http://127.0.0.1:9/v1", "--top-p", "0"],
+                &["--top-p"],
+            ),
+            (
+                &[
+                    "--agent",
+                    "openai:m@http://127.0.0.1:9/v1",
+                    "--top-logprobs",
+                    "3",
+                ],
+                &["needs `logprobs`"],
+            ),
+            (
+                &["--agent", "openai:m@http://127.0.0.1:9/v1", "--rpm", "0"],
+                &["--rpm must be at least 1"],
+            ),
+            (
+                &["--agent", "anthropic:c@http://127.0.0.1:9/v1", "--logprobs"],
+                &["no log-probabilities"],
+            ),
         ];
         for (args, needles) in cases {
             let o = sparring()

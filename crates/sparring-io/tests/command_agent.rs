@@ -47,7 +47,11 @@ async fn two_hundred_conversations_through_one_process_out_of_order() {
                 let text = reply.message.content_str().to_owned();
                 let parts: Vec<&str> = text.split('|').collect();
                 assert_eq!(parts[0], id, "reply reached the wrong request");
-                assert_eq!(parts[1], messages.len().to_string(), "wrong conversation state");
+                assert_eq!(
+                    parts[1],
+                    messages.len().to_string(),
+                    "wrong conversation state"
+                );
                 order.push(parts[2].parse::<u64>().unwrap());
                 messages.push(reply.message);
                 messages.push(Message::text(Role::User, "go on"));
@@ -67,5 +71,8 @@ async fn two_hundred_conversations_through_one_process_out_of_order() {
     first_turn_order.sort_unstable();
     let written: Vec<u64> = first_turn_order.iter().map(|(_, w)| *w).collect();
     let inversions = written.windows(2).filter(|w| w[0] > w[1]).count();
-    assert!(inversions > 20, "replies came back nearly in order ({inversions} inversions)");
+    assert!(
+        inversions > 20,
+        "replies came back nearly in order ({inversions} inversions)"
+    );
 }

@@ -80,7 +80,10 @@ fn main() {
                         .respond(AgentRequest {
                             id: format!("bench-{i}"),
                             messages: vec![
-                                Message::text(Role::System, "You help shop customers. Look orders up before you answer."),
+                                Message::text(
+                                    Role::System,
+                                    "You help shop customers. Look orders up before you answer.",
+                                ),
                                 Message::text(Role::User, format!("Where is my order #W{:07}?", i)),
                             ],
                             tools: Arc::clone(&tools),

@@ -183,7 +183,10 @@ pub(crate) fn to_messages(messages: &[Message]) -> (String, Vec<Value>) {
                 system.push(m.content_str());
                 continue;
             }
-            Role::User => ("user", vec![json!({"type": "text", "text": m.content_str()})]),
+            Role::User => (
+                "user",
+                vec![json!({"type": "text", "text": m.content_str()})],
+            ),
             Role::Tool => (
                 "user",
                 vec![json!({"type": "tool_result",
@@ -222,12 +225,15 @@ pub(crate) fn to_messages(messages: &[Message]) -> (String, Vec<Value>) {
 
 /// A Messages API reply as an assistant message.
 pub(crate) fn from_reply(value: &Value) -> Result<Message, String> {
-    let blocks = value.get("content").and_then(Value::as_array).ok_or_else(|| {
-        format!(
-            "the reply has no `content`: `{}`",
-            crate::http::excerpt(&value.to_string())
-        )
-    })?;
+    let blocks = value
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or_else(|| {
+            format!(
+                "the reply has no `content`: `{}`",
+                crate::http::excerpt(&value.to_string())
+            )
+        })?;
     let mut text = String::new();
     let mut tool_calls = Vec::new();
     for b in blocks {
@@ -244,11 +250,7 @@ pub(crate) fn from_reply(value: &Value) -> Result<Message, String> {
                     _ => "{}".to_owned(),
                 };
                 tool_calls.push(ToolCall {
-                    id: b
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_owned(),
+                    id: b.get("id").and_then(Value::as_str).unwrap_or("").to_owned(),
                     kind: "function".to_owned(),
                     function: FunctionCall {
                         name: name.to_owned(),
@@ -313,6 +315,9 @@ mod tests {
             "stop_reason": "something_new"});
         let m = from_reply(&reply).unwrap();
         assert_eq!(m.content.as_deref(), Some("Sure."));
-        assert_eq!(m.tool_calls[0].function.arguments, r##"{"order_id":"#W1"}"##);
+        assert_eq!(
+            m.tool_calls[0].function.arguments,
+            r##"{"order_id":"#W1"}"##
+        );
     }
 }

@@ -128,10 +128,7 @@ impl BackendSpec {
             }
             None => (rest, None),
         };
-        let (model, base_url) = match rest
-            .find("@http://")
-            .or_else(|| rest.find("@https://"))
-        {
+        let (model, base_url) = match rest.find("@http://").or_else(|| rest.find("@https://")) {
             Some(at) => (&rest[..at], Some(check_url(&rest[at + 1..]).map_err(err)?)),
             None => (rest, None),
         };

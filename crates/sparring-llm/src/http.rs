@@ -78,9 +78,7 @@ impl Limiter {
     pub fn new(concurrency: usize, rpm: Option<u32>) -> Self {
         Self {
             in_flight: Arc::new(Semaphore::new(concurrency.max(1))),
-            spacing: rpm
-                .filter(|r| *r > 0)
-                .map(|r| Duration::from_secs(60) / r),
+            spacing: rpm.filter(|r| *r > 0).map(|r| Duration::from_secs(60) / r),
             next_start: Arc::new(Mutex::new(None)),
         }
     }
@@ -105,7 +103,11 @@ impl Limiter {
 #[derive(Clone, Debug)]
 pub(crate) enum Failure {
     /// A status that is not retried (most 4xx): the status and the body.
-    Status { status: u16, body: Value, text: String },
+    Status {
+        status: u16,
+        body: Value,
+        text: String,
+    },
     /// Retries exhausted, or a reply that is not JSON: the message says which.
     Other(String),
 }
@@ -349,7 +351,10 @@ mod tests {
         }
         assert_eq!(p.backoff("x", 3), p.backoff("x", 3), "reproducible");
         let draws: Vec<Duration> = (0..20).map(|i| p.backoff(&i.to_string(), 4)).collect();
-        assert!(draws.iter().any(|d| *d < p.base * 4), "jitter spreads: {draws:?}");
+        assert!(
+            draws.iter().any(|d| *d < p.base * 4),
+            "jitter spreads: {draws:?}"
+        );
     }
 
     #[test]
@@ -360,7 +365,10 @@ mod tests {
         h.insert("retry-after-ms", "250".parse().unwrap());
         assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
         let mut h = reqwest::header::HeaderMap::new();
-        h.insert("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
+        h.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
         assert_eq!(retry_after(&h), None);
     }
 

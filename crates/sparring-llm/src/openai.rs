@@ -326,7 +326,10 @@ mod tests {
         assert_eq!(m.tool_calls[1].function.arguments, "{}");
         assert!(lp.is_none());
         let v = json!({"choices": [{"message": {"role": "assistant", "content": null}, "finish_reason": null}]});
-        assert_eq!(parse_reply(&v, false).unwrap().0.content.as_deref(), Some(""));
+        assert_eq!(
+            parse_reply(&v, false).unwrap().0.content.as_deref(),
+            Some("")
+        );
         assert!(parse_reply(&json!({"object": "error"}), false).is_err());
     }
 

@@ -34,11 +34,7 @@ pub fn same_model(roles: &BTreeMap<String, String>) -> RoleCheck {
             continue;
         };
         let identity = match parsed {
-            BackendSpec::Model(e) => Endpoint {
-                key_env: None,
-                ..e
-            }
-            .describe(),
+            BackendSpec::Model(e) => Endpoint { key_env: None, ..e }.describe(),
             BackendSpec::Command(c) => format!("command:{c}"),
         };
         by_backend.entry(identity).or_default().push(role);
@@ -108,7 +104,11 @@ mod tests {
             ("judge", "anthropic:c"),
         ]));
         assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
-        assert!(c.warnings[0].contains("the judge and the writer: set `writer`"), "{:?}", c.warnings);
+        assert!(
+            c.warnings[0].contains("the judge and the writer: set `writer`"),
+            "{:?}",
+            c.warnings
+        );
         let c = same_model(&roles(&[
             ("agent", "openai:m"),
             ("person", "openai:m"),

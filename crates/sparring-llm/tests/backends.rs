@@ -6,9 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use serde_json::{Value, json};
-use sparring_llm::{
-    BackendOptions, BackendSpec, Limiter, RetryPolicy, Sampling, model_agent,
-};
+use sparring_llm::{BackendOptions, BackendSpec, Limiter, RetryPolicy, Sampling, model_agent};
 use sparring_testkit::fake_llm::{Behaviour, FakeLlm, FakeOptions, Reply};
 use sparring_types::{Agent, AgentErrorKind, AgentRequest, Message, Role};
 use std::sync::Arc;
@@ -97,7 +95,10 @@ async fn tool_calls_parallel_and_what_was_sent() {
 
     let sent = &server.requests()[0];
     assert_eq!(sent.path, "/v1/chat/completions");
-    assert_eq!(sent.authorization.as_deref(), Some(&*format!("Bearer {KEY}")));
+    assert_eq!(
+        sent.authorization.as_deref(),
+        Some(&*format!("Bearer {KEY}"))
+    );
     assert_eq!(sent.body["tool_choice"], "auto");
     assert_eq!(sent.body["tools"][0]["function"]["name"], "get_order");
     assert_eq!(sent.body["messages"][0]["role"], "system");
@@ -159,7 +160,11 @@ async fn a_400_about_something_else_is_not_retried() {
     let agent = openai(&server, options(Sampling::default(), 5));
     let e = agent.respond(request("a")).await.unwrap_err();
     assert_eq!(e.kind, AgentErrorKind::Backend);
-    assert!(e.message.contains("HTTP 400: messages: bad role"), "{}", e.message);
+    assert!(
+        e.message.contains("HTTP 400: messages: bad role"),
+        "{}",
+        e.message
+    );
     assert_eq!(server.count(), 1);
 }
 
@@ -179,14 +184,22 @@ async fn logprobs_sum_tokens_and_policy_version() {
     assert!((lp["sum"].as_f64().unwrap() - -1.5).abs() < 1e-9, "{lp}");
     assert_eq!(lp["content"][1]["token"], "two");
     assert_eq!(lp["content"][1]["logprob"], -0.5);
-    assert_eq!(lp["content"][0]["top_logprobs"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        lp["content"][0]["top_logprobs"].as_array().unwrap().len(),
+        2
+    );
     assert_eq!(lp["policy_version"], "fp_fake");
     let sent = &server.requests()[0].body;
-    assert_eq!((sent["logprobs"].clone(), sent["top_logprobs"].clone()), (json!(true), json!(2)));
+    assert_eq!(
+        (sent["logprobs"].clone(), sent["top_logprobs"].clone()),
+        (json!(true), json!(2))
+    );
     assert_eq!(reply.sampling.unwrap()["top_logprobs"], 2);
 
     // Asked for but not given: recorded as missing, not silently absent.
-    server.push([Reply::Raw(json!({"choices": [{"message": {"content": "hi"}}], "model": "m2"}))]);
+    server.push([Reply::Raw(
+        json!({"choices": [{"message": {"content": "hi"}}], "model": "m2"}),
+    )]);
     let lp = agent.respond(request("b")).await.unwrap().logprobs.unwrap();
     assert_eq!(lp["missing"], true);
     assert_eq!(lp["policy_version"], "m2");
@@ -209,7 +222,10 @@ async fn lenient_parsing_of_other_servers() {
     let agent = openai(&server, options(Sampling::default(), 0));
     let m = agent.respond(request("a")).await.unwrap().message;
     assert_eq!(m.content.as_deref(), Some("Checking"));
-    assert_eq!(m.tool_calls[0].function.arguments, r##"{"order_id":"#W1"}"##);
+    assert_eq!(
+        m.tool_calls[0].function.arguments,
+        r##"{"order_id":"#W1"}"##
+    );
     let m = agent.respond(request("b")).await.unwrap().message;
     assert_eq!(m.content.as_deref(), Some(""));
     let e = agent.respond(request("c")).await.unwrap_err();
@@ -247,7 +263,11 @@ async fn server_errors_back_off_then_succeed() {
     assert_eq!(reply.message.content.as_deref(), Some("ok"));
     assert_eq!(server.count(), 3);
     // Full jitter under ceilings of 100 ms and 200 ms.
-    assert!(started.elapsed() <= Duration::from_millis(300), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() <= Duration::from_millis(300),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -263,16 +283,32 @@ async fn give_up_after_the_retry_budget() {
     let e = agent.respond(request("a")).await.unwrap_err();
     assert_eq!(e.kind, AgentErrorKind::Backend);
     assert_eq!(server.count(), 3);
-    assert!(e.message.contains("HTTP 500: the fake server is down"), "{}", e.message);
-    assert!(e.message.contains("gave up after 3 attempts"), "{}", e.message);
-    assert!(e.message.contains("openai `fake-model` at http://127.0.0.1:"), "{}", e.message);
+    assert!(
+        e.message.contains("HTTP 500: the fake server is down"),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message.contains("gave up after 3 attempts"),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message
+            .contains("openai `fake-model` at http://127.0.0.1:"),
+        "{}",
+        e.message
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn slow_replies_time_out_and_are_retried() {
     let server = FakeLlm::start().await.unwrap();
     server.push([
-        Reply::Delayed(Duration::from_secs(30), Box::new(Reply::Text("late".into()))),
+        Reply::Delayed(
+            Duration::from_secs(30),
+            Box::new(Reply::Text("late".into())),
+        ),
         Reply::Text("quick".into()),
     ]);
     let mut o = options(Sampling::default(), 1);
@@ -281,15 +317,26 @@ async fn slow_replies_time_out_and_are_retried() {
     let started = Instant::now();
     let reply = agent.respond(request("a")).await.unwrap();
     assert_eq!(reply.message.content.as_deref(), Some("quick"));
-    assert!(started.elapsed() >= Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() >= Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
 
     // Without retries the timeout is the row's error.
-    server.push([Reply::Delayed(Duration::from_secs(30), Box::new(Reply::Text("late".into())))]);
+    server.push([Reply::Delayed(
+        Duration::from_secs(30),
+        Box::new(Reply::Text("late".into())),
+    )]);
     o.retry.retries = 0;
     let agent = openai(&server, o);
     let e = agent.respond(request("b")).await.unwrap_err();
     assert!(e.message.contains("no reply within 5 s"), "{}", e.message);
-    assert!(e.message.contains("gave up after 1 attempt"), "{}", e.message);
+    assert!(
+        e.message.contains("gave up after 1 attempt"),
+        "{}",
+        e.message
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -310,7 +357,11 @@ async fn connection_refused_is_retried_then_reported() {
     let e = agent.respond(request("a")).await.unwrap_err();
     assert_eq!(e.kind, AgentErrorKind::Backend);
     assert!(e.message.contains("cannot connect"), "{}", e.message);
-    assert!(e.message.contains("gave up after 3 attempts"), "{}", e.message);
+    assert!(
+        e.message.contains("gave up after 3 attempts"),
+        "{}",
+        e.message
+    );
 }
 
 #[tokio::test]
@@ -379,18 +430,33 @@ async fn the_key_never_appears_in_errors_or_descriptions() {
     .unwrap();
     let agent = openai(&server, options(Sampling::default(), 0));
     let e = agent.respond(request("a")).await.unwrap_err();
-    assert!(e.message.contains("Incorrect API key provided: Bearer ***"), "{}", e.message);
+    assert!(
+        e.message.contains("Incorrect API key provided: Bearer ***"),
+        "{}",
+        e.message
+    );
     assert!(!e.message.contains(KEY), "{}", e.message);
     assert!(!agent.describe().contains(KEY));
     // The same for a retried status and for Anthropic's header.
     server.push([Reply::EchoKey(500), Reply::EchoKey(500)]);
     let agent = openai(&server, options(Sampling::default(), 1));
     let e = agent.respond(request("b")).await.unwrap_err();
-    assert!(!e.message.contains(KEY) && e.message.contains("***"), "{}", e.message);
+    assert!(
+        !e.message.contains(KEY) && e.message.contains("***"),
+        "{}",
+        e.message
+    );
     let anthropic = agent_anthropic(&server, options(Sampling::default(), 0));
     let e = anthropic.respond(request("c")).await.unwrap_err();
-    assert!(!e.message.contains(KEY) && e.message.contains("***"), "{}", e.message);
-    assert_eq!(server.requests().last().unwrap().api_key.as_deref(), Some(KEY));
+    assert!(
+        !e.message.contains(KEY) && e.message.contains("***"),
+        "{}",
+        e.message
+    );
+    assert_eq!(
+        server.requests().last().unwrap().api_key.as_deref(),
+        Some(KEY)
+    );
 }
 
 fn agent_anthropic(server: &FakeLlm, options: BackendOptions) -> Arc<dyn Agent> {
@@ -419,17 +485,24 @@ async fn anthropic_maps_tool_use_and_tool_results() {
     assert!(calls[0].id.starts_with("toolu_"));
     assert_eq!(calls[0].function.arguments, r##"{"order_id":"#W1001"}"##);
     let s = reply.sampling.clone().unwrap();
-    assert_eq!((s["backend"].clone(), s["max_tokens"].clone()), (json!("anthropic"), json!(1024)));
+    assert_eq!(
+        (s["backend"].clone(), s["max_tokens"].clone()),
+        (json!("anthropic"), json!(1024))
+    );
     assert_eq!(s["temperature"], 0.5);
     assert_eq!(s["seed"], Value::Null);
     // Tool results go back as tool_result blocks in one user message; the
     // fake refuses any other shape, as the real API does.
     req.messages.push(reply.message);
     for c in &calls {
-        req.messages.push(Message::tool_result(c, r#"{"ok": true}"#));
+        req.messages
+            .push(Message::tool_result(c, r#"{"ok": true}"#));
     }
     let reply = agent.respond(req).await.unwrap();
-    assert_eq!(reply.message.content.as_deref(), Some("Both orders are on their way."));
+    assert_eq!(
+        reply.message.content.as_deref(),
+        Some("Both orders are on their way.")
+    );
     let sent = server.requests();
     assert_eq!(sent[0].path, "/v1/messages");
     assert_eq!(sent[0].api_key.as_deref(), Some(KEY));
@@ -465,7 +538,11 @@ async fn anthropic_overloaded_is_retried() {
     }));
     let e = agent.respond(request("b")).await.unwrap_err();
     assert!(e.message.contains("HTTP 529: Overloaded"), "{}", e.message);
-    assert!(e.message.contains("gave up after 3 attempts"), "{}", e.message);
+    assert!(
+        e.message.contains("gave up after 3 attempts"),
+        "{}",
+        e.message
+    );
 }
 
 #[tokio::test]

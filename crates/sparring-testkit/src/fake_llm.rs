@@ -285,7 +285,11 @@ async fn serve(inner: &Inner, api: Api, headers: &HeaderMap, body: &[u8]) -> Res
     inner.max_in_flight.fetch_max(now, Ordering::SeqCst);
     let _guard = InFlight(inner);
     let Ok(request) = serde_json::from_slice::<Value>(body) else {
-        return status(400, &json!({"error": {"message": "body is not JSON"}}), None);
+        return status(
+            400,
+            &json!({"error": {"message": "body is not JSON"}}),
+            None,
+        );
     };
     let authorization = header(headers, "authorization");
     let api_key = header(headers, "x-api-key");
