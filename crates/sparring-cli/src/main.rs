@@ -20,7 +20,7 @@ struct Cli {
 enum Command {
     /// Play an agent against simulated people in a sandbox world and write
     /// one row per conversation
-    Simulate(simulate::Args),
+    Simulate(Box<simulate::Args>),
     /// Summarise a run's rows: pass@1 overall and per tool
     Report(report::Args),
 }

@@ -17,7 +17,7 @@ async fn two_hundred_conversations_through_one_process_out_of_order() {
     let agent = Arc::new(
         CommandAgent::start(
             &format!("python3 {}", script.display()),
-            Duration::from_secs(60),
+            Duration::from_mins(1),
             None,
         )
         .await

@@ -6,7 +6,12 @@
 //!
 //! `cargo run --release -p sparring-llm --example load -- --url http://127.0.0.1:PORT/v1 --requests 20000 --concurrency 1000`
 
-#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::print_stdout,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use serde_json::json;
 use sparring_llm::{BackendOptions, BackendSpec, Limiter, RetryPolicy, Sampling, model_agent};
@@ -43,7 +48,7 @@ fn main() {
             endpoint.resolve(&|_| Some("sk-bench".to_owned())).unwrap(),
             BackendOptions {
                 sampling: Sampling::default(),
-                timeout: Duration::from_secs(120),
+                timeout: Duration::from_mins(2),
                 retry: RetryPolicy::with_retries(0),
                 limiter: Limiter::new(concurrency, None),
             },
@@ -84,7 +89,7 @@ fn main() {
                                     Role::System,
                                     "You help shop customers. Look orders up before you answer.",
                                 ),
-                                Message::text(Role::User, format!("Where is my order #W{:07}?", i)),
+                                Message::text(Role::User, format!("Where is my order #W{i:07}?")),
                             ],
                             tools: Arc::clone(&tools),
                         })

@@ -46,23 +46,28 @@ impl AnthropicAgent {
     /// An agent for a resolved `anthropic:` endpoint. Asking it for
     /// log-probabilities is an error: the API has none.
     pub fn new(resolved: Resolved, options: BackendOptions) -> Result<Self, crate::Error> {
-        let describe = resolved.endpoint.describe();
+        let Resolved {
+            endpoint,
+            base_url,
+            key,
+        } = resolved;
+        let describe = endpoint.describe();
         if options.sampling.logprobs {
             return Err(crate::Error::Unsupported {
                 spec: describe,
                 message: "the Anthropic Messages API returns no log-probabilities; drop `logprobs` or use an openai: backend".to_owned(),
             });
         }
-        let model = resolved.endpoint.model.clone();
+        let model = endpoint.model.clone();
         let transport = Transport::new(
-            label("anthropic", &model, &resolved.base_url),
-            resolved.key.clone(),
+            label("anthropic", &model, &base_url),
+            key,
             options.timeout,
             options.retry,
             options.limiter,
         )?;
         Ok(Self {
-            url: format!("{}/messages", resolved.base_url),
+            url: format!("{base_url}/messages"),
             describe,
             model,
             max_tokens: options

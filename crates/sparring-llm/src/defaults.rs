@@ -28,7 +28,7 @@ pub const RETRY_BASE: Duration = Duration::from_millis(500);
 /// Largest backoff ceiling.
 pub const RETRY_CAP: Duration = Duration::from_secs(30);
 /// A server's `Retry-After` is honoured up to this long.
-pub const RETRY_AFTER_CAP: Duration = Duration::from_secs(120);
+pub const RETRY_AFTER_CAP: Duration = Duration::from_mins(2);
 /// Time to establish a TCP (and TLS) connection.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Idle connections kept per host, so a thousand requests in flight reuse

@@ -78,7 +78,7 @@ impl Limiter {
     pub fn new(concurrency: usize, rpm: Option<u32>) -> Self {
         Self {
             in_flight: Arc::new(Semaphore::new(concurrency.max(1))),
-            spacing: rpm.filter(|r| *r > 0).map(|r| Duration::from_secs(60) / r),
+            spacing: rpm.filter(|r| *r > 0).map(|r| Duration::from_mins(1) / r),
             next_start: Arc::new(Mutex::new(None)),
         }
     }

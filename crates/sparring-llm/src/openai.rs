@@ -39,17 +39,22 @@ impl std::fmt::Debug for OpenAiAgent {
 impl OpenAiAgent {
     /// An agent for a resolved `openai:` endpoint.
     pub fn new(resolved: Resolved, options: BackendOptions) -> Result<Self, crate::Error> {
-        let model = resolved.endpoint.model.clone();
+        let Resolved {
+            endpoint,
+            base_url,
+            key,
+        } = resolved;
+        let model = endpoint.model.clone();
         let transport = Transport::new(
-            label("openai", &model, &resolved.base_url),
-            resolved.key.clone(),
+            label("openai", &model, &base_url),
+            key,
             options.timeout,
             options.retry,
             options.limiter,
         )?;
         Ok(Self {
-            url: format!("{}/chat/completions", resolved.base_url),
-            describe: resolved.endpoint.describe(),
+            url: format!("{base_url}/chat/completions"),
+            describe: endpoint.describe(),
             model,
             sampling: options.sampling,
             transport,

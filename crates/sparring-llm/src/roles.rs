@@ -60,12 +60,11 @@ pub fn same_model(roles: &BTreeMap<String, String>) -> RoleCheck {
 }
 
 fn join_roles(roles: &[&str]) -> String {
-    match roles {
-        [a, b] => format!("both the {a} and the {b}"),
-        _ => {
-            let (last, rest) = roles.split_last().unwrap_or((&"", &[]));
-            format!("the {} and the {last}", rest.join(", the "))
-        }
+    if let [a, b] = roles {
+        format!("both the {a} and the {b}")
+    } else {
+        let (last, rest) = roles.split_last().unwrap_or((&"", &[]));
+        format!("the {} and the {last}", rest.join(", the "))
     }
 }
 

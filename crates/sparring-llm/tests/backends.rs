@@ -23,7 +23,7 @@ fn options(sampling: Sampling, retries: u32) -> BackendOptions {
             retries,
             base: Duration::from_millis(100),
             cap: Duration::from_secs(2),
-            retry_after_cap: Duration::from_secs(120),
+            retry_after_cap: Duration::from_mins(2),
         },
         limiter: Limiter::new(64, None),
     }
