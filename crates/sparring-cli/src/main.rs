@@ -24,7 +24,7 @@ struct Cli {
 enum Command {
     /// Play an agent against simulated people in a sandbox world and write
     /// one row per conversation
-    Simulate(simulate::Args),
+    Simulate(Box<simulate::Args>),
     /// Score a run's rows: pass@1 with a 95 % interval over tasks, pass@k,
     /// pass^k, per category
     Report(score::ReportArgs),

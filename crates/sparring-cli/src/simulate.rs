@@ -11,7 +11,10 @@ use sparring_io::rows::{RowWriter, counts, read_rows, repair_torn_line, write_su
 use sparring_io::score::input::read_score_rows;
 use sparring_io::score::report::{ReportOptions, render, report};
 use sparring_io::spec_file::load_spec;
-use sparring_types::{Agent, OptionsPatch, Row, ToolExecutor};
+use sparring_llm::{BackendOptions, BackendSpec, Limiter, RetryPolicy, Sampling, model_agent};
+use sparring_types::{
+    Agent, OptionsPatch, Row, ToolExecutor, check_temperature, check_top_logprobs, check_top_p,
+};
 use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -24,7 +27,8 @@ use std::time::{Duration, Instant};
 pub(crate) struct Args {
     /// The spec: YAML, JSON or TOML
     spec: PathBuf,
-    /// The agent: a command speaking agent protocol v1 (`command:` prefix optional)
+    /// The agent: `openai:MODEL[@URL]`, `anthropic:MODEL`, or a command speaking agent
+    /// protocol v1 (`command:` prefix optional); `#key=VAR` names the key's variable
     #[arg(long)]
     agent: Option<String>,
     /// Directory for rows.jsonl, run.json and run.log [default: runs/<spec name>]
@@ -45,7 +49,7 @@ pub(crate) struct Args {
     /// Agent requests within one turn before it is cut off [default: 8]
     #[arg(long)]
     max_tool_steps: Option<u32>,
-    /// Seconds a command agent may take per request [default: 60]
+    /// Seconds the agent may take per request (per HTTP attempt for models) [default: 60]
     #[arg(long)]
     agent_timeout: Option<f64>,
     /// Wordings written per situation (n) [default: 1]
@@ -57,6 +61,27 @@ pub(crate) struct Args {
     /// Effort of the covering-array optimiser, a multiple of its default [default: 1]
     #[arg(long)]
     grid_effort: Option<f64>,
+    /// Model agents: sampling temperature, 0 to 2 [default: the server's]
+    #[arg(long)]
+    temperature: Option<f64>,
+    /// Model agents: nucleus sampling mass, above 0 and at most 1 [default: the server's]
+    #[arg(long)]
+    top_p: Option<f64>,
+    /// Model agents: most tokens per reply [default: the server's; 1024 for anthropic:]
+    #[arg(long)]
+    max_tokens: Option<u32>,
+    /// Model agents: record per-token log-probabilities on every agent turn
+    #[arg(long)]
+    logprobs: bool,
+    /// Model agents: alternatives per token with --logprobs, 0 to 20
+    #[arg(long)]
+    top_logprobs: Option<u32>,
+    /// Model agents: requests started per minute at most [default: no limit]
+    #[arg(long)]
+    rpm: Option<u32>,
+    /// Model agents: retries of a failed request (429, 5xx, timeouts) [default: 5]
+    #[arg(long)]
+    retries: Option<u32>,
     /// Rollouts per ask (k) [default: 1]
     #[arg(long)]
     repeats: Option<u32>,
@@ -117,6 +142,13 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         hard_share: args.hard_share,
         grid_effort: args.grid_effort,
         world: None,
+        temperature: args.temperature,
+        top_p: args.top_p,
+        max_tokens: args.max_tokens,
+        logprobs: args.logprobs.then_some(true),
+        top_logprobs: args.top_logprobs,
+        rpm: args.rpm,
+        retries: args.retries,
     };
     if let Some(p) = &cli.patience
         && !matches!(p.as_str(), "normal" | "short" | "endless")
@@ -131,6 +163,8 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         ("--max-turns", cli.max_turns == Some(0)),
         ("--repeats", cli.repeats == Some(0)),
         ("--max-tool-steps", cli.max_tool_steps == Some(0)),
+        ("--max-tokens", cli.max_tokens == Some(0)),
+        ("--rpm", cli.rpm == Some(0)),
     ] {
         if zero {
             return Err(usage(format!("{name} must be at least 1")));
@@ -153,7 +187,25 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             "--agent-timeout must be a number of seconds greater than 0",
         ));
     }
+    for (name, value, check) in [
+        (
+            "--temperature",
+            cli.temperature,
+            check_temperature as fn(f64) -> Result<(), String>,
+        ),
+        ("--top-p", cli.top_p, check_top_p),
+    ] {
+        if let Some(v) = value {
+            check(v).map_err(|m| usage(format!("{name} {v}: {m}")))?;
+        }
+    }
+    if let Some(k) = cli.top_logprobs {
+        check_top_logprobs(k).map_err(|m| usage(format!("--top-logprobs {k}: {m}")))?;
+    }
     let patch = cli.over(spec.options.clone());
+    patch
+        .check()
+        .map_err(|m| usage(format!("{m}\nhint: add --logprobs")))?;
     let agent_command = patch.agent.clone().ok_or_else(|| {
         usage("no agent: pass --agent CMD or set `options.agent` in the spec\nhint: the example agent runs as --agent \"python3 examples/support-desk/agent.py\"")
     })?;
@@ -161,18 +213,46 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         .out
         .clone()
         .map_or_else(|| Path::new("runs").join(slug(&spec.name)), PathBuf::from);
-    let options = patch.resolve();
-    let command = agent_command
-        .strip_prefix("command:")
-        .unwrap_or(&agent_command)
-        .to_owned();
-    if let Some((kind, _)) = command.split_once(':')
-        && matches!(kind, "openai" | "anthropic")
-    {
-        return Err(usage(format!(
-            "agent backend `{kind}:` is not built yet; this release runs command agents (agent protocol v1)"
-        )));
+    let backend = BackendSpec::parse(&agent_command).map_err(|e| usage(e.to_string()))?;
+    let mut warnings = Vec::new();
+    if let BackendSpec::Command(_) = &backend {
+        let ignored = patch.model_options_set();
+        if !ignored.is_empty() {
+            warnings.push(format!(
+                "{} only apply to model agents (openai:, anthropic:); the command agent ignores them",
+                ignored
+                    .iter()
+                    .map(|o| format!("`{o}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
     }
+    let options = patch.resolve();
+    let timeout = Duration::from_secs_f64(options.agent_timeout);
+    // A model agent is built (key found, settings checked) before any file
+    // is written, so bad input leaves nothing behind.
+    let model = match &backend {
+        BackendSpec::Command(_) => None,
+        BackendSpec::Model(endpoint) => {
+            let resolved = endpoint
+                .resolve(&|name| std::env::var(name).ok())
+                .map_err(|e| usage(e.to_string()))?;
+            let backend_options = BackendOptions {
+                sampling: Sampling {
+                    temperature: options.temperature,
+                    top_p: options.top_p,
+                    max_tokens: options.max_tokens,
+                    logprobs: options.logprobs,
+                    top_logprobs: options.top_logprobs,
+                },
+                timeout,
+                retry: RetryPolicy::with_retries(options.retries),
+                limiter: Limiter::new(options.concurrency, options.rpm),
+            };
+            Some(model_agent(resolved, backend_options).map_err(|e| usage(e.to_string()))?)
+        }
+    };
     let rows_path = out.join("rows.jsonl");
     let done = if args.resume {
         resume_state(&rows_path, &engine::run_id(&spec, &options))?
@@ -191,13 +271,18 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         .context("cannot start the async runtime")?;
     let quiet = args.quiet;
     runtime.block_on(async move {
-        let agent = CommandAgent::start(
-            &command,
-            Duration::from_secs_f64(options.agent_timeout),
-            Some(log.clone()),
-        )
-        .await?;
-        let agent: Arc<dyn Agent> = Arc::new(agent);
+        let agent: Arc<dyn Agent> = match (backend, model) {
+            (_, Some(agent)) => {
+                log.line(&format!("agent: {}", agent.describe()));
+                agent
+            }
+            (BackendSpec::Command(command), None) => {
+                Arc::new(CommandAgent::start(&command, timeout, Some(log.clone())).await?)
+            }
+            (BackendSpec::Model(_), None) => {
+                return Err(usage("the model backend could not be resolved"));
+            }
+        };
         let executor: Option<Arc<dyn ToolExecutor>> = match &args.execute {
             None => None,
             Some(command) if command.starts_with("http://") || command.starts_with("https://") => {
@@ -208,7 +293,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             Some(command) => Some(Arc::new(
                 CommandWorld::start(
                     command.strip_prefix("command:").unwrap_or(command),
-                    Duration::from_secs_f64(options.agent_timeout),
+                    timeout,
                     Some(log.clone()),
                 )
                 .await?,
@@ -251,6 +336,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             executor,
         };
         let mut summary = engine::run(config, &mut sink, &mut on_progress).await?;
+        summary.warnings.extend(warnings);
         bar.finish_and_clear();
         // The summary describes the whole rows file, rows of earlier attempts
         // included.

@@ -1812,3 +1812,256 @@ mod score {
         assert!((f(&v["mean"]) - p1).abs() < 1e-12);
     }
 }
+
+/// `--agent openai:…` and `anthropic:…` against the testkit's fake server,
+/// run in this process while the binary talks to it.
+mod models {
+    use super::*;
+    use sparring_testkit::fake_llm::{Behaviour, FakeLlm, FakeOptions};
+
+    const KEY: &str = "sk-cli-test-7f3a91b2c4";
+
+    struct Fake {
+        server: FakeLlm,
+        _runtime: tokio::runtime::Runtime,
+    }
+
+    fn fake(options: FakeOptions) -> Fake {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = runtime.block_on(FakeLlm::with(options)).unwrap();
+        Fake {
+            server,
+            _runtime: runtime,
+        }
+    }
+
+    fn simulate(agent: &str, out: &Path, extra: &[&str]) -> Output {
+        sparring()
+            .arg("simulate")
+            .arg(example_spec())
+            .args(["--agent", agent, "--out"])
+            .arg(out)
+            .args(extra)
+            .env("SPARRING_TEST_KEY", KEY)
+            .env("ANTHROPIC_API_KEY", KEY)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .output()
+            .unwrap()
+    }
+
+    #[test]
+    fn openai_agent_runs_the_tool_loop_and_records_sampling() {
+        let f = fake(FakeOptions {
+            record: true,
+            ..FakeOptions::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let agent = format!(
+            "openai:fake-model@{}#key=SPARRING_TEST_KEY",
+            f.server.base_url()
+        );
+        let o = simulate(
+            &agent,
+            &out,
+            &[
+                "--budget",
+                "6",
+                "--temperature",
+                "0.4",
+                "--max-tokens",
+                "200",
+                "--logprobs",
+                "--grade",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_eq!(rows.len(), 6);
+        assert_valid_rows(&rows);
+        for row in &rows {
+            assert_eq!(row["ended_by"], "agent_done", "{row}");
+            // The fake calls the first tool, gets the world's answer, replies.
+            assert_eq!(
+                row["messages"][2]["tool_calls"].as_array().unwrap().len(),
+                1
+            );
+            assert_eq!(row["messages"][3]["role"], "tool");
+            assert_eq!(row["sampling"]["temperature"], 0.4);
+            assert_eq!(row["sampling"]["max_tokens"], 200);
+            assert_eq!(row["sampling"]["model"], "fake-model");
+            let turns = row["logprobs"].as_array().unwrap();
+            assert_eq!(turns.len(), 2, "one entry per agent request");
+            assert_eq!(turns[1]["tokens"], 1);
+            assert_eq!(turns[1]["policy_version"], "fp_fake");
+            assert!(
+                row["model_version"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("openai:fake-model@http://127.0.0.1:")
+            );
+        }
+        assert_eq!(f.server.count(), 12);
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        assert_eq!(summary["options"]["temperature"], 0.4);
+        assert_eq!(summary["options"]["logprobs"], true);
+        assert_eq!(summary["options"]["retries"], 5);
+    }
+
+    #[test]
+    fn backend_errors_end_rows_and_the_run_goes_on_without_leaking_the_key() {
+        let f = fake(FakeOptions {
+            behaviour: Behaviour::EchoKey(500),
+            ..FakeOptions::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let agent = format!(
+            "openai:fake-model@{}#key=SPARRING_TEST_KEY",
+            f.server.base_url()
+        );
+        let o = simulate(&agent, &out, &["--budget", "5", "--retries", "1"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_eq!(rows.len(), 5, "every row recorded, the run went on");
+        assert_valid_rows(&rows);
+        for row in &rows {
+            assert_eq!(row["ended_by"], "backend_error");
+            let e = row["error"].as_str().unwrap();
+            assert!(
+                e.contains("HTTP 500") && e.contains("gave up after 2 attempts"),
+                "{e}"
+            );
+            assert!(e.contains("Bearer ***"), "{e}");
+        }
+        assert_eq!(f.server.count(), 10);
+        // Grep every output for the key.
+        for file in ["rows.jsonl", "run.json", "run.log"] {
+            let text = std::fs::read_to_string(out.join(file)).unwrap();
+            assert!(!text.contains(KEY), "the key leaked into {file}");
+        }
+        assert!(!stderr(&o).contains(KEY));
+        assert!(!String::from_utf8_lossy(&o.stdout).contains(KEY));
+    }
+
+    #[test]
+    fn anthropic_agent_runs() {
+        let f = fake(FakeOptions::default());
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let agent = format!("anthropic:claude-fake@{}", f.server.base_url());
+        let o = simulate(&agent, &out, &["--budget", "4"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_eq!(rows.len(), 4);
+        assert_valid_rows(&rows);
+        for row in &rows {
+            assert_eq!(row["ended_by"], "agent_done", "{row}");
+            assert_eq!(row["sampling"]["backend"], "anthropic");
+            assert_eq!(row["sampling"]["max_tokens"], 1024);
+            assert!(
+                row["messages"][2]["tool_calls"][0]["id"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("toolu_")
+            );
+        }
+        for file in ["rows.jsonl", "run.json", "run.log"] {
+            let text = std::fs::read_to_string(out.join(file)).unwrap();
+            assert!(!text.contains(KEY), "the key leaked into {file}");
+        }
+    }
+
+    #[test]
+    fn command_agents_warn_about_model_options() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let o = simulate(
+            &example_agent(),
+            &out,
+            &["--budget", "2", "--temperature", "0.5"],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("`temperature` only apply to model agents"),
+            "{}",
+            stderr(&o)
+        );
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        assert!(
+            summary["warnings"][0]
+                .as_str()
+                .unwrap()
+                .contains("temperature")
+        );
+    }
+
+    #[test]
+    fn bad_model_input_is_refused_before_any_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let cases: &[(&[&str], &[&str])] = &[
+            (
+                &["--agent", "openai:gpt-4o"],
+                &["`OPENAI_API_KEY` is not set"],
+            ),
+            (
+                &["--agent", "openai:m@http://127.0.0.1:9/v1#key=NOPE_UNSET"],
+                &["`NOPE_UNSET` is not set"],
+            ),
+            (&["--agent", "opneai:gpt-4o"], &["did you mean `openai:`"]),
+            (
+                &[
+                    "--agent",
+                    "openai:m@http://127.0.0.1:9/v1",
+                    "--temperature",
+                    "3",
+                ],
+                &["--temperature 3", "from 0 to 2"],
+            ),
+            (
+                &["--agent", "openai:m@http://127.0.0.1:9/v1", "--top-p", "0"],
+                &["--top-p"],
+            ),
+            (
+                &[
+                    "--agent",
+                    "openai:m@http://127.0.0.1:9/v1",
+                    "--top-logprobs",
+                    "3",
+                ],
+                &["needs `logprobs`"],
+            ),
+            (
+                &["--agent", "openai:m@http://127.0.0.1:9/v1", "--rpm", "0"],
+                &["--rpm must be at least 1"],
+            ),
+            (
+                &["--agent", "anthropic:c@http://127.0.0.1:9/v1", "--logprobs"],
+                &["no log-probabilities"],
+            ),
+        ];
+        for (args, needles) in cases {
+            let o = sparring()
+                .arg("simulate")
+                .arg(example_spec())
+                .args(*args)
+                .arg("--out")
+                .arg(&out)
+                .env_remove("OPENAI_API_KEY")
+                .env_remove("OPENAI_BASE_URL")
+                .env("ANTHROPIC_API_KEY", KEY)
+                .output()
+                .unwrap();
+            assert_usage_error(&o, needles);
+            assert!(!out.exists(), "{args:?} wrote files");
+        }
+    }
+}

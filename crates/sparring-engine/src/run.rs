@@ -97,13 +97,16 @@ struct Done {
     transcript: Transcript,
 }
 
-/// The run id: stable for the same spec, seed and options. Options that
-/// cannot change a row (concurrency, the agent timeout) are left out, so the
-/// same run at another concurrency has the same id.
+/// The run id: stable for the same spec, seed and options. Options of the
+/// transport rather than the simulation (concurrency, the agent timeout,
+/// retries, the request rate) are left out, so the same run at another
+/// concurrency has the same id.
 pub fn run_id(spec: &Spec, options: &SimulateOptions) -> String {
     let mut options = options.clone();
     options.concurrency = 0;
     options.agent_timeout = 0.0;
+    options.retries = 0;
+    options.rpm = None;
     let identity = json!({
         "spec": spec.name,
         "system_prompt": sha256_hex(spec.system_prompt.as_bytes()),

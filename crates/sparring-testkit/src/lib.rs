@@ -5,6 +5,10 @@
 //! - [`shop_spec`]: a small online-shop spec (orders, refunds, cancellation)
 //!   with fixtures, built in code.
 //! - [`support_desk_dir`]: where the shipped support-desk example lives.
+//! - [`fake_llm`]: a fake OpenAI-compatible and Anthropic server on a
+//!   loopback port, with scripted replies, injected errors, slow replies, a
+//!   model that rejects `temperature`, and logprobs. The
+//!   `sparring-fake-llm` binary serves it for benchmarks.
 //!
 //! ```
 //! use sparring_testkit::{ScriptedAgent, shop_spec};
@@ -15,6 +19,8 @@
 //! assert_eq!(spec.tools.len(), 3);
 //! # let _ = agent;
 //! ```
+
+pub mod fake_llm;
 
 use serde_json::json;
 use sparring_types::{

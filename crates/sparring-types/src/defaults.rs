@@ -15,8 +15,15 @@ pub const MAX_TURNS: u32 = 10;
 pub const MAX_TOOL_STEPS: u32 = 8;
 /// Rollouts per ask (k).
 pub const REPEATS: u32 = 1;
-/// Seconds a command agent may take to answer one request.
+/// Seconds an agent may take to answer one request: a command agent's whole
+/// answer, or one HTTP attempt of a model backend.
 pub const AGENT_TIMEOUT_SECS: f64 = 60.0;
+/// Retries of a model backend request after the first attempt (on 408, 409,
+/// 429, 5xx, connection errors and timeouts) before the row ends as
+/// `backend_error`.
+pub const RETRIES: u32 = 5;
+/// Whether model backends are asked for per-token log-probabilities.
+pub const LOGPROBS: bool = false;
 /// How long the simulated person keeps answering the agent's questions.
 pub const PATIENCE: &str = "normal";
 /// Whether `simulate` grades rows with the conduct checks.

@@ -58,7 +58,9 @@ pub use agent::{Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, Box
 pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor};
 pub use grader::{Grader, GraderError, GraderVerdict};
 pub use message::{FunctionCall, Message, Role, ToolCall};
-pub use options::{OptionsPatch, SimulateOptions, closest};
+pub use options::{
+    OptionsPatch, SimulateOptions, check_temperature, check_top_logprobs, check_top_p, closest,
+};
 pub use row::{
     Counts, EndedBy, Lineage, Persona, Row, RunSummary, SCHEMA_VERSION, Situation, StageVerdict,
     Timings,
