@@ -717,10 +717,10 @@ fn world_answers_lines_with_shared_memory_and_explains() {
         r##"{"tool": "cancel_order", "arguments": {"order_id": "#W1001"}}"##,
         r##"{"tool": "get_order", "arguments": {"order_id": "#W1001"}}"##,
         r##"{"tool": "cancel_order", "arguments": {"order_id": "#W1001"}}"##,
-        r##"{"tool": "get_order", "arguments": {"order_id": "<order_id>"}}"##,
-        r##"{"tool": "get_order", "arguments": {}}"##,
+        r#"{"tool": "get_order", "arguments": {"order_id": "<order_id>"}}"#,
+        r#"{"tool": "get_order", "arguments": {}}"#,
         r##"{"tool": "get_order", "arguments": {"order_id": "#W9999"}}"##,
-        r##"{"tool": "nope"}"##,
+        r#"{"tool": "nope"}"#,
         "not json",
     ]
     .join("\n");

@@ -271,7 +271,7 @@ async fn execute(
         return kind.error(&tool, world.options()).to_content();
     }
     let answer = match executor.execute(request).await {
-        Ok(value) => ToolResult::from_json(value),
+        Ok(value) => ToolResult::from_json(&value),
         Err(e) => {
             world.record_fault(&tool, "execute");
             ToolResult::failure(

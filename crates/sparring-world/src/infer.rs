@@ -251,6 +251,7 @@ fn entity_for(stem: &str, entities: &[String]) -> String {
 
 /// An id parameter: its stem (`order` for `order_id`), or `None` for a bare
 /// `id`.
+#[allow(clippy::option_option)] // None: not an id; Some(None): a bare `id`.
 fn id_stem(param: &str, schema: Option<&Value>, nouns: &[String]) -> Option<Option<String>> {
     let pw = words(param);
     let last = pw.last()?;
@@ -288,7 +289,7 @@ pub fn infer_tool(tool: &ToolSpec, entities: &[String]) -> ToolModel {
     match &operation {
         Operation::Other => why.push("no known verb in the name: other".to_owned()),
         Operation::StateChange(v) => {
-            why.push(format!("verb `{v}`: state change to `{}`", status_after(v)))
+            why.push(format!("verb `{v}`: state change to `{}`", status_after(v)));
         }
         op => why.push(format!("verb `{verb}`: {}", op_name(op))),
     }

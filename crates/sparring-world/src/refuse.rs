@@ -164,7 +164,7 @@ impl ParamEcho {
         if self.forms.contains(&v) {
             return Some(format!("`{value}` is the parameter's own name"));
         }
-        if !v.contains(' ') && self.name_words.iter().any(|w| *w == v) && v.len() > 1 {
+        if !v.contains(' ') && self.name_words.contains(&v) && v.len() > 1 {
             return Some(format!("`{value}` is a word of the parameter's name"));
         }
         if let Some(inner) = wrapped(&v)

@@ -141,7 +141,7 @@ impl ToolResult {
     /// Reads an answer in the wire shape back (as the caller's world sends
     /// it); an unknown error kind is `refused`, any other shape is kept as
     /// raw text.
-    pub fn from_json(value: Value) -> Self {
+    pub fn from_json(value: &Value) -> Self {
         match value.get("ok").and_then(Value::as_bool) {
             Some(true) => Self::Ok(value.get("result").cloned().unwrap_or(Value::Null)),
             Some(false) => {

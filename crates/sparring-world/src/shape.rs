@@ -167,7 +167,6 @@ impl IdShape {
             .all(|(a, b)| match (a, b) {
                 (Token::Lit(x), Token::Lit(y)) => x == y,
                 (Token::Upper(x), Token::Upper(y)) | (Token::Mixed(x), Token::Mixed(y)) => x == y,
-                (Token::Mixed(x), Token::Upper(y) | Token::Digit { len: y, .. }) => x == y,
                 (Token::Lower(_), Token::Lower(_)) => true,
                 (Token::Digit { len: x, .. }, Token::Digit { len: y, .. }) => {
                     x == y || (*x < 6 && x.abs_diff(*y) <= 1)

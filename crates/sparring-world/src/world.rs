@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 use sparring_types::seed::Stream;
 use sparring_types::{Spec, ToolSpec, WorldOptions, id_keys, record_id, singular};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 type Record = Map<String, Value>;
@@ -273,7 +274,7 @@ impl World {
                 && props.contains_key("id")
                 && !e.fixtures
             {
-                e.id_key = "id".to_owned();
+                "id".clone_into(&mut e.id_key);
             }
             if e.statuses.is_empty()
                 && models.iter().any(|m| {
@@ -634,9 +635,10 @@ impl World {
                     })
                     .unwrap_or_else(|| e.shape.example().to_owned());
                 if !e.shape.fits(id) {
-                    message.push_str(&format!(
+                    let _ = write!(
+                        message,
                         "; `{id}` does not look like a {one} id (they look like `{example}`)"
-                    ));
+                    );
                 }
                 format!("check the {param} with the customer; {one} ids look like `{example}`")
             }
@@ -709,7 +711,7 @@ impl World {
 
     fn perform(&mut self, index: usize, model: &ToolModel, args: &Record) -> ToolResult {
         if model.operation == Operation::Other && model.entity.is_none() && !model.any_entity {
-            return self.other(index, model, args);
+            return Self::other(model, args);
         }
         if model.any_entity {
             let Some(id) = model
@@ -846,7 +848,7 @@ impl World {
         }
     }
 
-    fn other(&self, index: usize, model: &ToolModel, args: &Record) -> ToolResult {
+    fn other(model: &ToolModel, args: &Record) -> ToolResult {
         let is_calc = model.name.contains("calculat") || model.name.contains("compute");
         if is_calc && let Some(expr) = args.values().find_map(Value::as_str) {
             return match calc::evaluate(expr) {
@@ -869,7 +871,6 @@ impl World {
                 ),
             };
         }
-        let _ = index;
         ToolResult::Ok(json!({"status": "done", "tool": model.name}))
     }
 

@@ -82,7 +82,7 @@ fn spec_with(output: &Value) -> Spec {
     .unwrap()
 }
 
-fn output_schema(body: Value, def: Value) -> Value {
+fn output_schema(body: &Value, def: &Value) -> Value {
     json!({
         "type": "object",
         "required": ["ticket_id", "body", "linked"],
@@ -100,7 +100,7 @@ proptest! {
 
     #[test]
     fn generated_records_validate_against_their_output_schema(body in schema(), def in schema(), seed in any::<u64>()) {
-        let output = output_schema(body, def);
+        let output = output_schema(&body, &def);
         let validator = jsonschema::options().should_validate_formats(true).build(&output).unwrap();
         let mut world = World::new(&spec_with(&output), seed);
         for id in world.ids("tickets").into_iter().take(4) {
@@ -115,7 +115,7 @@ proptest! {
 
     #[test]
     fn same_seed_and_calls_give_identical_answers(seed in any::<u64>(), picks in prop::collection::vec((0usize..3, 0usize..25, "[a-z ]{0,12}"), 1..30)) {
-        let spec = spec_with(&output_schema(json!({"type": "string"}), json!({"type": "integer"})));
+        let spec = spec_with(&output_schema(&json!({"type": "string"}), &json!({"type": "integer"})));
         let play = || {
             let mut world = World::new(&spec, seed);
             let ids = world.ids("tickets");
@@ -135,7 +135,7 @@ proptest! {
     #[test]
     fn different_seeds_give_different_records(a in any::<u64>(), b in any::<u64>()) {
         prop_assume!(a != b);
-        let spec = spec_with(&output_schema(json!({"type": "string"}), json!({"type": "integer"})));
+        let spec = spec_with(&output_schema(&json!({"type": "string"}), &json!({"type": "integer"})));
         let wa = World::new(&spec, a);
         let wb = World::new(&spec, b);
         prop_assert_ne!(wa.ids("tickets"), wb.ids("tickets"));

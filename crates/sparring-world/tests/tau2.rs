@@ -218,7 +218,7 @@ fn made_up_args(world: &World, spec: &Spec, tool: &str) -> Map<String, Value> {
                 .map(|(_, e)| e.clone())
         };
         let searched = is_search(model)
-            .then(|| model.entity.as_ref())
+            .then_some(model.entity.as_ref())
             .flatten()
             .and_then(|e| world.ids(e).first().and_then(|id| world.record(e, id)))
             .and_then(|r| r.get(p).cloned());
