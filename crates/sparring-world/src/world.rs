@@ -930,15 +930,26 @@ impl World {
             .filter(|(k, v)| !PAGING.contains(&k.as_str()) && !v.is_null())
             .collect();
         let mut matches: Vec<Value> = Vec::new();
+        let shared = Arc::clone(&self.shared);
         for id in self.ids(entity) {
             if matches.len() >= limit {
                 break;
             }
-            let Some(record) = self.record(entity, &id) else {
-                continue;
+            // Fixture records are read in place; generated ones are made once
+            // per rollout and kept, so a second search does not redo them.
+            let in_overlay = self
+                .overlay
+                .get(entity)
+                .is_some_and(|o| o.contains_key(&id));
+            let record = match shared.fixtures.get(entity).and_then(|f| f.get(&id)) {
+                Some(r) if !in_overlay => r,
+                _ => match self.record_mut(entity, &id) {
+                    Some(r) => &*r,
+                    None => continue,
+                },
             };
-            if filters.iter().all(|(k, v)| field_matches(&record, k, v)) {
-                matches.push(Value::Object(record));
+            if filters.iter().all(|(k, v)| field_matches(record, k, v)) {
+                matches.push(Value::Object(record.clone()));
             }
         }
         let generated = self
