@@ -312,6 +312,12 @@ mod example {
         let rows = read_rows(&out.join("rows.jsonl"));
         assert!(rows.len() >= 20, "{} rows", rows.len());
         assert_valid_rows(&rows);
+        assert!(
+            rows.iter().all(|r| r["usage"].is_null()
+                && r["requests"].is_null()
+                && r["sampling"].is_null()),
+            "a command agent says nothing about sampling or tokens"
+        );
         // Every row graded; the example agent's planted failure is caught,
         // and not every row fails.
         assert!(rows.iter().all(|r| r["reward"].is_number()));
@@ -1899,6 +1905,22 @@ mod models {
             assert_eq!(turns.len(), 2, "one entry per agent request");
             assert_eq!(turns[1]["tokens"], 1);
             assert_eq!(turns[1]["policy_version"], "fp_fake");
+            // Every request is recorded with its own seed and its tokens;
+            // the fake reports 10 in, 5 out per request.
+            let requests = row["requests"].as_array().unwrap();
+            assert_eq!(requests.len(), 2);
+            assert_eq!(requests[0]["message"], 2);
+            assert_eq!(requests[1]["message"], 4);
+            assert_eq!(requests[0]["sampling"], row["sampling"]);
+            assert_ne!(
+                requests[0]["sampling"]["seed"], requests[1]["sampling"]["seed"],
+                "each request has its own seed"
+            );
+            assert_eq!(requests[1]["sampling"]["temperature"], 0.4);
+            assert_eq!(requests[1]["usage"]["output_tokens"], 5);
+            assert_eq!(row["usage"]["requests"], 2);
+            assert_eq!(row["usage"]["input_tokens"], 20);
+            assert_eq!(row["usage"]["output_tokens"], 10);
             assert!(
                 row["model_version"]
                     .as_str()
@@ -1965,6 +1987,9 @@ mod models {
             assert_eq!(row["ended_by"], "agent_done", "{row}");
             assert_eq!(row["sampling"]["backend"], "anthropic");
             assert_eq!(row["sampling"]["max_tokens"], 1024);
+            assert_eq!(row["usage"]["requests"], 2, "{row}");
+            assert_eq!(row["usage"]["input_tokens"], 20);
+            assert_eq!(row["requests"][1]["usage"]["output_tokens"], 5);
             assert!(
                 row["messages"][2]["tool_calls"][0]["id"]
                     .as_str()

@@ -6,8 +6,8 @@ use crate::text::asks_question;
 use serde_json::{Value, json};
 use sparring_types::seed::Stream;
 use sparring_types::{
-    Agent, AgentErrorKind, AgentRequest, EndedBy, ExecuteRequest, Message, Role, RolloutContext,
-    SimulateOptions, Timings, ToolExecutor,
+    Agent, AgentErrorKind, AgentReply, AgentRequest, EndedBy, ExecuteRequest, Message, Role,
+    RolloutContext, SimulateOptions, Timings, ToolExecutor, Usage,
 };
 use sparring_world::{ToolResult, World};
 use std::sync::Arc;
@@ -39,12 +39,51 @@ pub struct Transcript {
     pub error: Option<String>,
     /// Timing metadata.
     pub timings: Timings,
-    /// Sampling settings of the agent's first turn, when its backend said.
-    pub sampling: Option<Value>,
-    /// Log-probabilities per agent turn, when its backend gave them.
-    pub logprobs: Vec<Value>,
+    /// What the agent's backend said about its requests.
+    pub agent_log: AgentLog,
     /// The rollout's faults as the world recorded them (`situation.faults`).
     pub faults: Vec<Value>,
+}
+
+/// What a model backend said about each request of a rollout: how it was
+/// sampled, its log-probabilities and the tokens it used. Empty for agents
+/// that say nothing (command agents).
+#[derive(Clone, Debug, Default)]
+pub struct AgentLog {
+    /// Sampling settings of the first request, when its backend said.
+    pub sampling: Option<Value>,
+    /// Log-probabilities per request, when its backend gave them.
+    pub logprobs: Vec<Value>,
+    /// One entry per answered request whose backend said anything:
+    /// `message` (index of the assistant message it produced), `sampling`,
+    /// `usage`.
+    pub requests: Vec<Value>,
+    /// Tokens summed over the requests that reported usage, and how many did.
+    pub usage: Option<(Usage, u32)>,
+}
+
+impl AgentLog {
+    fn record(&mut self, reply: &AgentReply, message_index: usize) {
+        if self.sampling.is_none() {
+            self.sampling.clone_from(&reply.sampling);
+        }
+        if let Some(lp) = &reply.logprobs {
+            self.logprobs.push(lp.clone());
+        }
+        if let Some(u) = reply.usage {
+            let (sum, n) = self.usage.get_or_insert((Usage::default(), 0));
+            sum.input_tokens += u.input_tokens;
+            sum.output_tokens += u.output_tokens;
+            *n += 1;
+        }
+        if reply.sampling.is_some() || reply.usage.is_some() {
+            self.requests.push(json!({
+                "message": message_index,
+                "sampling": reply.sampling,
+                "usage": reply.usage,
+            }));
+        }
+    }
 }
 
 /// Everything a rollout needs besides the agent.
@@ -92,22 +131,19 @@ pub async fn play(
     .with_style(&task.persona.style);
     let mut turns = 0u32;
     let mut request = 0u32;
-    let mut sampling: Option<Value> = None;
-    let mut logprobs: Vec<Value> = Vec::new();
+    let mut agent_log = AgentLog::default();
     let mut tool_call = 0u32;
-    let finish =
-        |messages, ended_by, error, mut timings: Timings, sampling, logprobs, world: &World| {
-            timings.rollout_ms = clock.millis() - started;
-            Transcript {
-                messages,
-                ended_by,
-                error,
-                timings,
-                sampling,
-                logprobs,
-                faults: world.faults(),
-            }
-        };
+    let finish = |messages, ended_by, error, mut timings: Timings, agent_log, world: &World| {
+        timings.rollout_ms = clock.millis() - started;
+        Transcript {
+            messages,
+            ended_by,
+            error,
+            timings,
+            agent_log,
+            faults: world.faults(),
+        }
+    };
     loop {
         // The agent's turn: requests until it answers the person.
         let mut steps = 0u32;
@@ -118,8 +154,7 @@ pub async fn play(
                     EndedBy::ToolLimit,
                     None,
                     timings,
-                    sampling,
-                    logprobs,
+                    agent_log,
                     &world,
                 );
             }
@@ -147,18 +182,12 @@ pub async fn play(
                         ended_by,
                         Some(e.message),
                         timings,
-                        sampling,
-                        logprobs,
+                        agent_log,
                         &world,
                     );
                 }
             };
-            if sampling.is_none() {
-                sampling = reply.sampling;
-            }
-            if let Some(lp) = reply.logprobs {
-                logprobs.push(lp);
-            }
+            agent_log.record(&reply, messages.len());
             let mut reply = reply.message;
             if reply.role != Role::Assistant {
                 let error = format!(
@@ -171,8 +200,7 @@ pub async fn play(
                     EndedBy::AgentError,
                     Some(error),
                     timings,
-                    sampling,
-                    logprobs,
+                    agent_log,
                     &world,
                 );
             }
@@ -223,8 +251,7 @@ pub async fn play(
                 EndedBy::AgentDone,
                 None,
                 timings,
-                sampling,
-                logprobs,
+                agent_log,
                 &world,
             );
         }
@@ -234,8 +261,7 @@ pub async fn play(
                 EndedBy::MaxTurns,
                 None,
                 timings,
-                sampling,
-                logprobs,
+                agent_log,
                 &world,
             );
         }
@@ -247,8 +273,7 @@ pub async fn play(
                     EndedBy::UserLeft,
                     None,
                     timings,
-                    sampling,
-                    logprobs,
+                    agent_log,
                     &world,
                 );
             }

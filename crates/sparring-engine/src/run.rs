@@ -444,8 +444,18 @@ fn make_row(
         gold_kind: None,
         markers,
         behavior_signature: String::new(),
-        sampling: t.sampling.clone(),
-        logprobs: (!t.logprobs.is_empty()).then(|| Value::Array(t.logprobs.clone())),
+        sampling: t.agent_log.sampling.clone(),
+        logprobs: (!t.agent_log.logprobs.is_empty())
+            .then(|| Value::Array(t.agent_log.logprobs.clone())),
+        usage: t.agent_log.usage.map(|(u, requests)| {
+            serde_json::json!({
+                "requests": requests,
+                "input_tokens": u.input_tokens,
+                "output_tokens": u.output_tokens,
+            })
+        }),
+        requests: (!t.agent_log.requests.is_empty())
+            .then(|| Value::Array(t.agent_log.requests.clone())),
         model_version: agent.to_owned(),
         writer_model: "template".to_owned(),
         user_model: "template".to_owned(),

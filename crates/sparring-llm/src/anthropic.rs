@@ -21,6 +21,7 @@ use crate::settings::{self, BackendOptions, Sampling, TemperatureState};
 use serde_json::{Map, Value, json};
 use sparring_types::{
     Agent, AgentError, AgentReply, AgentRequest, BoxFuture, FunctionCall, Message, Role, ToolCall,
+    Usage,
 };
 
 /// An agent that is a model behind the Anthropic Messages API.
@@ -151,6 +152,7 @@ impl AnthropicAgent {
                 message,
                 sampling: Some(sampling),
                 logprobs: None,
+                usage: Usage::from_response(&value),
             })
             .map_err(|e| {
                 AgentError::backend(self.transport.redact(&format!("{}: {e}", self.describe)))

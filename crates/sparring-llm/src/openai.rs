@@ -15,7 +15,7 @@ use crate::settings::{self, BackendOptions, Sampling, TemperatureState};
 use serde_json::{Map, Value, json};
 use sparring_types::{
     Agent, AgentError, AgentReply, AgentRequest, BoxFuture, FunctionCall, Message, Role, ToolCall,
-    seed,
+    Usage, seed,
 };
 
 /// An agent that is a model behind an OpenAI-compatible endpoint.
@@ -140,6 +140,7 @@ impl OpenAiAgent {
                 message,
                 sampling: Some(sampling),
                 logprobs,
+                usage: Usage::from_response(&value),
             })
             .map_err(|e| {
                 AgentError::backend(self.transport.redact(&format!("{}: {e}", self.describe)))

@@ -6,6 +6,7 @@
 //! implement [`Agent`]; the engine drives the tool loop around it.
 
 use crate::Message;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
@@ -78,6 +79,42 @@ pub struct AgentReply {
     /// Log-probabilities of this turn (summed log-probability, token count,
     /// per-token list, policy version), when asked for and available.
     pub logprobs: Option<Value>,
+    /// Tokens the backend says this request used, when it says.
+    pub usage: Option<Usage>,
+}
+
+/// Tokens one model request used, as the backend reported them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tokens of the prompt (`prompt_tokens`, Anthropic's `input_tokens`).
+    pub input_tokens: u64,
+    /// Tokens of the reply (`completion_tokens`, `output_tokens`).
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    /// Reads `usage` from a chat-completions or Messages API response body:
+    /// `prompt_tokens`/`completion_tokens` or `input_tokens`/`output_tokens`.
+    /// `None` when the body has no usable `usage`.
+    #[must_use]
+    pub fn from_response(body: &Value) -> Option<Self> {
+        let usage = body.get("usage")?;
+        let count = |a: &str, b: &str| {
+            usage
+                .get(a)
+                .or_else(|| usage.get(b))
+                .and_then(Value::as_u64)
+        };
+        let input = count("prompt_tokens", "input_tokens");
+        let output = count("completion_tokens", "output_tokens");
+        if input.is_none() && output.is_none() {
+            return None;
+        }
+        Some(Self {
+            input_tokens: input.unwrap_or(0),
+            output_tokens: output.unwrap_or(0),
+        })
+    }
 }
 
 impl From<Message> for AgentReply {
@@ -86,6 +123,7 @@ impl From<Message> for AgentReply {
             message,
             sampling: None,
             logprobs: None,
+            usage: None,
         }
     }
 }

@@ -176,6 +176,15 @@ pub struct Row {
     /// Log-probabilities of the agent's turns, when asked for.
     #[serde(default)]
     pub logprobs: Option<Value>,
+    /// Tokens the agent's backend reported, summed over its requests:
+    /// `requests` (how many reported), `input_tokens`, `output_tokens`.
+    #[serde(default)]
+    pub usage: Option<Value>,
+    /// One entry per agent request its backend described: `message` (index
+    /// of the assistant message it produced), `sampling` (as sent, seed
+    /// included), `usage`.
+    #[serde(default)]
+    pub requests: Option<Value>,
     /// The agent (`command:python3 agent.py`, `openai:gpt-4o`).
     pub model_version: String,
     /// Who wrote the ask (`template` offline).
