@@ -570,3 +570,48 @@ async fn anthropic_rejects_logprobs_at_setup() {
     .unwrap();
     assert!(e.to_string().contains("no log-probabilities"), "{e}");
 }
+
+/// The soft limit on open files, from `/proc/self/limits` (Linux).
+fn open_files_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// One backend holds 1,000 requests in flight at once: the server sees all
+/// of them open together (each is held 4 s, far longer than it takes to
+/// open them all).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_requests_in_flight() {
+    const N: usize = 1000;
+    // Client and server sockets share this process: 2 per request.
+    if open_files_limit().is_some_and(|l| l < 2 * N as u64 + 100) {
+        eprintln!("skipped: the open-files limit is below {}", 2 * N + 100);
+        return;
+    }
+    let server = FakeLlm::with(FakeOptions {
+        latency: Duration::from_secs(4),
+        behaviour: Behaviour::Text,
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap();
+    let mut o = options(Sampling::default(), 0);
+    o.timeout = Duration::from_secs(60);
+    o.limiter = Limiter::new(N, None);
+    let agent = openai(&server, o);
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..N {
+        let agent = Arc::clone(&agent);
+        tasks.spawn(async move { agent.respond(request(&format!("r{i}"))).await });
+    }
+    let mut ok = 0;
+    while let Some(r) = tasks.join_next().await {
+        if r.unwrap().is_ok() {
+            ok += 1;
+        }
+    }
+    assert_eq!(ok, N);
+    assert_eq!(server.count(), N);
+    assert_eq!(server.max_in_flight(), N, "every request open at once");
+}
