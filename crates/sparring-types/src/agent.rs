@@ -137,3 +137,47 @@ pub trait Agent: Send + Sync {
     /// It must never contain a secret.
     fn describe(&self) -> String;
 }
+
+/// An in-process agent made from a closure: each request is passed to `f`,
+/// whose future gives the reply. The way to put a Rust function (and, through
+/// the same trait, a Python callable later) under test without a process or
+/// an endpoint.
+///
+/// ```
+/// use sparring_types::{Agent, AgentReply, Message, Role, agent_fn};
+/// let agent = agent_fn("echo", |request| async move {
+///     let last = request.messages.last().map(|m| m.content_str().to_owned());
+///     Ok(AgentReply::from(Message::text(Role::Assistant, last.unwrap_or_default())))
+/// });
+/// assert_eq!(agent.describe(), "fn:echo");
+/// ```
+pub struct FnAgent<F> {
+    name: String,
+    f: F,
+}
+
+/// Wraps a closure as an [`Agent`] described as `fn:NAME`.
+pub fn agent_fn<F, Fut>(name: impl Into<String>, f: F) -> FnAgent<F>
+where
+    F: Fn(AgentRequest) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<AgentReply, AgentError>> + Send + 'static,
+{
+    FnAgent {
+        name: name.into(),
+        f,
+    }
+}
+
+impl<F, Fut> Agent for FnAgent<F>
+where
+    F: Fn(AgentRequest) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<AgentReply, AgentError>> + Send + 'static,
+{
+    fn respond(&self, request: AgentRequest) -> BoxFuture<'_, Result<AgentReply, AgentError>> {
+        Box::pin((self.f)(request))
+    }
+
+    fn describe(&self) -> String {
+        format!("fn:{}", self.name)
+    }
+}

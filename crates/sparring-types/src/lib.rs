@@ -54,7 +54,10 @@ mod spec;
 mod tool;
 mod world_options;
 
-pub use agent::{Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture, Usage};
+pub use agent::{
+    Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture, FnAgent, Usage,
+    agent_fn,
+};
 pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor};
 pub use grader::{Grader, GraderError, GraderVerdict};
 pub use message::{FunctionCall, Message, Role, ToolCall};
