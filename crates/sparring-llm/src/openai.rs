@@ -10,7 +10,7 @@
 //! any string or none.
 
 use crate::backend::Resolved;
-use crate::http::{Failure, Transport, label};
+use crate::http::{Transport, label};
 use crate::settings::{self, BackendOptions, Sampling, TemperatureState};
 use serde_json::{Map, Value, json};
 use sparring_types::{
@@ -98,35 +98,16 @@ impl OpenAiAgent {
         if let Some(key) = self.transport.key() {
             headers.push(("authorization", format!("Bearer {}", key.expose())));
         }
-        let mut dropped = self.temperature.dropped();
-        let mut retried_without = false;
-        let value = loop {
-            let send_temperature = self.sampling.temperature.is_some() && !dropped;
-            let body = self.body(&request, seed, send_temperature);
-            match self
-                .transport
-                .post(&self.url, &headers, &body, &request.id)
-                .await
-            {
-                Ok(v) => break v,
-                Err(Failure::Status {
-                    status: 400,
-                    body,
-                    text,
-                }) if send_temperature
-                    && !retried_without
-                    && settings::rejects_temperature(&body, &text) =>
-                {
-                    self.temperature.drop_it();
-                    dropped = true;
-                    retried_without = true;
-                }
-                Err(Failure::Status { text, .. } | Failure::Other(text)) => {
-                    return Err(AgentError::backend(text));
-                }
-            }
-        };
-        let dropped = dropped && self.sampling.temperature.is_some();
+        let (value, dropped) = settings::post_with_temperature(
+            &self.transport,
+            &self.temperature,
+            self.sampling.temperature.is_some(),
+            &self.url,
+            &headers,
+            &request.id,
+            |send_temperature| self.body(&request, seed, send_temperature),
+        )
+        .await?;
         let sampling = settings::record(
             "openai",
             &self.model,

@@ -1,7 +1,8 @@
 //! What a backend is asked to do: sampling settings and HTTP behaviour.
 
-use crate::http::{Limiter, RetryPolicy};
+use crate::http::{Failure, Limiter, RetryPolicy, Transport};
 use serde_json::{Map, Value, json};
+use sparring_types::AgentError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -46,6 +47,44 @@ impl TemperatureState {
 
     pub(crate) fn drop_it(&self) {
         self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Posts a request built by `body(send_temperature)`, dropping
+/// `temperature` once and retrying when the server rejects it (and for every
+/// later request once it has). Gives the reply and whether `temperature` was
+/// left out of it; a failure is the backend's error, already redacted.
+pub(crate) async fn post_with_temperature(
+    transport: &Transport,
+    state: &TemperatureState,
+    wants_temperature: bool,
+    url: &str,
+    headers: &[(&str, String)],
+    request_id: &str,
+    body: impl Fn(bool) -> Value,
+) -> Result<(Value, bool), AgentError> {
+    let mut dropped = state.dropped();
+    let mut retried_without = false;
+    loop {
+        let send_temperature = wants_temperature && !dropped;
+        match transport
+            .post(url, headers, &body(send_temperature), request_id)
+            .await
+        {
+            Ok(v) => return Ok((v, dropped && wants_temperature)),
+            Err(Failure::Status {
+                status: 400,
+                body,
+                text,
+            }) if send_temperature && !retried_without && rejects_temperature(&body, &text) => {
+                state.drop_it();
+                dropped = true;
+                retried_without = true;
+            }
+            Err(Failure::Status { text, .. } | Failure::Other(text)) => {
+                return Err(AgentError::backend(text));
+            }
+        }
     }
 }
 

@@ -597,7 +597,7 @@ async fn a_thousand_requests_in_flight() {
     .await
     .unwrap();
     let mut o = options(Sampling::default(), 0);
-    o.timeout = Duration::from_secs(60);
+    o.timeout = Duration::from_mins(1);
     o.limiter = Limiter::new(N, None);
     let agent = openai(&server, o);
     let mut tasks = tokio::task::JoinSet::new();
