@@ -1817,7 +1817,9 @@ mod score {
 /// run in this process while the binary talks to it.
 mod models {
     use super::*;
-    use sparring_testkit::fake_llm::{Behaviour, FakeLlm, FakeOptions};
+    use sparring_testkit::fake_llm::{
+        Behaviour, FakeLlm, FakeOptions, Reply, Responder, request_text,
+    };
 
     const KEY: &str = "sk-cli-test-7f3a91b2c4";
 
@@ -2047,6 +2049,14 @@ mod models {
                 &["--agent", "anthropic:c@http://127.0.0.1:9/v1", "--logprobs"],
                 &["no log-probabilities"],
             ),
+            (
+                &["--agent", "python3 a.py", "--writer", "opneai:gpt-4o"],
+                &["`writer`", "did you mean `openai:`"],
+            ),
+            (
+                &["--agent", "python3 a.py", "--person", "anthropic:claude"],
+                &["`person`", "ANTHROPIC_API_KEY"],
+            ),
         ];
         for (args, needles) in cases {
             let o = sparring()
@@ -2057,11 +2067,347 @@ mod models {
                 .arg(&out)
                 .env_remove("OPENAI_API_KEY")
                 .env_remove("OPENAI_BASE_URL")
-                .env("ANTHROPIC_API_KEY", KEY)
+                .env(
+                    "ANTHROPIC_API_KEY",
+                    if args.contains(&"--person") { "" } else { KEY },
+                )
                 .output()
                 .unwrap();
             assert_usage_error(&o, needles);
             assert!(!out.exists(), "{args:?} wrote files");
         }
+    }
+
+    /// The role a request to the shared fake server is for, by its prompt.
+    fn role_of(request: &Value) -> &'static str {
+        let text = request_text(request);
+        if text.contains("You write the first message a customer sends") {
+            "writer"
+        } else if text.contains("You play a customer") {
+            "person"
+        } else {
+            "agent"
+        }
+    }
+
+    /// A writer that reads its prompt: the facts it was given go into every
+    /// phrasing, word for word, so the checks pass.
+    fn honest_writer(request: &Value) -> Reply {
+        let text = request_text(request);
+        let n: usize = text
+            .split("Write ")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next())
+            .and_then(|w| w.parse().ok())
+            .unwrap_or(1);
+        let facts: Vec<String> = text
+            .lines()
+            .filter(|l| l.starts_with("Their ") && l.contains(" id: "))
+            .filter_map(|l| l.split(": ").nth(1))
+            .map(|v| v.trim_end_matches('.').to_owned())
+            .collect();
+        let phrasings: Vec<String> = (0..n)
+            .map(|k| {
+                format!(
+                    "model-written ask {k}: please help with {}",
+                    facts.join(" and ")
+                )
+            })
+            .collect();
+        Reply::Text(serde_json::json!({ "phrasings": phrasings }).to_string())
+    }
+
+    /// An agent that asks one question, then finishes.
+    fn asking_agent(request: &Value) -> Reply {
+        let users = request["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .count();
+        Reply::Text(if users <= 1 {
+            "Could you tell me a bit more about what you need?".to_owned()
+        } else {
+            "Thanks, that is all sorted now.".to_owned()
+        })
+    }
+
+    fn summary_of(out: &Path) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+    }
+
+    fn assert_no_key(out: &Path, o: &Output) {
+        for file in ["rows.jsonl", "run.json", "run.log"] {
+            let text = std::fs::read_to_string(out.join(file)).unwrap();
+            assert!(!text.contains(KEY), "the key leaked into {file}");
+        }
+        assert!(!stderr(o).contains(KEY));
+        assert!(!String::from_utf8_lossy(&o.stdout).contains(KEY));
+    }
+
+    #[test]
+    fn model_writer_and_person_write_the_words() {
+        let f = fake(FakeOptions {
+            record: true,
+            responder: Some(Responder::new(|r| {
+                Some(match role_of(r) {
+                    "writer" => honest_writer(r),
+                    "person" => Reply::Text("(model person) I only know what I told you.".into()),
+                    _ => asking_agent(r),
+                })
+            })),
+            ..FakeOptions::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let url = f.server.base_url();
+        let o = simulate(
+            &format!("openai:agent-model@{url}"),
+            &out,
+            &[
+                "--budget",
+                "8",
+                "--writer",
+                &format!("openai:writer-model@{url}#key=SPARRING_TEST_KEY"),
+                "--person",
+                &format!("anthropic:person-model@{url}"),
+                "--patience",
+                "endless",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_eq!(rows.len(), 8);
+        assert_valid_rows(&rows);
+        let mut written = 0;
+        for row in &rows {
+            assert!(
+                row["user_model"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("anthropic:person-model@")
+            );
+            let ask = row["messages"][1]["content"].as_str().unwrap();
+            if row["lineage"]["arm"] == "seed" {
+                continue;
+            }
+            assert!(
+                row["writer_model"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("openai:writer-model@"),
+                "{row}"
+            );
+            assert!(ask.starts_with("model-written ask"), "{ask}");
+            written += 1;
+            // The ids are the world's: the id the person knows is in the ask.
+            for (field, value) in row["persona"]["knows"].as_object().unwrap() {
+                if field.ends_with("_id") {
+                    assert!(ask.contains(value.as_str().unwrap()), "{ask} lacks {value}");
+                }
+            }
+            // The agent asked once; the model person answered.
+            assert_eq!(row["messages"][3]["role"], "user", "{row}");
+            assert!(
+                row["messages"][3]["content"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("(model person)")
+            );
+        }
+        assert!(written > 0);
+        let summary = summary_of(&out);
+        assert_eq!(summary["degraded"], serde_json::json!([]), "{summary}");
+        assert_eq!(
+            summary["options"]["person"].as_str().unwrap(),
+            format!("anthropic:person-model@{url}")
+        );
+        assert!(summary["search"]["writer"]["written"].as_u64().unwrap() > 0);
+        assert_eq!(summary["search"]["writer"]["fallbacks"], 0);
+        assert_eq!(summary["search"]["writer_errors"], serde_json::json!([]));
+        assert_eq!(summary["search"]["person"]["fallbacks"], 0);
+        // The writer heard about the person in prose, never in labels; the
+        // key went only into the writer's header.
+        let requests = f.server.requests();
+        let writer: Vec<_> = requests
+            .iter()
+            .filter(|r| role_of(&r.body) == "writer")
+            .collect();
+        assert!(!writer.is_empty());
+        for r in &writer {
+            let text = request_text(&r.body);
+            for label in [
+                "style",
+                "stance",
+                "tier",
+                "non_native",
+                "failed_before",
+                "handed_off",
+                "cooperative",
+            ] {
+                assert!(
+                    !text.contains(label),
+                    "label `{label}` in the writer's prompt: {text}"
+                );
+            }
+            assert!(text.contains("The person is "), "{text}");
+            assert_eq!(
+                r.authorization.as_deref(),
+                Some(format!("Bearer {KEY}").as_str())
+            );
+        }
+        let person: Vec<_> = requests
+            .iter()
+            .filter(|r| role_of(&r.body) == "person")
+            .collect();
+        assert!(!person.is_empty());
+        assert!(person.iter().all(|r| r.path == "/v1/messages"));
+        assert_no_key(&out, &o);
+    }
+
+    #[test]
+    fn failing_writer_and_person_fall_back_to_templates() {
+        let f = fake(FakeOptions {
+            responder: Some(Responder::new(|r| {
+                Some(match role_of(r) {
+                    // Not a JSON verdict: asked again once, then given up.
+                    "writer" => Reply::Text("Sure! Here are some ideas for you.".into()),
+                    // A proxy that quotes the key back.
+                    "person" => Reply::EchoKey(500),
+                    _ => asking_agent(r),
+                })
+            })),
+            ..FakeOptions::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let url = f.server.base_url();
+        let o = simulate(
+            &format!("openai:agent-model@{url}"),
+            &out,
+            &[
+                "--budget",
+                "6",
+                "--concurrency",
+                "2",
+                "--retries",
+                "0",
+                "--writer",
+                &format!("openai:writer-model@{url}#key=SPARRING_TEST_KEY"),
+                "--person",
+                &format!("openai:person-model@{url}#key=SPARRING_TEST_KEY"),
+                "--patience",
+                "endless",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_eq!(rows.len(), 6);
+        assert_valid_rows(&rows);
+        for row in &rows {
+            // Template asks, template answers.
+            assert_eq!(row["writer_model"], "template", "{row}");
+            let ask = row["messages"][1]["content"].as_str().unwrap();
+            assert!(!ask.contains("Sure!"), "{ask}");
+            assert_eq!(row["messages"][3]["role"], "user");
+            assert!(!row["messages"][3]["content"].as_str().unwrap().is_empty());
+        }
+        let summary = summary_of(&out);
+        let degraded: Vec<&str> = summary["degraded"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_str().unwrap())
+            .collect();
+        assert!(degraded.contains(&"generator_fallback"), "{summary}");
+        assert!(degraded.contains(&"person_fallback"), "{summary}");
+        let errors = summary["search"]["writer_errors"].as_array().unwrap();
+        assert!(!errors.is_empty() && errors.len() <= 5, "{errors:?}");
+        assert!(
+            errors[0]
+                .as_str()
+                .unwrap()
+                .contains("unusable after 2 attempts"),
+            "{errors:?}"
+        );
+        // Two batches of two failed: the writer is not asked for the rest.
+        assert!(
+            errors
+                .last()
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .contains("stopped asking the writer"),
+            "{errors:?}"
+        );
+        let writer_requests = f.server.count();
+        assert!(writer_requests > 0);
+        let person_errors = summary["search"]["person_errors"].as_array().unwrap();
+        assert!(!person_errors.is_empty());
+        assert!(
+            person_errors[0].as_str().unwrap().contains("HTTP 500"),
+            "{person_errors:?}"
+        );
+        assert!(stderr(&o).contains("template writer"), "{}", stderr(&o));
+        assert_no_key(&out, &o);
+    }
+
+    #[test]
+    fn one_backend_in_two_roles_is_same_model() {
+        let f = fake(FakeOptions {
+            responder: Some(Responder::new(|r| {
+                Some(match role_of(r) {
+                    "person" => Reply::Text("I have nothing to add.".into()),
+                    _ => asking_agent(r),
+                })
+            })),
+            ..FakeOptions::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let model = format!("openai:shared@{}", f.server.base_url());
+        let o = simulate(
+            &model,
+            &out,
+            &[
+                "--budget",
+                "2",
+                "--person",
+                &format!("{model}#key=SPARRING_TEST_KEY"),
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let summary = summary_of(&out);
+        assert_eq!(
+            summary["degraded"],
+            serde_json::json!(["same_model"]),
+            "{summary}"
+        );
+        let warning = summary["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|w| w.contains("both the agent and the person"))
+            .unwrap_or_else(|| panic!("{summary}"));
+        assert!(
+            warning.contains("set `person` to a different backend"),
+            "{warning}"
+        );
+        assert!(stderr(&o).contains("both the agent and the person"));
+        // Different models on one server are different backends.
+        let out2 = dir.path().join("out2");
+        let o = simulate(
+            &model,
+            &out2,
+            &[
+                "--budget",
+                "1",
+                "--person",
+                &format!("openai:other@{}", f.server.base_url()),
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(summary_of(&out2)["degraded"], serde_json::json!([]));
     }
 }

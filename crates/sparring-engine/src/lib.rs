@@ -43,6 +43,7 @@
 pub mod axes;
 pub mod grade;
 pub mod judge;
+pub mod model_people;
 pub mod person;
 pub mod plan;
 pub mod rollout;

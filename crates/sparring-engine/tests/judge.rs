@@ -37,6 +37,8 @@ async fn rows_of(agent: ScriptedAgent) -> Vec<Row> {
         cancel: Arc::new(AtomicBool::new(false)),
         done: std::collections::BTreeMap::new(),
         executor: None,
+        writer: None,
+        person: None,
     };
     run(config, &mut rows, &mut |_: &Progress| {})
         .await
