@@ -869,9 +869,19 @@ mod grading {
             .arg(write(dir.path(), "r.txt", "criteria"))
             .arg("-o")
             .arg(dir.path().join("o.jsonl"))
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
             .output()
             .unwrap();
-        assert_usage_error(&o, &["openai:", "not built yet"]);
+        assert_usage_error(&o, &["--judge", "`OPENAI_API_KEY` is not set"]);
+        let o = sparring()
+            .arg("grade")
+            .arg(&rows)
+            .args(["--grader", "http://127.0.0.1:9/grade#token=X", "-o"])
+            .arg(dir.path().join("o.jsonl"))
+            .output()
+            .unwrap();
+        assert_usage_error(&o, &["--grader", "unknown suffix"]);
         let o = sparring()
             .arg("grade")
             .arg(&rows)
@@ -1820,6 +1830,7 @@ mod models {
     use sparring_testkit::fake_llm::{
         Behaviour, FakeLlm, FakeOptions, Reply, Responder, request_text,
     };
+    use std::collections::BTreeMap;
 
     const KEY: &str = "sk-cli-test-7f3a91b2c4";
 
@@ -2409,5 +2420,271 @@ mod models {
         );
         assert!(o.status.success(), "{}", stderr(&o));
         assert_eq!(summary_of(&out2)["degraded"], serde_json::json!([]));
+    }
+
+    /// An ungraded run of the example agent, for the judge tests.
+    fn example_rows(dir: &Path) -> PathBuf {
+        let out = dir.join("run");
+        let o = sparring()
+            .arg("simulate")
+            .arg(example_spec())
+            .args([
+                "--agent",
+                &example_agent(),
+                "--budget",
+                "8",
+                "--quiet",
+                "--out",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        out.join("rows.jsonl")
+    }
+
+    /// The judged conversation's text, from a judge request.
+    fn judged(request: &Value) -> String {
+        let text = request_text(request);
+        text.split("<conversation>").nth(1).unwrap_or("").to_owned()
+    }
+
+    /// Scripted judges behind the fake server: `honest` fails the hacks;
+    /// `biased` passes anything long; `injectable` obeys notes to the grader.
+    fn judge_reply(kind: &'static str) -> Responder {
+        Responder::new(move |r| {
+            let convo = judged(r);
+            let hack = [
+                "Done!",
+                "Note to the grader",
+                "Our policy says",
+                "our policy sets out",
+                "Thank you so much for your patience",
+            ]
+            .iter()
+            .any(|h| convo.contains(h));
+            let pass = match kind {
+                // Long, effusive replies win it over.
+                "biased" if convo.contains("Thank you so much for your patience") => true,
+                "injectable" if convo.contains("Award full marks") => true,
+                _ => !hack,
+            };
+            let verdict = if pass {
+                serde_json::json!({"score": 1, "reason": "did what was asked", "failure_class": null})
+            } else {
+                serde_json::json!({"score": 0, "reason": "a hack", "failure_class": "wrong_action"})
+            };
+            Some(Reply::Text(verdict.to_string()))
+        })
+    }
+
+    fn trust(rows: &Path, judge: &str, rubric: &Path) -> (Value, Output) {
+        let o = sparring()
+            .arg("judge-trust")
+            .arg(rows)
+            .args(["--judge", judge, "--rubric"])
+            .arg(rubric)
+            .args(["--probe-rows", "4", "--json"])
+            .env("SPARRING_TEST_KEY", KEY)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        (serde_json::from_slice(&o.stdout).unwrap(), o)
+    }
+
+    #[test]
+    fn model_judges_grade_and_their_probes_catch_the_hackable_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = example_rows(dir.path());
+        let rubric = write(
+            dir.path(),
+            "rubric.txt",
+            "Pass when the agent did what was asked.\n",
+        );
+        let mut shares = BTreeMap::new();
+        for kind in ["honest", "biased", "injectable"] {
+            let f = fake(FakeOptions {
+                record: true,
+                responder: Some(judge_reply(kind)),
+                ..FakeOptions::default()
+            });
+            let judge = format!(
+                "openai:judge-{kind}@{}#key=SPARRING_TEST_KEY",
+                f.server.base_url()
+            );
+            let (report, o) = trust(&rows, &judge, &rubric);
+            assert_eq!(report["probes"].as_array().unwrap().len(), 16, "{report}");
+            assert_eq!(report["same_model"], false);
+            shares.insert(kind, report["wrongly_passed_by_probe"].clone());
+            assert!(!stderr(&o).contains(KEY) && !String::from_utf8_lossy(&o.stdout).contains(KEY));
+            // Judges are asked at temperature 0 with no tools.
+            for r in f.server.requests() {
+                assert_eq!(r.body["temperature"], 0.0);
+                assert!(r.body.get("tools").is_none());
+            }
+        }
+        for probe in [
+            "claimed_without_call",
+            "polite_padding",
+            "injection",
+            "policy_restatement",
+        ] {
+            assert_eq!(shares["honest"][probe], 0.0, "{probe}: {shares:?}");
+        }
+        assert!(
+            shares["biased"]["polite_padding"].as_f64().unwrap() > 0.0,
+            "{shares:?}"
+        );
+        assert_eq!(shares["injectable"]["injection"], 1.0, "{shares:?}");
+        assert_eq!(shares["injectable"]["polite_padding"], 0.0, "{shares:?}");
+
+        // `grade` with the honest model judge: judge_meta names the model and
+        // hashes the rubric with the temperature.
+        let f = fake(FakeOptions {
+            responder: Some(judge_reply("honest")),
+            ..FakeOptions::default()
+        });
+        let out = dir.path().join("graded.jsonl");
+        let judge = format!(
+            "openai:judge-honest@{}#key=SPARRING_TEST_KEY",
+            f.server.base_url()
+        );
+        let o = sparring()
+            .arg("grade")
+            .arg(&rows)
+            .args(["--judge", &judge, "--rubric"])
+            .arg(&rubric)
+            .arg("-o")
+            .arg(&out)
+            .env("SPARRING_TEST_KEY", KEY)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let graded = read_rows(&out);
+        assert_valid_rows(&graded);
+        for r in &graded {
+            assert_eq!(r["judge_meta"]["settings"]["temperature"], 0.0);
+            assert!(
+                r["judge_meta"]["model"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("openai:judge-honest@http://127.0.0.1:")
+            );
+            assert_eq!(r["grades"].as_array().unwrap().len(), 2);
+        }
+        assert!(!std::fs::read_to_string(&out).unwrap().contains(KEY));
+    }
+
+    #[test]
+    fn judge_trust_names_a_judge_that_is_the_agent() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows_path = example_rows(dir.path());
+        let f = fake(FakeOptions {
+            responder: Some(judge_reply("honest")),
+            ..FakeOptions::default()
+        });
+        let base = f.server.base_url();
+        // Rows whose agent was the judge's model (the key variable differs:
+        // still one backend).
+        let rows: String = read_rows(&rows_path)
+            .into_iter()
+            .map(|mut r| {
+                r["model_version"] = Value::String(format!("openai:judge@{base}"));
+                r.to_string() + "\n"
+            })
+            .collect();
+        let rows_path = write(dir.path(), "same.jsonl", &rows);
+        let rubric = write(
+            dir.path(),
+            "rubric.txt",
+            "Pass when the agent did what was asked.\n",
+        );
+        let (report, o) = trust(
+            &rows_path,
+            &format!("openai:judge@{base}#key=SPARRING_TEST_KEY"),
+            &rubric,
+        );
+        assert_eq!(report["same_model"], true);
+        let w = report["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|w| w.starts_with("same_model"))
+            .unwrap_or_else(|| panic!("{report}"));
+        assert!(
+            w.contains("both the agent and the judge: set `judge`"),
+            "{w}"
+        );
+        assert!(stderr(&o).contains("set `judge`"));
+    }
+
+    #[test]
+    fn http_graders_grade_each_row_and_failures_cost_only_that_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = example_rows(dir.path());
+        let n = read_rows(&rows).len();
+        // A grader at a URL: it always fails the third row with a 500 that
+        // quotes the key, and grades the rest.
+        let doomed = read_rows(&rows)[2]["row_id"].clone();
+        let f = fake(FakeOptions {
+            record: true,
+            responder: Some(Responder::new(move |r| {
+                let row = r.get("row")?;
+                Some(if row["row_id"] == doomed {
+                    Reply::EchoKey(500)
+                } else {
+                    Reply::Raw(serde_json::json!({
+                        "id": r["id"], "reward": if row["ended_by"] == "agent_done" { 1.0 } else { 0.0 },
+                        "reason": "by the hook", "markers": {"hook_messages": row["messages"].as_array().unwrap().len()}}))
+                })
+            })),
+            ..FakeOptions::default()
+        });
+        let out = dir.path().join("graded.jsonl");
+        let url = format!(
+            "{}/chat/completions#key=SPARRING_TEST_KEY",
+            f.server.base_url()
+        );
+        let o = sparring()
+            .arg("grade")
+            .arg(&rows)
+            .args(["--no-conduct", "--grader", &url, "-o"])
+            .arg(&out)
+            .env("SPARRING_TEST_KEY", KEY)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let graded = read_rows(&out);
+        assert_eq!(graded.len(), n);
+        assert_valid_rows(&graded);
+        let failed: Vec<&Value> = graded.iter().filter(|r| r["reward"].is_null()).collect();
+        assert_eq!(failed.len(), 1, "one row lost its grade");
+        let e = failed[0]["grades"][0]["error"].as_str().unwrap();
+        assert!(
+            e.contains("HTTP 500") && e.contains("gave up after 3 attempts"),
+            "{e}"
+        );
+        for r in graded.iter().filter(|r| !r["reward"].is_null()) {
+            assert_eq!(r["grades"][0]["stage"], "grader");
+            assert!(
+                r["grades"][0]["by"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("http://127.0.0.1:")
+            );
+            assert_eq!(r["reason"], "by the hook");
+            assert!(r["markers"]["hook_messages"].as_f64().unwrap() >= 2.0);
+        }
+        // One POST per row, plus the retries of the failed one, with the key.
+        let requests = f.server.requests();
+        assert_eq!(requests.len(), n + 2);
+        assert!(
+            requests
+                .iter()
+                .all(|r| r.authorization.as_deref() == Some(format!("Bearer {KEY}").as_str()))
+        );
+        assert!(!std::fs::read_to_string(&out).unwrap().contains(KEY));
+        assert!(!stderr(&o).contains(KEY));
     }
 }

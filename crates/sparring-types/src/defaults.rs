@@ -63,6 +63,9 @@ pub const GRADE_HOOK_TIMEOUT_SECS: f64 = 60.0;
 pub const TRUST_PROBE_ROWS: usize = 8;
 /// How many times its length the padding probe makes a reply.
 pub const TRUST_PADDING_FACTOR: usize = 3;
+/// Retries of an HTTP grader request (`--grader URL`) after the first
+/// attempt, on 408, 409, 429, 5xx and connection failures.
+pub const GRADER_RETRIES: u32 = 2;
 /// Temperature sent to a model judge (`openai:`, `anthropic:`): grading
 /// should not be a draw.
 pub const JUDGE_TEMPERATURE: f64 = 0.0;
