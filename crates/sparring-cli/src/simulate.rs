@@ -508,7 +508,12 @@ async fn role_agent(
         (Some(BackendSpec::Command(command)), None) => Some(Arc::new(
             CommandAgent::start(&command, timeout, Some(log.clone())).await?,
         )),
-        (Some(BackendSpec::Model(_)), None) => None,
+        (Some(BackendSpec::Model(e)), None) => {
+            return Err(usage(format!(
+                "the model backend `{}` could not be built",
+                e.describe()
+            )));
+        }
     })
 }
 

@@ -105,7 +105,10 @@ pub enum Behaviour {
 /// faults first. Lets one server play several roles (a writer that reads
 /// its prompt, a person, an agent).
 #[derive(Clone)]
-pub struct Responder(pub Arc<dyn Fn(&Value) -> Option<Reply> + Send + Sync>);
+pub struct Responder(pub Arc<RespondFn>);
+
+/// What a [`Responder`] runs.
+pub type RespondFn = dyn Fn(&Value) -> Option<Reply> + Send + Sync;
 
 impl Responder {
     /// A responder from a function.
