@@ -369,8 +369,11 @@ pub(crate) fn trust(args: &TrustArgs) -> Result<ExitCode> {
                 let kappa = h
                     .kappa
                     .map_or_else(|| "n/a".to_owned(), |k| format!("{k:.3}"));
+                let interval = h
+                    .agreement_ci95
+                    .map_or_else(String::new, |(lo, hi)| format!(" [{lo:.3}, {hi:.3}]"));
                 println!(
-                    "half {}: n {}, agreement {:.3}, kappa {kappa}, passed when gold failed {}",
+                    "half {}: n {}, agreement {:.3}{interval}, kappa {kappa}, passed when gold failed {}",
                     i + 1,
                     h.n,
                     h.agreement,
