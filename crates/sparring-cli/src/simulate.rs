@@ -309,10 +309,10 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         None => None,
     };
     let rows_path = out.join("rows.jsonl");
-    let done = if args.resume {
+    let (done, written_asks) = if args.resume {
         resume_state(&rows_path, &engine::run_id(&spec, &options))?
     } else {
-        BTreeMap::new()
+        (BTreeMap::new(), BTreeMap::new())
     };
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create `{}`", out.display()))?;
     let log = if args.resume {
@@ -393,6 +393,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             executor,
             writer: writer_agent,
             person,
+            written_asks,
         };
         let mut summary = engine::run(config, &mut sink, &mut on_progress).await?;
         summary.warnings.extend(warnings);
@@ -519,8 +520,9 @@ async fn role_agent(
 
 /// Repairs a torn last line of an interrupted run's rows and counts the rows
 /// each task already has. The rows must come from the same run (spec, seed
-/// and options), or resuming would mix two runs in one file.
-fn resume_state(rows_path: &Path, run_id: &str) -> Result<BTreeMap<String, u32>> {
+/// and options), or resuming would mix two runs in one file. Also returns
+/// the asks a model writer wrote, per scenario, so they are kept.
+fn resume_state(rows_path: &Path, run_id: &str) -> Result<(BTreeMap<String, u32>, WrittenAsks)> {
     if !rows_path.exists() {
         return Err(usage(format!(
             "nothing to resume: `{}` does not exist\nhint: run without --resume to start the run",
@@ -534,8 +536,9 @@ fn resume_state(rows_path: &Path, run_id: &str) -> Result<BTreeMap<String, u32>>
         );
     }
     let mut done: BTreeMap<String, u32> = BTreeMap::new();
+    let mut written: WrittenAsks = BTreeMap::new();
     if std::fs::metadata(rows_path).map_or(0, |m| m.len()) == 0 {
-        return Ok(done);
+        return Ok((done, written));
     }
     for row in read_rows(rows_path)? {
         if row.lineage.run_id != run_id {
@@ -545,10 +548,21 @@ fn resume_state(rows_path: &Path, run_id: &str) -> Result<BTreeMap<String, u32>>
                 row.lineage.run_id
             )));
         }
+        if row.writer_model != sparring_types::defaults::TEMPLATE
+            && let Some(ask) = row.messages.get(1)
+        {
+            let asks = written.entry(row.scenario_id.clone()).or_default();
+            if !asks.iter().any(|a| a == ask.content_str()) {
+                asks.push(ask.content_str().to_owned());
+            }
+        }
         *done.entry(row.task_id).or_default() += 1;
     }
-    Ok(done)
+    Ok((done, written))
 }
+
+/// Scenario id → asks a model writer wrote for it.
+type WrittenAsks = BTreeMap<String, Vec<String>>;
 
 fn progress_bar(quiet: bool) -> ProgressBar {
     let visible =

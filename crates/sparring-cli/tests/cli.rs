@@ -2687,4 +2687,56 @@ mod models {
         assert!(!std::fs::read_to_string(&out).unwrap().contains(KEY));
         assert!(!stderr(&o).contains(KEY));
     }
+
+    #[test]
+    fn resume_keeps_the_asks_a_model_writer_wrote() {
+        // The writer answers well in the first attempt and badly after.
+        let broken = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&broken);
+        let f = fake(FakeOptions {
+            responder: Some(Responder::new(move |r| {
+                Some(match role_of(r) {
+                    "writer" if flag.load(std::sync::atomic::Ordering::SeqCst) => {
+                        Reply::Text("no".into())
+                    }
+                    "writer" => honest_writer(r),
+                    _ => asking_agent(r),
+                })
+            })),
+            ..FakeOptions::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let url = f.server.base_url();
+        let writer = format!("openai:writer-model@{url}");
+        let agent = format!("openai:agent-model@{url}");
+        let o = simulate(&agent, &out, &["--budget", "8", "--writer", &writer]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        // As if the run had been killed after four rows.
+        let path = out.join("rows.jsonl");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let kept = text.lines().take(4).collect::<Vec<_>>().join("\n") + "\n";
+        std::fs::write(&path, kept).unwrap();
+        let first = read_rows(&path);
+        assert!(
+            first
+                .iter()
+                .all(|r| r["writer_model"] != "template" || r["lineage"]["arm"] == "seed")
+        );
+        broken.store(true, std::sync::atomic::Ordering::SeqCst);
+        let o = simulate(
+            &agent,
+            &out,
+            &["--budget", "8", "--writer", &writer, "--resume"],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_eq!(rows.len(), 8, "the first 4 tasks were not run again");
+        let ids: std::collections::BTreeSet<&str> = rows
+            .iter()
+            .map(|r| r["task_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids.len(), 8);
+        assert_eq!(rows[..4], first[..]);
+    }
 }

@@ -357,11 +357,17 @@ async fn write_one(
 /// Rewrites the asks of the situations whose tasks are in `needed` (task
 /// indices) with a model writer, `batch` situations at a time. Situations
 /// the model fails keep the template phrasings.
+///
+/// `known` maps a scenario id to asks the model wrote for it in an earlier
+/// attempt of the same run (`--resume`): they are kept word for word in the
+/// first phrasings, so the tasks already on disk keep their ids, and the
+/// model is asked only for the phrasings still missing.
 pub async fn write_asks(
     plan: &mut Plan,
     spec: &Spec,
     writer: &dyn Agent,
     needed: &BTreeSet<usize>,
+    known: &BTreeMap<String, Vec<String>>,
     batch: usize,
     request_prefix: &str,
 ) -> WriterReport {
@@ -384,10 +390,43 @@ pub async fn write_asks(
         }
         groups.entry(t.grid_row.clone()).or_default().push(i);
     }
-    let wanted: Vec<Vec<usize>> = order
+    let mut wanted: Vec<Vec<usize>> = order
         .into_iter()
         .filter(|g| groups[g].iter().any(|i| needed.contains(i)))
         .collect();
+    // Asks written before keep their slots; a situation fully written
+    // before is not asked again.
+    let mut reused: BTreeMap<Vec<usize>, Vec<String>> = BTreeMap::new();
+    for g in &wanted {
+        let first = &plan.tasks[groups[g][0]];
+        let (scenario, _) = crate::run::task_ids(spec, first);
+        if let Some(asks) = known.get(&scenario) {
+            let mut asks = asks.clone();
+            asks.sort();
+            asks.dedup();
+            reused.insert(g.clone(), asks);
+        }
+    }
+    let slots: BTreeMap<Vec<usize>, usize> = reused
+        .keys()
+        .map(|g| {
+            let seed = plan.tasks[groups[g][0]].arm == "seed";
+            (g.clone(), groups[g].len() - usize::from(seed))
+        })
+        .collect();
+    for (g, asks) in &reused {
+        let seed = plan.tasks[groups[g][0]].arm == "seed";
+        for (pos, text) in groups[g].iter().skip(usize::from(seed)).zip(asks) {
+            let task = &mut plan.tasks[*pos];
+            task.ask.clone_from(text);
+            task.writer.clone_from(&report.model);
+        }
+    }
+    wanted.retain(|g| {
+        reused
+            .get(g)
+            .is_none_or(|a| a.len() < slots.get(g).copied().unwrap_or(0))
+    });
     let mut failures = 0u64;
     let mut gave_up = false;
     for chunk in wanted.chunks(batch.max(1)) {
@@ -421,7 +460,11 @@ pub async fn write_asks(
             match result {
                 Ok(phrasings) => {
                     report.written += 1;
-                    for (pos, text) in positions.iter().skip(usize::from(seed)).zip(phrasings) {
+                    // Asks kept from before come first; new ones fill the rest.
+                    let before = reused.get(g).cloned().unwrap_or_default();
+                    let fresh = phrasings.into_iter().filter(|p| !before.contains(p));
+                    let texts = before.iter().cloned().chain(fresh);
+                    for (pos, text) in positions.iter().skip(usize::from(seed)).zip(texts) {
                         let task = &mut plan.tasks[*pos];
                         task.ask = text;
                         task.writer.clone_from(&report.model);

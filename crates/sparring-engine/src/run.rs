@@ -87,6 +87,10 @@ pub struct RunConfig {
     /// A model playing the person (`person`); the template person
     /// otherwise, and for every turn the model fails.
     pub person: Option<Arc<dyn Agent>>,
+    /// When resuming with a model writer: scenario id → the asks the model
+    /// wrote in the earlier attempt (read from its rows), kept so the tasks
+    /// on disk keep their ids.
+    pub written_asks: BTreeMap<String, Vec<String>>,
 }
 
 /// After this many rows, all agent errors and not one agent reply, a run
@@ -150,6 +154,7 @@ pub async fn run(
                     &spec,
                     writer.as_ref(),
                     &needed,
+                    &config.written_asks,
                     options.concurrency,
                     &run_id,
                 )

@@ -39,6 +39,7 @@ async fn rows_of(agent: ScriptedAgent) -> Vec<Row> {
         executor: None,
         writer: None,
         person: None,
+        written_asks: std::collections::BTreeMap::new(),
     };
     run(config, &mut rows, &mut |_: &Progress| {})
         .await

@@ -68,6 +68,21 @@ async fn simulate(
     writer: Option<Arc<dyn Agent>>,
     person: Option<Arc<dyn Agent>>,
 ) -> (Vec<Row>, RunSummary) {
+    simulate_known(
+        concurrency,
+        writer,
+        person,
+        std::collections::BTreeMap::new(),
+    )
+    .await
+}
+
+async fn simulate_known(
+    concurrency: usize,
+    writer: Option<Arc<dyn Agent>>,
+    person: Option<Arc<dyn Agent>>,
+    written_asks: std::collections::BTreeMap<String, Vec<String>>,
+) -> (Vec<Row>, RunSummary) {
     let mut rows = Vec::new();
     let config = RunConfig {
         spec: Arc::new(shop_spec()),
@@ -84,6 +99,7 @@ async fn simulate(
         executor: None,
         writer,
         person,
+        written_asks,
     };
     let summary = run(config, &mut rows, &mut |_| {}).await.unwrap();
     rows.sort_by(|a, b| a.row_id.cmp(&b.row_id));
@@ -118,6 +134,52 @@ async fn a_model_writer_writes_the_words_and_the_world_gives_the_ids() {
     // The same rows at another concurrency.
     let (again, _) = simulate(1, Some(Arc::new(writer(false))), None).await;
     assert_eq!(rows, again);
+}
+
+#[tokio::test]
+async fn resuming_keeps_the_asks_the_model_wrote_before() {
+    let (rows, _) = simulate(4, Some(Arc::new(writer(false))), None).await;
+    let mut known: std::collections::BTreeMap<String, Vec<String>> =
+        std::collections::BTreeMap::new();
+    for r in rows.iter().filter(|r| r.writer_model != "template") {
+        known
+            .entry(r.scenario_id.clone())
+            .or_default()
+            .push(r.messages[1].content_str().to_owned());
+    }
+    // Another model now: every situation is known, so it is never asked,
+    // and every task keeps its id.
+    let other = Arc::new(writer(true));
+    let (again, _) = simulate_known(4, Some(other.clone()), None, known.clone()).await;
+    assert_eq!(other.requests(), 0);
+    let ids = |rows: &[Row]| -> std::collections::BTreeSet<String> {
+        rows.iter().map(|r| r.task_id.clone()).collect()
+    };
+    assert_eq!(ids(&rows), ids(&again));
+    // One phrasing of one situation missing: only that situation is asked
+    // for; when the model then fails, the phrasing kept from before stays
+    // and the template fills the gap.
+    let (scenario, asks) = known.iter_mut().next().unwrap();
+    asks.remove(0);
+    let (scenario, remaining) = (scenario.clone(), asks.clone());
+    assert_eq!(remaining.len(), 1);
+    let failing = Arc::new(writer(true));
+    let (partly, summary) = simulate_known(4, Some(failing.clone()), None, known).await;
+    assert_eq!(failing.requests(), 2, "one situation, asked twice");
+    assert_eq!(summary.search["writer"]["asked"], 1);
+    assert_eq!(summary.search["writer"]["fallbacks"], 1);
+    let situation: Vec<&Row> = partly
+        .iter()
+        .filter(|r| r.scenario_id == scenario)
+        .collect();
+    assert_eq!(situation.len(), 2);
+    assert!(
+        situation
+            .iter()
+            .any(|r| r.messages[1].content_str() == remaining[0]
+                && r.writer_model == "scripted:inventive")
+    );
+    assert!(situation.iter().any(|r| r.writer_model == "template"));
 }
 
 #[tokio::test]

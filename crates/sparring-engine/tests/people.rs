@@ -285,6 +285,7 @@ async fn a_person_never_states_a_fact_it_was_not_given() {
         executor: None,
         writer: None,
         person: None,
+        written_asks: std::collections::BTreeMap::new(),
     };
     run(config, &mut rows, &mut |_| {}).await.unwrap();
     assert!(rows.len() > 20);

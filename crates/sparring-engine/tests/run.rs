@@ -24,6 +24,7 @@ async fn simulate(
         executor: None,
         writer: None,
         person: None,
+        written_asks: std::collections::BTreeMap::new(),
     };
     let mut seen = Vec::new();
     let summary = run(config, &mut rows, &mut |p: &Progress| seen.push(p.done))
