@@ -453,7 +453,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
 }
 
 /// Parses the `writer` or `person` option: `None` for the templates.
-fn role_spec(option: &str, value: Option<&str>) -> Result<Option<BackendSpec>> {
+pub(crate) fn role_spec(option: &str, value: Option<&str>) -> Result<Option<BackendSpec>> {
     match value.map(str::trim) {
         None => Ok(None),
         Some(v) if v == sparring_types::defaults::TEMPLATE => Ok(None),
@@ -467,7 +467,7 @@ fn role_spec(option: &str, value: Option<&str>) -> Result<Option<BackendSpec>> {
 
 /// The model agent for a backend spec that names a model; `None` for a
 /// command (started later, inside the runtime).
-fn build_model(
+pub(crate) fn build_model(
     role: &str,
     backend: &BackendSpec,
     sampling: Sampling,

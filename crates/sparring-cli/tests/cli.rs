@@ -2739,4 +2739,66 @@ mod models {
         assert_eq!(ids.len(), 8);
         assert_eq!(rows[..4], first[..]);
     }
+
+    #[test]
+    fn asks_shows_what_a_model_writer_makes() {
+        let f = fake(FakeOptions {
+            responder: Some(Responder::new(|r| {
+                let text = request_text(r);
+                // It writes well unless the person has several records.
+                Some(if text.contains("several records") {
+                    Reply::Text("no".into())
+                } else {
+                    honest_writer(r)
+                })
+            })),
+            ..FakeOptions::default()
+        });
+        let writer = format!(
+            "openai:writer-model@{}#key=SPARRING_TEST_KEY",
+            f.server.base_url()
+        );
+        let o = sparring()
+            .arg("asks")
+            .arg(example_spec())
+            .args([
+                "--n",
+                "12",
+                "--phrasings",
+                "2",
+                "--json",
+                "--writer",
+                &writer,
+            ])
+            .env("SPARRING_TEST_KEY", KEY)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 12);
+        let mut model = 0;
+        for l in &lines {
+            let phrasings = l["phrasings"].as_array().unwrap();
+            assert_eq!(phrasings.len(), 2);
+            if l["writer"]
+                .as_str()
+                .unwrap()
+                .starts_with("openai:writer-model")
+            {
+                model += 1;
+                let last = phrasings[1].as_str().unwrap();
+                assert!(last.starts_with("model-written ask"), "{l}");
+            } else {
+                assert_eq!(l["writer"], "template");
+            }
+        }
+        assert!(model > 0);
+        // The situations with several records fell back, and said so.
+        assert!(model < lines.len(), "no situation fell back");
+        assert!(stderr(&o).contains("generator_fallback"), "{}", stderr(&o));
+        assert!(!stderr(&o).contains(KEY) && !String::from_utf8_lossy(&o.stdout).contains(KEY));
+    }
 }
