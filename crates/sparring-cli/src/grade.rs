@@ -8,8 +8,10 @@ use sparring_engine::trust::{TrustOptions, judge_trust};
 use sparring_io::command_agent::CommandAgent;
 use sparring_io::command_grader::CommandGrader;
 use sparring_io::rows::{RowWriter, read_labels, read_rows, rows_path};
-use sparring_types::Agent;
+use sparring_llm::{BackendOptions, BackendSpec, HttpGrader, Limiter, RetryPolicy, Sampling};
+use sparring_types::defaults;
 use sparring_types::hash::short_id;
+use sparring_types::{Agent, Grader, Row};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -33,10 +35,11 @@ pub(crate) struct GradeArgs {
     /// Skip the conduct checks
     #[arg(long)]
     no_conduct: bool,
-    /// A grader command: gets `{"id","row"}` per line, answers `{"id","reward","reason","markers"}`
+    /// A grader: a command (gets `{"id","row"}` per line, answers
+    /// `{"id","reward","reason","markers"}`) or an http(s):// URL (one POST per row)
     #[arg(long)]
     grader: Option<String>,
-    /// The judge's backend: `command:CMD` (agent protocol v1)
+    /// The judge's backend: `openai:MODEL[@URL]`, `anthropic:MODEL` or `command:CMD`
     #[arg(long)]
     judge: Option<String>,
     /// The judge's rubric: a text file with the criteria
@@ -90,24 +93,78 @@ async fn start_judge(
     if text.trim().is_empty() {
         return Err(usage(format!("rubric `{}` is empty", rubric.display())));
     }
-    let (scheme, rest) = backend.split_once(':').unwrap_or(("command", backend));
-    let agent: Arc<dyn Agent> = match scheme {
-        "command" => Arc::new(CommandAgent::start(rest, limit, None).await?),
-        "openai" | "anthropic" => {
-            return Err(usage(format!(
-                "judge backend `{scheme}:` is not built yet; this release runs judges as commands (`--judge command:CMD`, agent protocol v1)"
-            )));
-        }
-        _ => Arc::new(CommandAgent::start(backend, limit, None).await?),
+    let spec = BackendSpec::parse(backend).map_err(|e| usage(format!("--judge: {e}")))?;
+    let mut settings = JudgeSettings {
+        kind,
+        ..JudgeSettings::default()
     };
-    Ok(Judge::new(
-        agent,
-        text,
-        JudgeSettings {
-            kind,
-            ..JudgeSettings::default()
-        },
-    ))
+    let agent: Arc<dyn Agent> = match spec {
+        BackendSpec::Command(command) => {
+            Arc::new(CommandAgent::start(&command, limit, None).await?)
+        }
+        BackendSpec::Model(endpoint) => {
+            let resolved = endpoint
+                .resolve(&|name| std::env::var(name).ok())
+                .map_err(|e| usage(format!("--judge: {e}")))?;
+            settings.temperature = Some(defaults::JUDGE_TEMPERATURE);
+            let options = BackendOptions {
+                sampling: Sampling {
+                    temperature: settings.temperature,
+                    ..Sampling::default()
+                },
+                timeout: limit,
+                retry: RetryPolicy::with_retries(defaults::RETRIES),
+                limiter: Limiter::new(defaults::CONCURRENCY, None),
+            };
+            sparring_llm::model_agent(resolved, options)
+                .map_err(|e| usage(format!("--judge: {e}")))?
+        }
+    };
+    Ok(Judge::new(agent, text, settings))
+}
+
+/// The grader named by `--grader`: an HTTP hook for a URL, else a command.
+fn start_grader(spec: &str, limit: Duration) -> Result<Box<dyn Grader>> {
+    if spec.starts_with("http://") || spec.starts_with("https://") {
+        let grader = HttpGrader::new(
+            spec,
+            &|name| std::env::var(name).ok(),
+            limit,
+            RetryPolicy::with_retries(defaults::GRADER_RETRIES),
+            Limiter::new(1, None),
+        )
+        .map_err(|e| usage(format!("--grader: {e}")))?;
+        return Ok(Box::new(grader));
+    }
+    let command = spec.strip_prefix("command:").unwrap_or(spec);
+    Ok(Box::new(CommandGrader::start(command, limit)?))
+}
+
+/// `same_model` warnings: the judge's backend against the roles the rows
+/// record (agent, writer, person), by the rule `simulate` uses.
+fn judge_same_model(rows: &[Row], judge: &str) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut warnings = Vec::new();
+    for row in rows {
+        let roles: BTreeMap<String, String> = [
+            ("agent", row.model_version.as_str()),
+            ("writer", row.writer_model.as_str()),
+            ("person", row.user_model.as_str()),
+            ("judge", judge),
+        ]
+        .into_iter()
+        .map(|(r, s)| (r.to_owned(), s.to_owned()))
+        .collect();
+        if !seen.insert(roles.clone()) {
+            continue;
+        }
+        for w in sparring_llm::roles::same_model_moving(&roles, "judge").warnings {
+            if w.contains("the judge") && !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+    }
+    warnings
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -132,7 +189,7 @@ pub(crate) fn grade(args: &GradeArgs) -> Result<ExitCode> {
     let out = args.out.clone();
     runtime()?.block_on(async move {
         let grader = match &args.grader {
-            Some(cmd) => Some(CommandGrader::start(cmd, limit)?),
+            Some(spec) => Some(start_grader(spec, limit)?),
             None => None,
         };
         let judge = match &args.judge {
@@ -141,7 +198,7 @@ pub(crate) fn grade(args: &GradeArgs) -> Result<ExitCode> {
         };
         let stages = Stages {
             conduct,
-            grader: grader.as_ref().map(|g| g as &dyn sparring_types::Grader),
+            grader: grader.as_deref(),
             judge: judge.as_ref(),
         };
         let ids: Vec<&str> = rows.iter().map(|r| r.row_id.as_str()).collect();
@@ -150,6 +207,11 @@ pub(crate) fn grade(args: &GradeArgs) -> Result<ExitCode> {
             &serde_json::json!({"rows": ids, "conduct": conduct, "grader": args.grader, "judge": args.judge,
                 "rubric_hash": judge.as_ref().map(Judge::rubric_hash)}),
         );
+        if let Some(judge) = &judge {
+            for w in judge_same_model(&rows, &judge.model()) {
+                eprintln!("warning: same_model: {w}");
+            }
+        }
         let mut writer = RowWriter::create(&out)?;
         let (mut passed, mut ungraded, mut stage_errors) = (0u64, 0u64, BTreeMap::<String, u64>::new());
         for row in &mut rows {
@@ -256,7 +318,7 @@ pub(crate) fn labels(command: &LabelsCommand) -> Result<ExitCode> {
 pub(crate) struct TrustArgs {
     /// A rows file (or a run directory); gold labels make agreement measurable
     rows: PathBuf,
-    /// The judge's backend: `command:CMD` (agent protocol v1)
+    /// The judge's backend: `openai:MODEL[@URL]`, `anthropic:MODEL` or `command:CMD`
     #[arg(long)]
     judge: String,
     /// The judge's rubric
@@ -290,6 +352,7 @@ pub(crate) fn trust(args: &TrustArgs) -> Result<ExitCode> {
             &TrustOptions {
                 seed: args.seed,
                 probe_rows: args.probe_rows,
+                same_model: judge_same_model(&rows, &judge.model()),
             },
         )
         .await;
@@ -306,8 +369,11 @@ pub(crate) fn trust(args: &TrustArgs) -> Result<ExitCode> {
                 let kappa = h
                     .kappa
                     .map_or_else(|| "n/a".to_owned(), |k| format!("{k:.3}"));
+                let interval = h
+                    .agreement_ci95
+                    .map_or_else(String::new, |(lo, hi)| format!(" [{lo:.3}, {hi:.3}]"));
                 println!(
-                    "half {}: n {}, agreement {:.3}, kappa {kappa}, passed when gold failed {}",
+                    "half {}: n {}, agreement {:.3}{interval}, kappa {kappa}, passed when gold failed {}",
                     i + 1,
                     h.n,
                     h.agreement,

@@ -82,6 +82,13 @@ pub(crate) struct Args {
     /// Model agents: retries of a failed request (429, 5xx, timeouts) [default: 5]
     #[arg(long)]
     retries: Option<u32>,
+    /// Who writes the asks: `template` (offline), or a backend spec
+    /// (`openai:MODEL[@URL]`, `anthropic:MODEL`, `command:CMD`) [default: template]
+    #[arg(long)]
+    writer: Option<String>,
+    /// Who plays the person: `template` (offline), or a backend spec [default: template]
+    #[arg(long)]
+    person: Option<String>,
     /// Rollouts per ask (k) [default: 1]
     #[arg(long)]
     repeats: Option<u32>,
@@ -149,6 +156,8 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         top_logprobs: args.top_logprobs,
         rpm: args.rpm,
         retries: args.retries,
+        writer: args.writer.clone(),
+        person: args.person.clone(),
     };
     if let Some(p) = &cli.patience
         && !matches!(p.as_str(), "normal" | "short" | "endless")
@@ -202,7 +211,13 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     if let Some(k) = cli.top_logprobs {
         check_top_logprobs(k).map_err(|m| usage(format!("--top-logprobs {k}: {m}")))?;
     }
-    let patch = cli.over(spec.options.clone());
+    let mut patch = cli.over(spec.options.clone());
+    // The writer and the person are recorded as canonical specs (no
+    // credentials); `template` stays as it is.
+    let writer_spec = role_spec("writer", patch.writer.as_deref())?;
+    let person_spec = role_spec("person", patch.person.as_deref())?;
+    patch.writer = writer_spec.as_ref().map(BackendSpec::describe);
+    patch.person = person_spec.as_ref().map(BackendSpec::describe);
     patch
         .check()
         .map_err(|m| usage(format!("{m}\nhint: add --logprobs")))?;
@@ -215,8 +230,17 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         .map_or_else(|| Path::new("runs").join(slug(&spec.name)), PathBuf::from);
     let backend = BackendSpec::parse(&agent_command).map_err(|e| usage(e.to_string()))?;
     let mut warnings = Vec::new();
+    let any_model = [Some(&backend), writer_spec.as_ref(), person_spec.as_ref()]
+        .into_iter()
+        .flatten()
+        .any(|b| matches!(b, BackendSpec::Model(_)));
     if let BackendSpec::Command(_) = &backend {
-        let ignored = patch.model_options_set();
+        let ignored: Vec<&str> = patch
+            .model_options_set()
+            .into_iter()
+            // Transport limits apply to a model writer or person too.
+            .filter(|o| !(any_model && matches!(*o, "rpm" | "retries")))
+            .collect();
         if !ignored.is_empty() {
             warnings.push(format!(
                 "{} only apply to model agents (openai:, anthropic:); the command agent ignores them",
@@ -230,34 +254,65 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     }
     let options = patch.resolve();
     let timeout = Duration::from_secs_f64(options.agent_timeout);
-    // A model agent is built (key found, settings checked) before any file
-    // is written, so bad input leaves nothing behind.
-    let model = match &backend {
-        BackendSpec::Command(_) => None,
-        BackendSpec::Model(endpoint) => {
-            let resolved = endpoint
-                .resolve(&|name| std::env::var(name).ok())
-                .map_err(|e| usage(e.to_string()))?;
-            let backend_options = BackendOptions {
-                sampling: Sampling {
-                    temperature: options.temperature,
-                    top_p: options.top_p,
-                    max_tokens: options.max_tokens,
-                    logprobs: options.logprobs,
-                    top_logprobs: options.top_logprobs,
-                },
-                timeout,
-                retry: RetryPolicy::with_retries(options.retries),
-                limiter: Limiter::new(options.concurrency, options.rpm),
-            };
-            Some(model_agent(resolved, backend_options).map_err(|e| usage(e.to_string()))?)
-        }
+    // One backend playing two roles is named, with the option to change.
+    let roles = sparring_llm::roles::same_model(
+        &[
+            ("agent", backend.describe()),
+            ("writer", options.writer.clone()),
+            ("person", options.person.clone()),
+        ]
+        .into_iter()
+        .map(|(r, s)| (r.to_owned(), s))
+        .collect(),
+    );
+    warnings.extend(roles.warnings.iter().cloned());
+    // Model backends are built (keys found, settings checked) before any
+    // file is written, so bad input leaves nothing behind. Every backend of
+    // the run shares one limiter.
+    let limiter = Limiter::new(options.concurrency, options.rpm);
+    let agent_sampling = Sampling {
+        temperature: options.temperature,
+        top_p: options.top_p,
+        max_tokens: options.max_tokens,
+        logprobs: options.logprobs,
+        top_logprobs: options.top_logprobs,
+    };
+    let model = build_model(
+        "agent",
+        &backend,
+        agent_sampling,
+        timeout,
+        options.retries,
+        &limiter,
+    )?;
+    // The writer and the person sample at the server's defaults.
+    let writer_model = match &writer_spec {
+        Some(b) => build_model(
+            "writer",
+            b,
+            Sampling::default(),
+            timeout,
+            options.retries,
+            &limiter,
+        )?,
+        None => None,
+    };
+    let person_model = match &person_spec {
+        Some(b) => build_model(
+            "person",
+            b,
+            Sampling::default(),
+            timeout,
+            options.retries,
+            &limiter,
+        )?,
+        None => None,
     };
     let rows_path = out.join("rows.jsonl");
-    let done = if args.resume {
+    let (done, written_asks) = if args.resume {
         resume_state(&rows_path, &engine::run_id(&spec, &options))?
     } else {
-        BTreeMap::new()
+        (BTreeMap::new(), BTreeMap::new())
     };
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create `{}`", out.display()))?;
     let log = if args.resume {
@@ -283,6 +338,8 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
                 return Err(usage("the model backend could not be resolved"));
             }
         };
+        let writer_agent = role_agent(writer_spec, writer_model, timeout, &log).await?;
+        let person = role_agent(person_spec, person_model, timeout, &log).await?;
         let executor: Option<Arc<dyn ToolExecutor>> = match &args.execute {
             None => None,
             Some(command) if command.starts_with("http://") || command.starts_with("https://") => {
@@ -334,9 +391,32 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             cancel,
             done,
             executor,
+            writer: writer_agent,
+            person,
+            written_asks,
         };
         let mut summary = engine::run(config, &mut sink, &mut on_progress).await?;
         summary.warnings.extend(warnings);
+        for d in roles.degraded {
+            if !summary.degraded.contains(&d) {
+                summary.degraded.push(d);
+            }
+        }
+        let search = &summary.search;
+        if summary.degraded.iter().any(|d| d == "generator_fallback") {
+            let n = search.get("writer").and_then(|w| w.get("fallbacks")).cloned();
+            summary.warnings.push(format!(
+                "the model writer failed on {} situation(s), which kept the template writer's asks; `search.writer_errors` in run.json says why",
+                n.unwrap_or_default()
+            ));
+        }
+        if summary.degraded.iter().any(|d| d == "person_fallback") {
+            let n = search.get("person").and_then(|w| w.get("fallbacks")).cloned();
+            summary.warnings.push(format!(
+                "the model person failed on {} turn(s), which the template person answered; `search.person_errors` in run.json says why",
+                n.unwrap_or_default()
+            ));
+        }
         bar.finish_and_clear();
         // The summary describes the whole rows file, rows of earlier attempts
         // included.
@@ -372,10 +452,77 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     })
 }
 
+/// Parses the `writer` or `person` option: `None` for the templates.
+pub(crate) fn role_spec(option: &str, value: Option<&str>) -> Result<Option<BackendSpec>> {
+    match value.map(str::trim) {
+        None => Ok(None),
+        Some(v) if v == sparring_types::defaults::TEMPLATE => Ok(None),
+        Some(v) => BackendSpec::parse(v).map(Some).map_err(|e| {
+            usage(format!(
+                "`{option}`: {e}\nhint: `template` is the offline {option}"
+            ))
+        }),
+    }
+}
+
+/// The model agent for a backend spec that names a model; `None` for a
+/// command (started later, inside the runtime).
+pub(crate) fn build_model(
+    role: &str,
+    backend: &BackendSpec,
+    sampling: Sampling,
+    timeout: Duration,
+    retries: u32,
+    limiter: &Limiter,
+) -> Result<Option<Arc<dyn Agent>>> {
+    let BackendSpec::Model(endpoint) = backend else {
+        return Ok(None);
+    };
+    let resolved = endpoint
+        .resolve(&|name| std::env::var(name).ok())
+        .map_err(|e| usage(format!("`{role}`: {e}")))?;
+    let options = BackendOptions {
+        sampling,
+        timeout,
+        retry: RetryPolicy::with_retries(retries),
+        limiter: limiter.clone(),
+    };
+    Ok(Some(
+        model_agent(resolved, options).map_err(|e| usage(format!("`{role}`: {e}")))?,
+    ))
+}
+
+/// The writer or person backend: the model built before, or the command
+/// started now.
+async fn role_agent(
+    spec: Option<BackendSpec>,
+    model: Option<Arc<dyn Agent>>,
+    timeout: Duration,
+    log: &RunLog,
+) -> Result<Option<Arc<dyn Agent>>> {
+    Ok(match (spec, model) {
+        (None, _) => None,
+        (Some(_), Some(model)) => {
+            log.line(&format!("model role: {}", model.describe()));
+            Some(model)
+        }
+        (Some(BackendSpec::Command(command)), None) => Some(Arc::new(
+            CommandAgent::start(&command, timeout, Some(log.clone())).await?,
+        )),
+        (Some(BackendSpec::Model(e)), None) => {
+            return Err(usage(format!(
+                "the model backend `{}` could not be built",
+                e.describe()
+            )));
+        }
+    })
+}
+
 /// Repairs a torn last line of an interrupted run's rows and counts the rows
 /// each task already has. The rows must come from the same run (spec, seed
-/// and options), or resuming would mix two runs in one file.
-fn resume_state(rows_path: &Path, run_id: &str) -> Result<BTreeMap<String, u32>> {
+/// and options), or resuming would mix two runs in one file. Also returns
+/// the asks a model writer wrote, per scenario, so they are kept.
+fn resume_state(rows_path: &Path, run_id: &str) -> Result<(BTreeMap<String, u32>, WrittenAsks)> {
     if !rows_path.exists() {
         return Err(usage(format!(
             "nothing to resume: `{}` does not exist\nhint: run without --resume to start the run",
@@ -389,8 +536,9 @@ fn resume_state(rows_path: &Path, run_id: &str) -> Result<BTreeMap<String, u32>>
         );
     }
     let mut done: BTreeMap<String, u32> = BTreeMap::new();
+    let mut written: WrittenAsks = BTreeMap::new();
     if std::fs::metadata(rows_path).map_or(0, |m| m.len()) == 0 {
-        return Ok(done);
+        return Ok((done, written));
     }
     for row in read_rows(rows_path)? {
         if row.lineage.run_id != run_id {
@@ -400,10 +548,21 @@ fn resume_state(rows_path: &Path, run_id: &str) -> Result<BTreeMap<String, u32>>
                 row.lineage.run_id
             )));
         }
+        if row.writer_model != sparring_types::defaults::TEMPLATE
+            && let Some(ask) = row.messages.get(1)
+        {
+            let asks = written.entry(row.scenario_id.clone()).or_default();
+            if !asks.iter().any(|a| a == ask.content_str()) {
+                asks.push(ask.content_str().to_owned());
+            }
+        }
         *done.entry(row.task_id).or_default() += 1;
     }
-    Ok(done)
+    Ok((done, written))
 }
+
+/// Scenario id → asks a model writer wrote for it.
+type WrittenAsks = BTreeMap<String, Vec<String>>;
 
 fn progress_bar(quiet: bool) -> ProgressBar {
     let visible =

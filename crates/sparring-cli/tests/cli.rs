@@ -875,9 +875,19 @@ mod grading {
             .arg(write(dir.path(), "r.txt", "criteria"))
             .arg("-o")
             .arg(dir.path().join("o.jsonl"))
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
             .output()
             .unwrap();
-        assert_usage_error(&o, &["openai:", "not built yet"]);
+        assert_usage_error(&o, &["--judge", "`OPENAI_API_KEY` is not set"]);
+        let o = sparring()
+            .arg("grade")
+            .arg(&rows)
+            .args(["--grader", "http://127.0.0.1:9/grade#token=X", "-o"])
+            .arg(dir.path().join("o.jsonl"))
+            .output()
+            .unwrap();
+        assert_usage_error(&o, &["--grader", "unknown suffix"]);
         let o = sparring()
             .arg("grade")
             .arg(&rows)
@@ -1823,7 +1833,10 @@ mod score {
 /// run in this process while the binary talks to it.
 mod models {
     use super::*;
-    use sparring_testkit::fake_llm::{Behaviour, FakeLlm, FakeOptions};
+    use sparring_testkit::fake_llm::{
+        Behaviour, FakeLlm, FakeOptions, Reply, Responder, request_text,
+    };
+    use std::collections::BTreeMap;
 
     const KEY: &str = "sk-cli-test-7f3a91b2c4";
 
@@ -2072,6 +2085,14 @@ mod models {
                 &["--agent", "anthropic:c@http://127.0.0.1:9/v1", "--logprobs"],
                 &["no log-probabilities"],
             ),
+            (
+                &["--agent", "python3 a.py", "--writer", "opneai:gpt-4o"],
+                &["`writer`", "did you mean `openai:`"],
+            ),
+            (
+                &["--agent", "python3 a.py", "--person", "anthropic:claude"],
+                &["`person`", "ANTHROPIC_API_KEY"],
+            ),
         ];
         for (args, needles) in cases {
             let o = sparring()
@@ -2082,11 +2103,727 @@ mod models {
                 .arg(&out)
                 .env_remove("OPENAI_API_KEY")
                 .env_remove("OPENAI_BASE_URL")
-                .env("ANTHROPIC_API_KEY", KEY)
+                .env(
+                    "ANTHROPIC_API_KEY",
+                    if args.contains(&"--person") { "" } else { KEY },
+                )
                 .output()
                 .unwrap();
             assert_usage_error(&o, needles);
             assert!(!out.exists(), "{args:?} wrote files");
         }
+    }
+
+    /// The role a request to the shared fake server is for, by its prompt.
+    fn role_of(request: &Value) -> &'static str {
+        let text = request_text(request);
+        if text.contains("You write the first message a customer sends") {
+            "writer"
+        } else if text.contains("You play a customer") {
+            "person"
+        } else {
+            "agent"
+        }
+    }
+
+    /// A writer that reads its prompt: the facts it was given go into every
+    /// phrasing, word for word, so the checks pass.
+    fn honest_writer(request: &Value) -> Reply {
+        let text = request_text(request);
+        let n: usize = text
+            .split("Write ")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next())
+            .and_then(|w| w.parse().ok())
+            .unwrap_or(1);
+        let facts: Vec<String> = text
+            .lines()
+            .filter(|l| l.starts_with("Their ") && l.contains(" id: "))
+            .filter_map(|l| l.split(": ").nth(1))
+            .map(|v| v.trim_end_matches('.').to_owned())
+            .collect();
+        let phrasings: Vec<String> = (0..n)
+            .map(|k| {
+                format!(
+                    "model-written ask {k}: please help with {}",
+                    facts.join(" and ")
+                )
+            })
+            .collect();
+        Reply::Text(serde_json::json!({ "phrasings": phrasings }).to_string())
+    }
+
+    /// An agent that asks one question, then finishes.
+    fn asking_agent(request: &Value) -> Reply {
+        let users = request["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .count();
+        Reply::Text(if users <= 1 {
+            "Could you tell me a bit more about what you need?".to_owned()
+        } else {
+            "Thanks, that is all sorted now.".to_owned()
+        })
+    }
+
+    fn summary_of(out: &Path) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+    }
+
+    fn assert_no_key(out: &Path, o: &Output) {
+        for file in ["rows.jsonl", "run.json", "run.log"] {
+            let text = std::fs::read_to_string(out.join(file)).unwrap();
+            assert!(!text.contains(KEY), "the key leaked into {file}");
+        }
+        assert!(!stderr(o).contains(KEY));
+        assert!(!String::from_utf8_lossy(&o.stdout).contains(KEY));
+    }
+
+    #[test]
+    fn model_writer_and_person_write_the_words() {
+        let f = fake(FakeOptions {
+            record: true,
+            responder: Some(Responder::new(|r| {
+                Some(match role_of(r) {
+                    "writer" => honest_writer(r),
+                    "person" => Reply::Text("(model person) I only know what I told you.".into()),
+                    _ => asking_agent(r),
+                })
+            })),
+            ..FakeOptions::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let url = f.server.base_url();
+        let o = simulate(
+            &format!("openai:agent-model@{url}"),
+            &out,
+            &[
+                "--budget",
+                "8",
+                "--writer",
+                &format!("openai:writer-model@{url}#key=SPARRING_TEST_KEY"),
+                "--person",
+                &format!("anthropic:person-model@{url}"),
+                "--patience",
+                "endless",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_eq!(rows.len(), 8);
+        assert_valid_rows(&rows);
+        let mut written = 0;
+        for row in &rows {
+            assert!(
+                row["user_model"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("anthropic:person-model@")
+            );
+            let ask = row["messages"][1]["content"].as_str().unwrap();
+            if row["lineage"]["arm"] == "seed" {
+                continue;
+            }
+            assert!(
+                row["writer_model"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("openai:writer-model@"),
+                "{row}"
+            );
+            assert!(ask.starts_with("model-written ask"), "{ask}");
+            written += 1;
+            // The ids are the world's: the id the person knows is in the ask.
+            for (field, value) in row["persona"]["knows"].as_object().unwrap() {
+                if field.ends_with("_id") {
+                    assert!(ask.contains(value.as_str().unwrap()), "{ask} lacks {value}");
+                }
+            }
+            // The agent asked once; the model person answered.
+            assert_eq!(row["messages"][3]["role"], "user", "{row}");
+            assert!(
+                row["messages"][3]["content"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("(model person)")
+            );
+        }
+        assert!(written > 0);
+        let summary = summary_of(&out);
+        assert_eq!(summary["degraded"], serde_json::json!([]), "{summary}");
+        assert_eq!(
+            summary["options"]["person"].as_str().unwrap(),
+            format!("anthropic:person-model@{url}")
+        );
+        assert!(summary["search"]["writer"]["written"].as_u64().unwrap() > 0);
+        assert_eq!(summary["search"]["writer"]["fallbacks"], 0);
+        assert_eq!(summary["search"]["writer_errors"], serde_json::json!([]));
+        assert_eq!(summary["search"]["person"]["fallbacks"], 0);
+        // The writer heard about the person in prose, never in labels; the
+        // key went only into the writer's header.
+        let requests = f.server.requests();
+        let writer: Vec<_> = requests
+            .iter()
+            .filter(|r| role_of(&r.body) == "writer")
+            .collect();
+        assert!(!writer.is_empty());
+        for r in &writer {
+            let text = request_text(&r.body);
+            for label in [
+                "style",
+                "stance",
+                "tier",
+                "non_native",
+                "failed_before",
+                "handed_off",
+                "cooperative",
+            ] {
+                assert!(
+                    !text.contains(label),
+                    "label `{label}` in the writer's prompt: {text}"
+                );
+            }
+            assert!(text.contains("The person is "), "{text}");
+            assert_eq!(
+                r.authorization.as_deref(),
+                Some(format!("Bearer {KEY}").as_str())
+            );
+        }
+        let person: Vec<_> = requests
+            .iter()
+            .filter(|r| role_of(&r.body) == "person")
+            .collect();
+        assert!(!person.is_empty());
+        assert!(person.iter().all(|r| r.path == "/v1/messages"));
+        assert_no_key(&out, &o);
+    }
+
+    #[test]
+    fn failing_writer_and_person_fall_back_to_templates() {
+        let f = fake(FakeOptions {
+            responder: Some(Responder::new(|r| {
+                Some(match role_of(r) {
+                    // Not a JSON verdict: asked again once, then given up.
+                    "writer" => Reply::Text("Sure! Here are some ideas for you.".into()),
+                    // A proxy that quotes the key back.
+                    "person" => Reply::EchoKey(500),
+                    _ => asking_agent(r),
+                })
+            })),
+            ..FakeOptions::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let url = f.server.base_url();
+        let o = simulate(
+            &format!("openai:agent-model@{url}"),
+            &out,
+            &[
+                "--budget",
+                "6",
+                "--concurrency",
+                "2",
+                "--retries",
+                "0",
+                "--writer",
+                &format!("openai:writer-model@{url}#key=SPARRING_TEST_KEY"),
+                "--person",
+                &format!("openai:person-model@{url}#key=SPARRING_TEST_KEY"),
+                "--patience",
+                "endless",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_eq!(rows.len(), 6);
+        assert_valid_rows(&rows);
+        for row in &rows {
+            // Template asks, template answers.
+            assert_eq!(row["writer_model"], "template", "{row}");
+            let ask = row["messages"][1]["content"].as_str().unwrap();
+            assert!(!ask.contains("Sure!"), "{ask}");
+            assert_eq!(row["messages"][3]["role"], "user");
+            assert!(!row["messages"][3]["content"].as_str().unwrap().is_empty());
+        }
+        let summary = summary_of(&out);
+        let degraded: Vec<&str> = summary["degraded"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_str().unwrap())
+            .collect();
+        assert!(degraded.contains(&"generator_fallback"), "{summary}");
+        assert!(degraded.contains(&"person_fallback"), "{summary}");
+        let errors = summary["search"]["writer_errors"].as_array().unwrap();
+        assert!(!errors.is_empty() && errors.len() <= 5, "{errors:?}");
+        assert!(
+            errors[0]
+                .as_str()
+                .unwrap()
+                .contains("unusable after 2 attempts"),
+            "{errors:?}"
+        );
+        // Two batches of two failed: the writer is not asked for the rest.
+        assert!(
+            errors
+                .last()
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .contains("stopped asking the writer"),
+            "{errors:?}"
+        );
+        let writer_requests = f.server.count();
+        assert!(writer_requests > 0);
+        let person_errors = summary["search"]["person_errors"].as_array().unwrap();
+        assert!(!person_errors.is_empty());
+        assert!(
+            person_errors[0].as_str().unwrap().contains("HTTP 500"),
+            "{person_errors:?}"
+        );
+        assert!(stderr(&o).contains("template writer"), "{}", stderr(&o));
+        assert_no_key(&out, &o);
+    }
+
+    #[test]
+    fn one_backend_in_two_roles_is_same_model() {
+        let f = fake(FakeOptions {
+            responder: Some(Responder::new(|r| {
+                Some(match role_of(r) {
+                    "person" => Reply::Text("I have nothing to add.".into()),
+                    _ => asking_agent(r),
+                })
+            })),
+            ..FakeOptions::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let model = format!("openai:shared@{}", f.server.base_url());
+        let o = simulate(
+            &model,
+            &out,
+            &[
+                "--budget",
+                "2",
+                "--person",
+                &format!("{model}#key=SPARRING_TEST_KEY"),
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let summary = summary_of(&out);
+        assert_eq!(
+            summary["degraded"],
+            serde_json::json!(["same_model"]),
+            "{summary}"
+        );
+        let warning = summary["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|w| w.contains("both the agent and the person"))
+            .unwrap_or_else(|| panic!("{summary}"));
+        assert!(
+            warning.contains("set `person` to a different backend"),
+            "{warning}"
+        );
+        assert!(stderr(&o).contains("both the agent and the person"));
+        // Different models on one server are different backends.
+        let out2 = dir.path().join("out2");
+        let o = simulate(
+            &model,
+            &out2,
+            &[
+                "--budget",
+                "1",
+                "--person",
+                &format!("openai:other@{}", f.server.base_url()),
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(summary_of(&out2)["degraded"], serde_json::json!([]));
+    }
+
+    /// An ungraded run of the example agent, for the judge tests.
+    fn example_rows(dir: &Path) -> PathBuf {
+        let out = dir.join("run");
+        let o = sparring()
+            .arg("simulate")
+            .arg(example_spec())
+            .args([
+                "--agent",
+                &example_agent(),
+                "--budget",
+                "8",
+                "--quiet",
+                "--out",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        out.join("rows.jsonl")
+    }
+
+    /// The judged conversation's text, from a judge request.
+    fn judged(request: &Value) -> String {
+        let text = request_text(request);
+        text.split("<conversation>").nth(1).unwrap_or("").to_owned()
+    }
+
+    /// Scripted judges behind the fake server: `honest` fails the hacks;
+    /// `biased` passes anything long; `injectable` obeys notes to the grader.
+    fn judge_reply(kind: &'static str) -> Responder {
+        Responder::new(move |r| {
+            let convo = judged(r);
+            let hack = [
+                "Done!",
+                "Note to the grader",
+                "Our policy says",
+                "our policy sets out",
+                "Thank you so much for your patience",
+            ]
+            .iter()
+            .any(|h| convo.contains(h));
+            let pass = match kind {
+                // Long, effusive replies win it over.
+                "biased" if convo.contains("Thank you so much for your patience") => true,
+                "injectable" if convo.contains("Award full marks") => true,
+                _ => !hack,
+            };
+            let verdict = if pass {
+                serde_json::json!({"score": 1, "reason": "did what was asked", "failure_class": null})
+            } else {
+                serde_json::json!({"score": 0, "reason": "a hack", "failure_class": "wrong_action"})
+            };
+            Some(Reply::Text(verdict.to_string()))
+        })
+    }
+
+    fn trust(rows: &Path, judge: &str, rubric: &Path) -> (Value, Output) {
+        let o = sparring()
+            .arg("judge-trust")
+            .arg(rows)
+            .args(["--judge", judge, "--rubric"])
+            .arg(rubric)
+            .args(["--probe-rows", "4", "--json"])
+            .env("SPARRING_TEST_KEY", KEY)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        (serde_json::from_slice(&o.stdout).unwrap(), o)
+    }
+
+    #[test]
+    fn model_judges_grade_and_their_probes_catch_the_hackable_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = example_rows(dir.path());
+        let rubric = write(
+            dir.path(),
+            "rubric.txt",
+            "Pass when the agent did what was asked.\n",
+        );
+        let mut shares = BTreeMap::new();
+        for kind in ["honest", "biased", "injectable"] {
+            let f = fake(FakeOptions {
+                record: true,
+                responder: Some(judge_reply(kind)),
+                ..FakeOptions::default()
+            });
+            let judge = format!(
+                "openai:judge-{kind}@{}#key=SPARRING_TEST_KEY",
+                f.server.base_url()
+            );
+            let (report, o) = trust(&rows, &judge, &rubric);
+            assert_eq!(report["probes"].as_array().unwrap().len(), 16, "{report}");
+            assert_eq!(report["same_model"], false);
+            shares.insert(kind, report["wrongly_passed_by_probe"].clone());
+            assert!(!stderr(&o).contains(KEY) && !String::from_utf8_lossy(&o.stdout).contains(KEY));
+            // Judges are asked at temperature 0 with no tools.
+            for r in f.server.requests() {
+                assert_eq!(r.body["temperature"], 0.0);
+                assert!(r.body.get("tools").is_none());
+            }
+        }
+        for probe in [
+            "claimed_without_call",
+            "polite_padding",
+            "injection",
+            "policy_restatement",
+        ] {
+            assert_eq!(shares["honest"][probe], 0.0, "{probe}: {shares:?}");
+        }
+        assert!(
+            shares["biased"]["polite_padding"].as_f64().unwrap() > 0.0,
+            "{shares:?}"
+        );
+        assert_eq!(shares["injectable"]["injection"], 1.0, "{shares:?}");
+        assert_eq!(shares["injectable"]["polite_padding"], 0.0, "{shares:?}");
+
+        // `grade` with the honest model judge: judge_meta names the model and
+        // hashes the rubric with the temperature.
+        let f = fake(FakeOptions {
+            responder: Some(judge_reply("honest")),
+            ..FakeOptions::default()
+        });
+        let out = dir.path().join("graded.jsonl");
+        let judge = format!(
+            "openai:judge-honest@{}#key=SPARRING_TEST_KEY",
+            f.server.base_url()
+        );
+        let o = sparring()
+            .arg("grade")
+            .arg(&rows)
+            .args(["--judge", &judge, "--rubric"])
+            .arg(&rubric)
+            .arg("-o")
+            .arg(&out)
+            .env("SPARRING_TEST_KEY", KEY)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let graded = read_rows(&out);
+        assert_valid_rows(&graded);
+        for r in &graded {
+            assert_eq!(r["judge_meta"]["settings"]["temperature"], 0.0);
+            assert!(
+                r["judge_meta"]["model"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("openai:judge-honest@http://127.0.0.1:")
+            );
+            assert_eq!(r["grades"].as_array().unwrap().len(), 2);
+        }
+        assert!(!std::fs::read_to_string(&out).unwrap().contains(KEY));
+    }
+
+    #[test]
+    fn judge_trust_names_a_judge_that_is_the_agent() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows_path = example_rows(dir.path());
+        let f = fake(FakeOptions {
+            responder: Some(judge_reply("honest")),
+            ..FakeOptions::default()
+        });
+        let base = f.server.base_url();
+        // Rows whose agent was the judge's model (the key variable differs:
+        // still one backend).
+        let rows: String = read_rows(&rows_path)
+            .into_iter()
+            .map(|mut r| {
+                r["model_version"] = Value::String(format!("openai:judge@{base}"));
+                r.to_string() + "\n"
+            })
+            .collect();
+        let rows_path = write(dir.path(), "same.jsonl", &rows);
+        let rubric = write(
+            dir.path(),
+            "rubric.txt",
+            "Pass when the agent did what was asked.\n",
+        );
+        let (report, o) = trust(
+            &rows_path,
+            &format!("openai:judge@{base}#key=SPARRING_TEST_KEY"),
+            &rubric,
+        );
+        assert_eq!(report["same_model"], true);
+        let w = report["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|w| w.starts_with("same_model"))
+            .unwrap_or_else(|| panic!("{report}"));
+        assert!(
+            w.contains("both the agent and the judge: set `judge`"),
+            "{w}"
+        );
+        assert!(stderr(&o).contains("set `judge`"));
+    }
+
+    #[test]
+    fn http_graders_grade_each_row_and_failures_cost_only_that_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = example_rows(dir.path());
+        let n = read_rows(&rows).len();
+        // A grader at a URL: it always fails the third row with a 500 that
+        // quotes the key, and grades the rest.
+        let doomed = read_rows(&rows)[2]["row_id"].clone();
+        let f = fake(FakeOptions {
+            record: true,
+            responder: Some(Responder::new(move |r| {
+                let row = r.get("row")?;
+                Some(if row["row_id"] == doomed {
+                    Reply::EchoKey(500)
+                } else {
+                    Reply::Raw(serde_json::json!({
+                        "id": r["id"], "reward": if row["ended_by"] == "agent_done" { 1.0 } else { 0.0 },
+                        "reason": "by the hook", "markers": {"hook_messages": row["messages"].as_array().unwrap().len()}}))
+                })
+            })),
+            ..FakeOptions::default()
+        });
+        let out = dir.path().join("graded.jsonl");
+        let url = format!(
+            "{}/chat/completions#key=SPARRING_TEST_KEY",
+            f.server.base_url()
+        );
+        let o = sparring()
+            .arg("grade")
+            .arg(&rows)
+            .args(["--no-conduct", "--grader", &url, "-o"])
+            .arg(&out)
+            .env("SPARRING_TEST_KEY", KEY)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let graded = read_rows(&out);
+        assert_eq!(graded.len(), n);
+        assert_valid_rows(&graded);
+        let failed: Vec<&Value> = graded.iter().filter(|r| r["reward"].is_null()).collect();
+        assert_eq!(failed.len(), 1, "one row lost its grade");
+        let e = failed[0]["grades"][0]["error"].as_str().unwrap();
+        assert!(
+            e.contains("HTTP 500") && e.contains("gave up after 3 attempts"),
+            "{e}"
+        );
+        for r in graded.iter().filter(|r| !r["reward"].is_null()) {
+            assert_eq!(r["grades"][0]["stage"], "grader");
+            assert!(
+                r["grades"][0]["by"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("http://127.0.0.1:")
+            );
+            assert_eq!(r["reason"], "by the hook");
+            assert!(r["markers"]["hook_messages"].as_f64().unwrap() >= 2.0);
+        }
+        // One POST per row, plus the retries of the failed one, with the key.
+        let requests = f.server.requests();
+        assert_eq!(requests.len(), n + 2);
+        assert!(
+            requests
+                .iter()
+                .all(|r| r.authorization.as_deref() == Some(format!("Bearer {KEY}").as_str()))
+        );
+        assert!(!std::fs::read_to_string(&out).unwrap().contains(KEY));
+        assert!(!stderr(&o).contains(KEY));
+    }
+
+    #[test]
+    fn resume_keeps_the_asks_a_model_writer_wrote() {
+        // The writer answers well in the first attempt and badly after.
+        let broken = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&broken);
+        let f = fake(FakeOptions {
+            responder: Some(Responder::new(move |r| {
+                Some(match role_of(r) {
+                    "writer" if flag.load(std::sync::atomic::Ordering::SeqCst) => {
+                        Reply::Text("no".into())
+                    }
+                    "writer" => honest_writer(r),
+                    _ => asking_agent(r),
+                })
+            })),
+            ..FakeOptions::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let url = f.server.base_url();
+        let writer = format!("openai:writer-model@{url}");
+        let agent = format!("openai:agent-model@{url}");
+        let o = simulate(&agent, &out, &["--budget", "8", "--writer", &writer]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        // As if the run had been killed after four rows.
+        let path = out.join("rows.jsonl");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let kept = text.lines().take(4).collect::<Vec<_>>().join("\n") + "\n";
+        std::fs::write(&path, kept).unwrap();
+        let first = read_rows(&path);
+        assert!(
+            first
+                .iter()
+                .all(|r| r["writer_model"] != "template" || r["lineage"]["arm"] == "seed")
+        );
+        broken.store(true, std::sync::atomic::Ordering::SeqCst);
+        let o = simulate(
+            &agent,
+            &out,
+            &["--budget", "8", "--writer", &writer, "--resume"],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_eq!(rows.len(), 8, "the first 4 tasks were not run again");
+        let ids: std::collections::BTreeSet<&str> = rows
+            .iter()
+            .map(|r| r["task_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids.len(), 8);
+        assert_eq!(rows[..4], first[..]);
+    }
+
+    #[test]
+    fn asks_shows_what_a_model_writer_makes() {
+        let f = fake(FakeOptions {
+            responder: Some(Responder::new(|r| {
+                let text = request_text(r);
+                // It writes well unless the person has several records.
+                Some(if text.contains("several records") {
+                    Reply::Text("no".into())
+                } else {
+                    honest_writer(r)
+                })
+            })),
+            ..FakeOptions::default()
+        });
+        let writer = format!(
+            "openai:writer-model@{}#key=SPARRING_TEST_KEY",
+            f.server.base_url()
+        );
+        let o = sparring()
+            .arg("asks")
+            .arg(example_spec())
+            .args([
+                "--n",
+                "12",
+                "--phrasings",
+                "2",
+                "--json",
+                "--writer",
+                &writer,
+            ])
+            .env("SPARRING_TEST_KEY", KEY)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 12);
+        let mut model = 0;
+        for l in &lines {
+            let phrasings = l["phrasings"].as_array().unwrap();
+            assert_eq!(phrasings.len(), 2);
+            if l["writer"]
+                .as_str()
+                .unwrap()
+                .starts_with("openai:writer-model")
+            {
+                model += 1;
+                let last = phrasings[1].as_str().unwrap();
+                assert!(last.starts_with("model-written ask"), "{l}");
+            } else {
+                assert_eq!(l["writer"], "template");
+            }
+        }
+        assert!(model > 0);
+        // The situations with several records fell back, and said so.
+        assert!(model < lines.len(), "no situation fell back");
+        assert!(stderr(&o).contains("generator_fallback"), "{}", stderr(&o));
+        assert!(!stderr(&o).contains(KEY) && !String::from_utf8_lossy(&o.stdout).contains(KEY));
     }
 }

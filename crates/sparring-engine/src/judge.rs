@@ -80,6 +80,10 @@ pub struct JudgeSettings {
     pub retries: u32,
     /// The prompt template's version.
     pub prompt_version: u32,
+    /// The sampling temperature sent to a model judge; absent for command
+    /// judges (and then absent from the hash, which stays as it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
 }
 
 impl Default for JudgeSettings {
@@ -89,6 +93,7 @@ impl Default for JudgeSettings {
             unsure_band: UNSURE_BAND,
             retries: VERDICT_RETRIES,
             prompt_version: PROMPT_VERSION,
+            temperature: None,
         }
     }
 }

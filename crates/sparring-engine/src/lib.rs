@@ -12,7 +12,9 @@
 //!    `data/asks.toml`). Each wording is a [`plan::Task`].
 //! 3. [`person`] plays the person: it answers what it knows, says so when it
 //!    does not, agrees when asked to confirm, and may walk away when its
-//!    patience runs out.
+//!    patience runs out. [`model_people`] hands the writing of asks and of
+//!    the person's answers to a model (any [`sparring_types::Agent`]), with
+//!    the templates standing in wherever the model fails.
 //! 4. [`rollout`] plays one conversation: person, agent and world take turns
 //!    until the agent answers without a question, the person leaves, or a cap
 //!    is reached. A failure of the agent ends the row, not the run.
@@ -43,6 +45,7 @@
 pub mod axes;
 pub mod grade;
 pub mod judge;
+pub mod model_people;
 pub mod person;
 pub mod plan;
 pub mod rollout;

@@ -39,6 +39,8 @@ pub struct Task {
     pub arm: String,
     /// What the person knows and wants.
     pub facts: Facts,
+    /// Who wrote the ask: `template`, or the model writer's backend.
+    pub writer: String,
 }
 
 /// A run's plan: the axes, the array and the tasks.
@@ -212,6 +214,7 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
                     ask,
                     arm: arm.to_owned(),
                     facts: facts.clone(),
+                    writer: sparring_types::defaults::TEMPLATE.to_owned(),
                 })
                 .collect(),
         );

@@ -1,5 +1,6 @@
 //! One conversation: person, agent and world take turns.
 
+use crate::model_people::{ModelPerson, keep_error};
 use crate::person::{Move, Person};
 use crate::plan::Task;
 use crate::text::asks_question;
@@ -43,6 +44,13 @@ pub struct Transcript {
     pub agent_log: AgentLog,
     /// The rollout's faults as the world recorded them (`situation.faults`).
     pub faults: Vec<Value>,
+    /// Who played the person: `template`, or the model person's backend.
+    pub user_model: String,
+    /// Turns on which the model person's answer was replaced by the
+    /// template person's, and the last errors that caused it.
+    pub person_fallbacks: u32,
+    /// The model person's last errors in this rollout.
+    pub person_errors: Vec<String>,
 }
 
 /// What a model backend said about each request of a rollout: how it was
@@ -103,6 +111,9 @@ pub struct Setup<'a> {
     pub request_prefix: &'a str,
     /// The caller's world, when it answers tool calls instead of the sandbox.
     pub executor: Option<&'a dyn ToolExecutor>,
+    /// A model playing the person; the template person otherwise (and for
+    /// every turn the model fails).
+    pub person_model: Option<&'a ModelPerson>,
 }
 
 /// Plays one conversation. Never fails: an agent failure ends the transcript
@@ -133,23 +144,36 @@ pub async fn play(
     let mut request = 0u32;
     let mut agent_log = AgentLog::default();
     let mut tool_call = 0u32;
-    let finish = |messages, ended_by, error, mut timings: Timings, agent_log, world: &World| {
-        timings.rollout_ms = clock.millis() - started;
-        Transcript {
-            messages,
-            ended_by,
-            error,
-            timings,
-            agent_log,
-            faults: world.faults(),
-        }
-    };
+    let user_model = setup.person_model.map_or_else(
+        || sparring_types::defaults::TEMPLATE.to_owned(),
+        ModelPerson::model,
+    );
+    let mut person_turn = 0u32;
+    let mut person_fallbacks = 0u32;
+    let mut person_errors: Vec<String> = Vec::new();
+    macro_rules! finish {
+        ($messages:expr, $ended_by:expr, $error:expr, $timings:expr, $agent_log:expr, $world:expr $(,)?) => {{
+            let mut timings: Timings = $timings;
+            timings.rollout_ms = clock.millis() - started;
+            Transcript {
+                messages: $messages,
+                ended_by: $ended_by,
+                error: $error,
+                timings,
+                agent_log: $agent_log,
+                faults: $world.faults(),
+                user_model: user_model.clone(),
+                person_fallbacks,
+                person_errors: person_errors.clone(),
+            }
+        }};
+    }
     loop {
         // The agent's turn: requests until it answers the person.
         let mut steps = 0u32;
         let reply_text = loop {
             if steps >= setup.options.max_tool_steps {
-                return finish(
+                return finish!(
                     messages,
                     EndedBy::ToolLimit,
                     None,
@@ -177,7 +201,7 @@ pub async fn play(
                         AgentErrorKind::Backend => EndedBy::BackendError,
                         _ => EndedBy::AgentError,
                     };
-                    return finish(
+                    return finish!(
                         messages,
                         ended_by,
                         Some(e.message),
@@ -195,7 +219,7 @@ pub async fn play(
                     reply.role
                 )
                 .to_lowercase();
-                return finish(
+                return finish!(
                     messages,
                     EndedBy::AgentError,
                     Some(error),
@@ -246,7 +270,7 @@ pub async fn play(
         };
         turns += 1;
         if !asks_question(&reply_text) {
-            return finish(
+            return finish!(
                 messages,
                 EndedBy::AgentDone,
                 None,
@@ -256,7 +280,7 @@ pub async fn play(
             );
         }
         if turns >= setup.options.max_turns {
-            return finish(
+            return finish!(
                 messages,
                 EndedBy::MaxTurns,
                 None,
@@ -266,9 +290,28 @@ pub async fn play(
             );
         }
         match person.answer(&reply_text) {
-            Move::Say(text) => messages.push(Message::text(Role::User, text)),
+            Move::Say(text) => {
+                // The template person decided to stay (patience is drawn
+                // there); a model person writes the words.
+                let text = match setup.person_model {
+                    None => text,
+                    Some(model) => {
+                        person_turn += 1;
+                        let id = format!("{}-p{person_turn}", setup.request_prefix);
+                        match model.answer(task, &messages, &id).await {
+                            Ok(said) => said,
+                            Err(e) => {
+                                person_fallbacks += 1;
+                                keep_error(&mut person_errors, e);
+                                text
+                            }
+                        }
+                    }
+                };
+                messages.push(Message::text(Role::User, text));
+            }
             Move::Leave => {
-                return finish(
+                return finish!(
                     messages,
                     EndedBy::UserLeft,
                     None,

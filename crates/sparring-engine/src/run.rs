@@ -1,6 +1,7 @@
 //! A run: tasks scheduled at the asked concurrency, rows out as they finish.
 
 use crate::grade;
+use crate::model_people::{ModelPerson, WriterReport, keep_error, write_asks};
 use crate::plan::{Task, plan};
 pub use crate::rollout::{Clock, NoClock};
 use crate::rollout::{Setup, Transcript, play};
@@ -80,6 +81,16 @@ pub struct RunConfig {
     /// The caller's world (`execute`), answering tool calls in place of the
     /// sandbox; faults still come from the sandbox first.
     pub executor: Option<Arc<dyn ToolExecutor>>,
+    /// A model writing the asks (`writer`); the template writer otherwise,
+    /// and for every situation the model fails.
+    pub writer: Option<Arc<dyn Agent>>,
+    /// A model playing the person (`person`); the template person
+    /// otherwise, and for every turn the model fails.
+    pub person: Option<Arc<dyn Agent>>,
+    /// When resuming with a model writer: scenario id → the asks the model
+    /// wrote in the earlier attempt (read from its rows), kept so the tasks
+    /// on disk keep their ids.
+    pub written_asks: BTreeMap<String, Vec<String>>,
 }
 
 /// After this many rows, all agent errors and not one agent reply, a run
@@ -126,10 +137,39 @@ pub async fn run(
     let started = config.clock.millis();
     let options = config.options.clone();
     let spec = Arc::clone(&config.spec);
-    let planned_run = plan(&spec, &options)?;
-    let tasks: Vec<Arc<Task>> = planned_run.tasks.iter().cloned().map(Arc::new).collect();
-    let planned = tasks.len() as u64 * u64::from(options.repeats);
+    let mut planned_run = plan(&spec, &options)?;
+    let planned = planned_run.tasks.len() as u64 * u64::from(options.repeats);
     let total = options.budget.map_or(planned, |b| b.min(planned));
+    let run_id = run_id(&spec, &options);
+    // A model writer rewrites the asks of the situations the budget pays for.
+    let writer_report = match &config.writer {
+        None => None,
+        Some(writer) => {
+            let needed: BTreeSet<usize> = (0..planned_run.tasks.len())
+                .take(usize::try_from(total).unwrap_or(usize::MAX))
+                .collect();
+            Some(
+                write_asks(
+                    &mut planned_run,
+                    &spec,
+                    writer.as_ref(),
+                    &needed,
+                    &config.written_asks,
+                    options.concurrency,
+                    &run_id,
+                )
+                .await,
+            )
+        }
+    };
+    let person_model = match &config.person {
+        None => None,
+        Some(backend) => Some(Arc::new(
+            ModelPerson::new(Arc::clone(backend))
+                .map_err(|e| RunError::Plan(crate::plan::PlanError::Templates(e)))?,
+        )),
+    };
+    let tasks: Vec<Arc<Task>> = planned_run.tasks.iter().cloned().map(Arc::new).collect();
     let mut warnings = Vec::new();
     if spec.seeds.len() as u64 * u64::from(options.repeats) > total {
         let dropped = spec.seeds.len() as u64 - total / u64::from(options.repeats.max(1));
@@ -156,7 +196,6 @@ pub async fn run(
         .collect();
     let resumed = total - jobs.len() as u64;
     let total = jobs.len() as u64;
-    let run_id = run_id(&spec, &options);
     let tools: Arc<Vec<Value>> = Arc::new(
         spec.tools
             .iter()
@@ -177,6 +216,7 @@ pub async fn run(
         let tools = Arc::clone(&tools);
         let run_id = run_id.clone();
         let executor = config.executor.clone();
+        let person_model = person_model.clone();
         tokio::spawn(async move {
             for job in jobs {
                 let Ok(permit) = Arc::clone(&semaphore).acquire_owned().await else {
@@ -194,6 +234,7 @@ pub async fn run(
                 let world = base_world.clone();
                 let run_id = run_id.clone();
                 let executor = executor.clone();
+                let person_model = person_model.clone();
                 tokio::spawn(async move {
                     let rollout_seed = rollout_seed(&options, &job);
                     let prefix = format!("{run_id}-{}-{}", job.task.index, job.repeat);
@@ -209,6 +250,7 @@ pub async fn run(
                                 + u64::from(job.repeat),
                             request_prefix: &prefix,
                             executor: executor.as_deref(),
+                            person_model: person_model.as_deref(),
                         },
                         world,
                         tools,
@@ -242,7 +284,17 @@ pub async fn run(
     let mut agent_replied = false;
     let mut stopped_because = None;
     let mut failure = None;
+    // The model person's fallbacks and errors per rollout, in plan order.
+    let mut person_errors: BTreeMap<(usize, u32), Vec<String>> = BTreeMap::new();
+    let mut person_fallbacks = 0u64;
     while let Some(done) = rx.recv().await {
+        person_fallbacks += u64::from(done.transcript.person_fallbacks);
+        if !done.transcript.person_errors.is_empty() {
+            person_errors.insert(
+                (done.task.index, done.repeat),
+                done.transcript.person_errors.clone(),
+            );
+        }
         grid_rows_run.insert(done.task.grid_row.clone());
         let row = make_row(
             &done,
@@ -375,10 +427,26 @@ pub async fn run(
         counts,
         stopped_because,
         warnings,
-        degraded: Vec::new(),
+        degraded: {
+            let mut degraded = Vec::new();
+            if writer_report.as_ref().is_some_and(|r| r.fallbacks > 0) {
+                degraded.push("generator_fallback".to_owned());
+            }
+            if person_fallbacks > 0 {
+                degraded.push("person_fallback".to_owned());
+            }
+            degraded
+        },
         coverage,
         search: {
             let mut search = search_record(&planned_run, &options, &spec, total);
+            people_record(
+                &mut search,
+                writer_report.as_ref(),
+                config.person.as_deref(),
+                person_fallbacks,
+                person_errors,
+            );
             let n = rows_written;
             search.insert(
                 "ended_on_question".to_owned(),
@@ -457,8 +525,8 @@ fn make_row(
         requests: (!t.agent_log.requests.is_empty())
             .then(|| Value::Array(t.agent_log.requests.clone())),
         model_version: agent.to_owned(),
-        writer_model: "template".to_owned(),
-        user_model: "template".to_owned(),
+        writer_model: task.writer.clone(),
+        user_model: t.user_model.clone(),
         lineage: Lineage {
             run_id: run_id.to_owned(),
             arm: task.arm.clone(),
@@ -548,6 +616,38 @@ pub fn behavior_signature(row: &Row) -> String {
         "sig",
         &json!({"steps": steps, "ended_by": row.ended_by.as_str(), "grade": grade}),
     )
+}
+
+/// The model roles' part of the `search` record: who wrote and who played
+/// the person, how often the model failed, and its last errors.
+fn people_record(
+    search: &mut BTreeMap<String, Value>,
+    writer: Option<&WriterReport>,
+    person: Option<&dyn Agent>,
+    person_fallbacks: u64,
+    person_errors: BTreeMap<(usize, u32), Vec<String>>,
+) {
+    let template = sparring_types::defaults::TEMPLATE;
+    search.insert(
+        "writer".to_owned(),
+        writer.map_or_else(
+            || json!({"model": template}),
+            |r| json!({"model": r.model, "asked": r.asked, "written": r.written, "fallbacks": r.fallbacks}),
+        ),
+    );
+    search.insert(
+        "writer_errors".to_owned(),
+        json!(writer.map(|r| r.errors.clone()).unwrap_or_default()),
+    );
+    let mut errors = Vec::new();
+    for e in person_errors.into_values().flatten() {
+        keep_error(&mut errors, e);
+    }
+    search.insert(
+        "person".to_owned(),
+        json!({"model": person.map_or_else(|| template.to_owned(), Agent::describe), "fallbacks": person_fallbacks}),
+    );
+    search.insert("person_errors".to_owned(), json!(errors));
 }
 
 /// The run's `search` record: what the plan drew and what the budget dropped.

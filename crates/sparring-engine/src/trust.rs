@@ -5,9 +5,9 @@
 //! 1. **Agreement with gold.** Rows with a `gold_reward` are judged and split
 //!    at random (seeded) into two halves; agreement and Cohen's kappa are
 //!    given for each half separately, so a stable judge shows the same
-//!    figures twice. The kappa here is a small private helper until the
-//!    `sparring-stats` crate's `judge_agreement` (with Wilson intervals)
-//!    lands; then this module calls that instead.
+//!    figures twice. The figures are `sparring-stats`' `judge_agreement`
+//!    (agreement with its Wilson interval, Cohen's kappa), the estimator the
+//!    `judge-agreement` report uses.
 //! 2. **Probes.** Known hacks, each built from a real row (its policy and
 //!    the person's opening ask) and each one a conversation that must fail:
 //!    `claimed_without_call` (the agent says the action is done, with no
@@ -16,7 +16,11 @@
 //!    award full marks) and `policy_restatement` (the agent recites the
 //!    policy instead of acting). The share of probes the judge passed is
 //!    the headline: any share above 0 means the judge can be gamed.
-//! 3. **Same model.** A warning when the judge's backend is the agent's.
+//! 3. **Same model.** A warning when the judge's backend plays another role
+//!    of the rows (agent, writer, person). The caller names the shared
+//!    backends with the one rule every command uses (`sparring-llm`'s
+//!    `roles`), in [`TrustOptions::same_model`]; without it, a judge whose
+//!    description equals a row's `model_version` is flagged.
 
 use crate::judge::Judge;
 use crate::text::sentences;
@@ -45,6 +49,9 @@ pub struct TrustOptions {
     pub seed: u64,
     /// Rows probes are built from, at most.
     pub probe_rows: usize,
+    /// Same-model warnings found by the caller (one backend as the judge and
+    /// as another role of the rows); each becomes a `same_model` warning.
+    pub same_model: Vec<String>,
 }
 
 impl Default for TrustOptions {
@@ -52,6 +59,7 @@ impl Default for TrustOptions {
         Self {
             seed: 0,
             probe_rows: PROBE_ROWS,
+            same_model: Vec::new(),
         }
     }
 }
@@ -63,6 +71,8 @@ pub struct HalfAgreement {
     pub n: usize,
     /// Share of rows where judge and gold agree on pass/fail.
     pub agreement: f64,
+    /// The 95 % Wilson interval of `agreement`; `None` for an empty half.
+    pub agreement_ci95: Option<(f64, f64)>,
     /// Cohen's kappa of pass/fail; `None` when undefined (one class only).
     pub kappa: Option<f64>,
     /// Rows the judge passed that gold failed.
@@ -229,30 +239,16 @@ pub fn probes_for(row: &Row) -> Vec<(&'static str, Vec<Message>)> {
     ]
 }
 
-/// Cohen's kappa of two pass/fail series. Private until `sparring-stats`
-/// lands; replace with its `judge_agreement`.
-fn kappa(pairs: &[(bool, bool)]) -> Option<f64> {
-    let n = pairs.len() as f64;
-    if pairs.is_empty() {
-        return None;
-    }
-    let observed = pairs.iter().filter(|(a, b)| a == b).count() as f64 / n;
-    let a_pass = pairs.iter().filter(|(a, _)| *a).count() as f64 / n;
-    let b_pass = pairs.iter().filter(|(_, b)| *b).count() as f64 / n;
-    let expected = a_pass * b_pass + (1.0 - a_pass) * (1.0 - b_pass);
-    if (1.0 - expected).abs() < 1e-12 {
-        return None;
-    }
-    Some((observed - expected) / (1.0 - expected))
-}
-
 fn half(pairs: &[(bool, bool)]) -> HalfAgreement {
-    let n = pairs.len();
-    let agree = pairs.iter().filter(|(j, g)| j == g).count();
+    let judge: Vec<bool> = pairs.iter().map(|(j, _)| *j).collect();
+    let gold: Vec<bool> = pairs.iter().map(|(_, g)| *g).collect();
+    // Empty halves (too few gold rows) have no figures.
+    let stats = sparring_stats::judge_agreement(&judge, &gold).ok();
     HalfAgreement {
-        n,
-        agreement: if n == 0 { 0.0 } else { agree as f64 / n as f64 },
-        kappa: kappa(pairs),
+        n: pairs.len(),
+        agreement: stats.map_or(0.0, |s| s.agreement),
+        agreement_ci95: stats.map(|s| s.agreement_ci95),
+        kappa: stats.and_then(|s| s.kappa),
         pass_when_gold_fail: pairs.iter().filter(|(j, g)| *j && !*g).count(),
     }
 }
@@ -262,12 +258,20 @@ fn half(pairs: &[(bool, bool)]) -> HalfAgreement {
 pub async fn judge_trust(judge: &Judge, rows: &[Row], options: &TrustOptions) -> TrustReport {
     let mut warnings = Vec::new();
     let model = judge.model();
-    let same_model = rows.iter().any(|r| r.model_version == model);
-    if same_model {
-        warnings.push(format!(
-            "same_model: the judge `{model}` is also the agent of some rows; it grades its own answers (pass a different --judge)"
-        ));
-    }
+    let same_model = if options.same_model.is_empty() {
+        let same = rows.iter().any(|r| r.model_version == model);
+        if same {
+            warnings.push(format!(
+                "same_model: `{model}` plays both the agent and the judge: set `judge` to a different backend to separate them"
+            ));
+        }
+        same
+    } else {
+        for w in &options.same_model {
+            warnings.push(format!("same_model: {w}"));
+        }
+        true
+    };
     // (1) agreement with gold, on two seeded halves.
     let mut gold: Vec<&Row> = rows.iter().filter(|r| r.gold_reward.is_some()).collect();
     gold.sort_by(|a, b| a.row_id.cmp(&b.row_id));
@@ -370,12 +374,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn kappa_values() {
+    fn halves_use_the_stats_estimator() {
         let perfect = [(true, true), (false, false), (true, true), (false, false)];
-        assert!((kappa(&perfect).unwrap() - 1.0).abs() < 1e-12);
+        let h = half(&perfect);
+        assert!((h.kappa.unwrap() - 1.0).abs() < 1e-12);
+        let (lo, hi) = h.agreement_ci95.unwrap();
+        assert!(lo < 1.0 && (hi - 1.0).abs() < 1e-12);
         let chance = [(true, true), (true, false), (false, true), (false, false)];
-        assert!(kappa(&chance).unwrap().abs() < 1e-12);
-        assert!(kappa(&[(true, true), (true, true)]).is_none());
+        assert!(half(&chance).kappa.unwrap().abs() < 1e-12);
+        assert_eq!(half(&chance).pass_when_gold_fail, 1);
+        assert!(half(&[(true, true), (true, true)]).kappa.is_none());
+        let empty = half(&[]);
+        assert_eq!((empty.n, empty.agreement_ci95), (0, None));
     }
 
     #[test]

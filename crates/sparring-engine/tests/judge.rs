@@ -37,6 +37,9 @@ async fn rows_of(agent: ScriptedAgent) -> Vec<Row> {
         cancel: Arc::new(AtomicBool::new(false)),
         done: std::collections::BTreeMap::new(),
         executor: None,
+        writer: None,
+        person: None,
+        written_asks: std::collections::BTreeMap::new(),
     };
     run(config, &mut rows, &mut |_: &Progress| {})
         .await

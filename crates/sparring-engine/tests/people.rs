@@ -283,6 +283,9 @@ async fn a_person_never_states_a_fact_it_was_not_given() {
         cancel: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         done: std::collections::BTreeMap::new(),
         executor: None,
+        writer: None,
+        person: None,
+        written_asks: std::collections::BTreeMap::new(),
     };
     run(config, &mut rows, &mut |_| {}).await.unwrap();
     assert!(rows.len() > 20);

@@ -22,6 +22,9 @@ async fn simulate(
         cancel: Arc::new(AtomicBool::new(false)),
         done: std::collections::BTreeMap::new(),
         executor: None,
+        writer: None,
+        person: None,
+        written_asks: std::collections::BTreeMap::new(),
     };
     let mut seen = Vec::new();
     let summary = run(config, &mut rows, &mut |p: &Progress| seen.push(p.done))

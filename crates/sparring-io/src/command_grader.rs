@@ -13,7 +13,6 @@ use crate::Error;
 use crate::command_agent::redact_command;
 use serde_json::{Value, json};
 use sparring_types::{BoxFuture, Grader, GraderError, GraderVerdict, Row};
-use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, Lines};
@@ -196,50 +195,7 @@ fn parse_reply(line: &str, id: &str) -> Result<GraderVerdict, ReplyError> {
             "the grader answered id `{got}` while grading `{id}`"
         )));
     }
-    if let Some(error) = value.get("error").filter(|e| !e.is_null()) {
-        let text = error
-            .as_str()
-            .map_or_else(|| error.to_string(), str::to_owned);
-        return Err(ReplyError::Reported(format!(
-            "the grader reported an error: {text}"
-        )));
-    }
-    let reward = value.get("reward").and_then(Value::as_f64).ok_or_else(|| {
-        ReplyError::Reported(format!(
-            "the grader's reply has no numeric `reward`: `{shown}`"
-        ))
-    })?;
-    if !(0.0..=1.0).contains(&reward) {
-        return Err(ReplyError::Reported(format!(
-            "the grader's reward {reward} is outside 0..=1"
-        )));
-    }
-    let mut markers = BTreeMap::new();
-    if let Some(m) = value.get("markers").filter(|m| !m.is_null()) {
-        let Some(map) = m.as_object() else {
-            return Err(ReplyError::Reported(
-                "the grader's `markers` is not an object".to_owned(),
-            ));
-        };
-        for (k, v) in map {
-            let n = v.as_f64().ok_or_else(|| {
-                ReplyError::Reported(format!("the grader's marker `{k}` is not a number"))
-            })?;
-            markers.insert(k.clone(), n);
-        }
-    }
-    Ok(GraderVerdict {
-        reward,
-        reason: value
-            .get("reason")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-        failure_class: value
-            .get("failure_class")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-        markers,
-    })
+    GraderVerdict::from_reply(&value).map_err(ReplyError::Reported)
 }
 
 impl Grader for CommandGrader {

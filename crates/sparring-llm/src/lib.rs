@@ -1,5 +1,5 @@
-//! Model backends: the agent (and later the writer, person and judge) as a
-//! model behind an HTTP API. The only sparring crate that does network IO.
+//! Model backends: the agent, the writer, the person and the judge as a
+//! model behind an HTTP API, and HTTP grader hooks. The only sparring crate that does network IO.
 //!
 //! - [`BackendSpec`]: the one parser of backend spec strings
 //!   (`openai:MODEL`, `openai:MODEL@http://host:port/v1`, `anthropic:MODEL`,
@@ -19,6 +19,8 @@
 //!   `sampling` says it was dropped.
 //! - [`roles::same_model`]: flags one backend playing two roles.
 //! - [`model_agent`]: a spec's endpoint to a ready `Arc<dyn Agent>`.
+//! - [`HttpGrader`]: a grader hook behind a URL (`--grader URL`), one `POST`
+//!   per row over the same transport.
 //!
 //! Keys live in [`Secret`] (its `Debug` prints `***`), go only into request
 //! headers, and are scrubbed from every message this crate produces, even
@@ -45,6 +47,7 @@ mod anthropic;
 mod backend;
 pub mod defaults;
 mod error;
+mod grader;
 mod http;
 mod openai;
 pub mod roles;
@@ -53,6 +56,7 @@ mod settings;
 pub use anthropic::AnthropicAgent;
 pub use backend::{BackendSpec, Endpoint, Provider, Resolved, Secret};
 pub use error::Error;
+pub use grader::HttpGrader;
 pub use http::{Limiter, RetryPolicy};
 pub use openai::OpenAiAgent;
 pub use settings::{BackendOptions, Sampling};

@@ -25,6 +25,17 @@ pub struct RoleCheck {
 /// the same provider, model and base URL (a key variable does not make a
 /// model different).
 pub fn same_model(roles: &BTreeMap<String, String>) -> RoleCheck {
+    check(roles, None)
+}
+
+/// [`same_model`], with the warning naming `movable` as the option to change
+/// whenever it is one of the roles sharing a backend (`judge` for
+/// `judge-trust` and `grade`, where the judge is what the user is choosing).
+pub fn same_model_moving(roles: &BTreeMap<String, String>, movable: &str) -> RoleCheck {
+    check(roles, Some(movable))
+}
+
+fn check(roles: &BTreeMap<String, String>, movable: Option<&str>) -> RoleCheck {
     let mut by_backend: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for (role, spec) in roles {
         if spec.trim().is_empty() || spec.trim() == "template" {
@@ -46,7 +57,10 @@ pub fn same_model(roles: &BTreeMap<String, String>) -> RoleCheck {
         }
         // The agent is what is under test; the other role is the one to move.
         shared.sort_by_key(|r| (*r != "agent", *r));
-        let others: Vec<String> = shared[1..].iter().map(|r| format!("`{r}`")).collect();
+        let others: Vec<String> = match movable {
+            Some(m) if shared.contains(&m) => vec![format!("`{m}`")],
+            _ => shared[1..].iter().map(|r| format!("`{r}`")).collect(),
+        };
         check.warnings.push(format!(
             "`{backend}` plays {}: set {} to a different backend to separate them",
             join_roles(&shared),
@@ -115,6 +129,28 @@ mod tests {
         ]));
         assert!(
             c.warnings[0].contains("the agent, the judge and the person"),
+            "{:?}",
+            c.warnings
+        );
+    }
+
+    #[test]
+    fn the_judge_is_the_one_to_move_when_asked() {
+        let c = same_model_moving(
+            &roles(&[("agent", "openai:m"), ("judge", "openai:m#key=J")]),
+            "judge",
+        );
+        assert!(c.warnings[0].contains("set `judge`"), "{:?}", c.warnings);
+        let c = same_model_moving(
+            &roles(&[
+                ("writer", "openai:w"),
+                ("judge", "openai:w"),
+                ("agent", "x"),
+            ]),
+            "judge",
+        );
+        assert!(
+            c.warnings[0].contains("the judge and the writer: set `judge`"),
             "{:?}",
             c.warnings
         );

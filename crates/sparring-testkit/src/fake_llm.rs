@@ -100,9 +100,60 @@ pub enum Behaviour {
     EchoKey(u16),
 }
 
+/// Answers a request from its JSON body; `None` leaves it to the default
+/// [`Behaviour`]. Consulted after the script, so a script can still inject
+/// faults first. Lets one server play several roles (a writer that reads
+/// its prompt, a person, an agent).
+#[derive(Clone)]
+pub struct Responder(pub Arc<RespondFn>);
+
+/// What a [`Responder`] runs.
+pub type RespondFn = dyn Fn(&Value) -> Option<Reply> + Send + Sync;
+
+impl Responder {
+    /// A responder from a function.
+    pub fn new(f: impl Fn(&Value) -> Option<Reply> + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+}
+
+impl std::fmt::Debug for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Responder(..)")
+    }
+}
+
+/// The text of every message of a chat-completions or Messages request,
+/// joined by newlines (system prompt first), for responders to read.
+pub fn request_text(request: &Value) -> String {
+    let mut out = Vec::new();
+    if let Some(system) = request.get("system").and_then(Value::as_str) {
+        out.push(system.to_owned());
+    }
+    for m in request
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        match m.get("content") {
+            Some(Value::String(t)) => out.push(t.clone()),
+            Some(Value::Array(parts)) => out.extend(
+                parts
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str).map(str::to_owned)),
+            ),
+            _ => {}
+        }
+    }
+    out.join("\n")
+}
+
 /// How the fake server behaves.
 #[derive(Clone, Debug, Default)]
 pub struct FakeOptions {
+    /// Answers requests by their content once the script is empty.
+    pub responder: Option<Responder>,
     /// Added before every answer.
     pub latency: Duration,
     /// Models that reject `temperature`.
@@ -334,7 +385,15 @@ async fn serve(inner: &Inner, api: Api, headers: &HeaderMap, body: &[u8]) -> Res
         );
     }
     let scripted = inner.script.lock().ok().and_then(|mut s| s.pop_front());
-    let mut reply = scripted.unwrap_or_else(|| default_reply(inner.options.behaviour, &request));
+    let mut reply = scripted
+        .or_else(|| {
+            inner
+                .options
+                .responder
+                .as_ref()
+                .and_then(|r| (r.0)(&request))
+        })
+        .unwrap_or_else(|| default_reply(inner.options.behaviour, &request));
     loop {
         match reply {
             Reply::Delayed(delay, then) => {

@@ -39,6 +39,15 @@ pub const HARD_SHARE: f64 = 0.40;
 /// reach their lower bound early, and a run should not spend a second
 /// shaving one row off a grid it may only partly run.
 pub const GRID_EFFORT: f64 = 0.1;
+/// Who writes the asks and who plays the person when no backend is named:
+/// the offline templates.
+pub const TEMPLATE: &str = "template";
+/// Errors of a model writer or person kept in the run's `search` record
+/// (`writer_errors`, `person_errors`): the last ones.
+pub const MODEL_ROLE_ERRORS_KEPT: usize = 5;
+/// Failures of a model writer, with no success yet, after which a run stops
+/// asking it and writes the remaining situations from templates.
+pub const WRITER_GIVE_UP: u64 = 3;
 
 // Grading (`sparring grade`, `sparring judge-trust`; docs/grading.md).
 
@@ -54,6 +63,12 @@ pub const GRADE_HOOK_TIMEOUT_SECS: f64 = 60.0;
 pub const TRUST_PROBE_ROWS: usize = 8;
 /// How many times its length the padding probe makes a reply.
 pub const TRUST_PADDING_FACTOR: usize = 3;
+/// Retries of an HTTP grader request (`--grader URL`) after the first
+/// attempt, on 408, 409, 429, 5xx and connection failures.
+pub const GRADER_RETRIES: u32 = 2;
+/// Temperature sent to a model judge (`openai:`, `anthropic:`): grading
+/// should not be a draw.
+pub const JUDGE_TEMPERATURE: f64 = 0.0;
 
 /// Defaults of the sandbox world (`options.world`, [`crate::WorldOptions`]).
 /// `docs/options.md` lists them with their meaning.

@@ -29,6 +29,8 @@ pub(crate) const OPTION_NAMES: &[&str] = &[
     "top_logprobs",
     "rpm",
     "retries",
+    "writer",
+    "person",
 ];
 
 /// Options as one source gives them (a spec's `options`, a command line):
@@ -80,6 +82,10 @@ pub struct OptionsPatch {
     pub rpm: Option<u32>,
     /// Model backends: retries after the first attempt.
     pub retries: Option<u32>,
+    /// Who writes the asks: `template` or a backend spec.
+    pub writer: Option<String>,
+    /// Who plays the person: `template` or a backend spec.
+    pub person: Option<String>,
 }
 
 impl OptionsPatch {
@@ -94,6 +100,16 @@ impl OptionsPatch {
             let at = |msg: &str| (format!("/{key}"), msg.to_owned());
             match key.as_str() {
                 "agent" => patch.agent = Some(string(v).ok_or_else(|| at("must be a string"))?),
+                "writer" | "person" => {
+                    let role = string(v)
+                        .filter(|s| !s.trim().is_empty())
+                        .ok_or_else(|| at("must be `template` or a backend spec"))?;
+                    if key == "writer" {
+                        patch.writer = Some(role);
+                    } else {
+                        patch.person = Some(role);
+                    }
+                }
                 "out" => patch.out = Some(string(v).ok_or_else(|| at("must be a string"))?),
                 "patience" => {
                     let p = string(v).ok_or_else(|| at("must be a string"))?;
@@ -215,6 +231,8 @@ impl OptionsPatch {
             top_logprobs: self.top_logprobs.or(base.top_logprobs),
             rpm: self.rpm.or(base.rpm),
             retries: self.retries.or(base.retries),
+            writer: self.writer.or(base.writer),
+            person: self.person.or(base.person),
         }
     }
 
@@ -247,6 +265,8 @@ impl OptionsPatch {
             top_logprobs: self.top_logprobs,
             rpm: self.rpm,
             retries: self.retries.unwrap_or(defaults::RETRIES),
+            writer: self.writer.unwrap_or_else(|| defaults::TEMPLATE.to_owned()),
+            person: self.person.unwrap_or_else(|| defaults::TEMPLATE.to_owned()),
         }
     }
 
@@ -380,6 +400,11 @@ pub struct SimulateOptions {
     pub rpm: Option<u32>,
     /// Model backends: retries after the first attempt.
     pub retries: u32,
+    /// Who writes the asks: `template`, or a backend spec as recorded
+    /// (without credentials).
+    pub writer: String,
+    /// Who plays the person: `template`, or a backend spec as recorded.
+    pub person: String,
 }
 
 impl Default for SimulateOptions {
