@@ -5,6 +5,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod export;
 mod report;
 mod simulate;
 
@@ -23,6 +24,9 @@ enum Command {
     Simulate(simulate::Args),
     /// Summarise a run's rows: pass@1 overall and per tool
     Report(report::Args),
+    /// Cut graded rows into training sets and write them in a trainer's
+    /// format (OpenAI, TRL, Parquet)
+    Export(export::Args),
 }
 
 /// A failure the user caused (bad input): exit code 2.
@@ -42,6 +46,7 @@ fn main() -> ExitCode {
     let result: Result<ExitCode> = match cli.command {
         Command::Simulate(args) => simulate::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Export(args) => export::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -12,6 +12,14 @@
 //! - [`report`]: the report over a rows file (rows, tasks, pass@1 overall and
 //!   per tool) as a table or JSON.
 //! - [`log`]: the run's log file, where agent stderr goes.
+//! - [`select`]: the training cuts (SFT, DPO, GRPO, reward model), each
+//!   returning what it kept and a [`select::CutReport`] of what it left out
+//!   and why.
+//! - [`decontam`]: drops rows that near-copy held-out rows or traces (8-gram
+//!   overlap) and rows of held-out tasks.
+//! - [`export`]: the training files (`openai-sft`, `openai-dpo`, `trl-sft`,
+//!   `trl-dpo`, `trl-reward`, `trl-kto`, `trl-grpo`, `parquet`).
+//! - [`defaults`]: every default of the cuts and exports, named once.
 //!
 //! ```no_run
 //! let spec = sparring_io::spec_file::load_spec("examples/support-desk/spec.yaml".as_ref())?;
@@ -20,10 +28,14 @@
 //! ```
 
 pub mod command_agent;
+pub mod decontam;
+pub mod defaults;
 mod error;
+pub mod export;
 pub mod log;
 pub mod report;
 pub mod rows;
+pub mod select;
 pub mod spec_file;
 
 pub use error::Error;
