@@ -90,7 +90,10 @@ fn every_format_keeps_row_id_task_id_and_reward() {
     assert!(out.join("data/holdout-00000-of-00001.parquet").exists());
     let card = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(card.starts_with("---\nconfigs:\n"), "{card}");
-    assert!(card.contains("config_name: trl_dpo"), "{card}");
+    assert!(
+        card.contains("`trl-dpo/train-00000-of-00001.jsonl`"),
+        "{card}"
+    );
     // The cuts on the fixture: one SFT row per task with a pass.
     let sft = lines(&out.join("openai-sft/train-00000-of-00001.jsonl"));
     let tasks: Vec<&str> = sft.iter().map(|l| l["task_id"].as_str().unwrap()).collect();
@@ -471,4 +474,60 @@ fn exports_load_in_datasets_and_render_with_trl_templates() {
     let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
     assert!(o.status.success(), "compatibility check failed:\n{text}");
     assert!(text.contains("all export checks passed"), "{text}");
+
+    // The same on a real run of the shipped example (whose deterministic
+    // agent gives no preference pairs: empty cuts are allowed there).
+    let run = dir.path().join("run");
+    let o = sparring()
+        .args([
+            "simulate",
+            "examples/support-desk/spec.yaml",
+            "--agent",
+            "python3 examples/support-desk/agent.py",
+            "--grade",
+            "--repeats",
+            "2",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let demo = dir.path().join("demo");
+    let o = export(&[
+        run.to_str().unwrap(),
+        "-f",
+        "all",
+        "-o",
+        demo.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = Command::new(&python)
+        .arg(&script)
+        .arg(&demo)
+        .arg("--allow-empty")
+        .env("HF_DATASETS_OFFLINE", "1")
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_HOME", dir.path().join("hf"))
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(
+        o.status.success(),
+        "compatibility check on the example run failed:\n{text}"
+    );
+}
+
+/// Writes the fixture rows to `$SPARRING_FIXTURE_OUT` (for the export
+/// benchmark, `docs/benchmarks-export.md`).
+#[test]
+#[ignore = "a helper for the benchmark, not a test"]
+fn write_fixture_rows() {
+    let path = PathBuf::from(std::env::var("SPARRING_FIXTURE_OUT").unwrap());
+    write_rows(
+        path.parent().unwrap(),
+        path.file_name().unwrap().to_str().unwrap(),
+        &sparring_testkit::export_fixture(),
+    );
 }

@@ -291,3 +291,23 @@ fn reward_pairs_carry_the_reward_difference_and_skip_ties() {
     assert_eq!(graded.len(), 4);
     assert!(report.excluded.is_empty());
 }
+
+#[test]
+fn holdout_split_is_by_task_and_not_empty_on_a_small_run() {
+    use sparring_io::export::split_by_task;
+    let rows = sparring_testkit::export_fixture();
+    for seed in 0..4 {
+        let (train, held) = split_by_task(&rows, seed, 0.1);
+        assert!(!held.is_empty() && !train.is_empty(), "seed {seed}");
+        assert_eq!(train.len() + held.len(), rows.len());
+        for h in &held {
+            assert!(
+                train.iter().all(|t| t.task_id != h.task_id),
+                "task {} straddles",
+                h.task_id
+            );
+        }
+    }
+    let (_, held) = split_by_task(&rows, 0, 0.0);
+    assert!(held.is_empty());
+}

@@ -290,9 +290,11 @@ pub fn export(
 }
 
 /// Writes every format into one Hugging Face dataset folder: the Parquet
-/// rows under `data/` (config `default`, splits `train` and `holdout`) and
-/// each JSONL format under `<format>/train-00000-of-00001.jsonl` as its own
-/// config (named with `_` for `-`), all listed in `README.md`.
+/// rows under `data/` (the folder's config, splits `train` and `holdout`)
+/// and each JSONL format under `<format>/train-00000-of-00001.jsonl`, listed
+/// in `README.md` (`datasets` infers one builder per folder, so the JSONL
+/// files load with `load_dataset("json", data_files=…)`). A format whose cut
+/// kept nothing has no file and a warning says so.
 pub fn export_all(
     rows: &[Row],
     holdout: Option<&[Row]>,
@@ -307,8 +309,22 @@ pub fn export_all(
         }
         let name = format.as_str();
         let file = dir.join(name).join("train-00000-of-00001.jsonl");
-        reports.push(export(rows, holdout, format, opts, &file)?);
-        configs.push((name.replace('-', "_"), format!("{name}/train-*.jsonl")));
+        let mut report = export(rows, holdout, format, opts, &file)?;
+        if report.written == 0 {
+            // `datasets` cannot load a config with no rows: leave it out.
+            std::fs::remove_file(&file).map_err(|e| Error::write(&file, &e))?;
+            report.files.clear();
+            report.warnings.push(format!(
+                "the {} cut kept nothing, so the folder has no `{name}` file",
+                report.cut.cut
+            ));
+        } else {
+            configs.push((
+                name.to_owned(),
+                format!("{name}/train-00000-of-00001.jsonl"),
+            ));
+        }
+        reports.push(report);
     }
     let named: Vec<(&str, String)> = configs
         .iter()
@@ -575,19 +591,31 @@ fn export_grpo(rows: &[Row], opts: &RlOptions, path: &Path) -> Result<ExportRepo
 
 /// Splits rows into train and holdout by task: each task is held out when a
 /// draw from its own seeded stream falls below `fraction`, so a task's place
-/// does not depend on which other tasks are present.
+/// does not depend on which other tasks are present. When no task falls
+/// below it but `fraction > 0` and there are at least two tasks, the task
+/// with the lowest draw is held out, so a small run still gets a holdout.
 pub fn split_by_task(rows: &[Row], seed: u64, fraction: f64) -> (Vec<&Row>, Vec<&Row>) {
-    let mut train = Vec::new();
-    let mut holdout = Vec::new();
-    for row in rows {
-        let name = format!("export/holdout/{}", row.task_id);
-        if Stream::derive(seed, &name, &[]).unit() < fraction {
-            holdout.push(row);
-        } else {
-            train.push(row);
-        }
+    let draws: std::collections::BTreeMap<&str, f64> = rows
+        .iter()
+        .map(|r| {
+            let name = format!("export/holdout/{}", r.task_id);
+            (r.task_id.as_str(), Stream::derive(seed, &name, &[]).unit())
+        })
+        .collect();
+    let mut held: BTreeSet<&str> = draws
+        .iter()
+        .filter(|(_, d)| **d < fraction)
+        .map(|(t, _)| *t)
+        .collect();
+    if held.is_empty()
+        && fraction > 0.0
+        && draws.len() >= 2
+        && let Some((task, _)) = draws.iter().min_by(|a, b| a.1.total_cmp(b.1))
+    {
+        held.insert(task);
     }
-    (train, holdout)
+    rows.iter()
+        .partition(|r| !held.contains(r.task_id.as_str()))
 }
 
 #[cfg(feature = "parquet")]

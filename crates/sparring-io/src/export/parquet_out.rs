@@ -240,26 +240,38 @@ fn write_split(path: &Path, rows: &[&Row]) -> Result<(), Error> {
 /// The dataset card: YAML configs naming both splits, then what the columns
 /// mean.
 pub(crate) fn card(train: usize, holdout: usize, extra: &[(&str, String)]) -> String {
-    let mut configs = String::new();
-    for (name, path) in extra {
-        configs.push_str(&format!(
-            "- config_name: {name}\n  data_files:\n  - split: train\n    path: {path}\n"
-        ));
+    let mut splits = String::new();
+    for (name, n) in [("train", train), ("holdout", holdout)] {
+        if n > 0 {
+            splits.push_str(&format!(
+                "  - split: {name}\n    path: data/{name}-*.parquet\n"
+            ));
+        }
+    }
+    // `datasets` picks one builder for a whole folder from its files'
+    // extensions, so the JSONL training files cannot be configs beside the
+    // Parquet split; the card says how to load them instead.
+    let mut others = String::new();
+    if !extra.is_empty() {
+        others.push_str("Training files, each loaded with `load_dataset(\"json\", data_files=PATH)`\n(shapes in sparring's `docs/export.md`):\n\n");
+        for (name, path) in extra {
+            others.push_str(&format!("- `{name}`: `{path}`\n"));
+        }
+        others.push('\n');
     }
     format!(
-        "---\nconfigs:\n- config_name: default\n  default: true\n  data_files:\n  - split: train\n    path: data/train-*.parquet\n  - split: holdout\n    path: data/holdout-*.parquet\n{configs}tags:\n- tool-calling\n- synthetic\n- sparring\n---\n\n\
+        "---\nconfigs:\n- config_name: default\n  default: true\n  data_files:\n{splits}tags:\n- tool-calling\n- synthetic\n- sparring\n---\n\n\
 # sparring rows\n\n\
 Conversations of a tool-calling agent with simulated people in a sandbox world, made by\n\
 [sparring](https://github.com/sparring-dev/sparring): {train} rows in `train`, {holdout} in\n\
-`holdout`. Tasks never straddle the splits.\n\n\
+`holdout` (a split with no rows has no file). Tasks never straddle the splits.\n\n\
 Columns: `row_id`, `task_id` (rows with the same task are repeats of one ask in one\n\
 situation), `scenario_id`, `reward` (0..1, null when ungraded), `passed` (`reward >= 0.5`),\n\
 `ended_by`, `failure_class`, `behavior_signature`, `tier`, `world_seed`, `seed`,\n\
 `model_version`, `messages` (chat-completions shape; tool-call `arguments` are JSON),\n\
 `tools` (OpenAI function schemas, JSON), and `situation`, `persona`, `markers`,\n\
 `conduct_checks`, `lineage` as JSON. Every field is documented in sparring's `docs/rows.md`.\n\n\
-Other configs, when present, are training cuts in the shape their trainer reads\n\
-(sparring's `docs/export.md`).\n\n\
+{others}\
 ```python\nfrom datasets import load_dataset\nds = load_dataset(\"path/to/this/folder\")\nprint(ds[\"train\"][0][\"messages\"])\n```\n"
     )
 }
