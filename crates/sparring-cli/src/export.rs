@@ -1,28 +1,30 @@
-//! `sparring export`.
+//! `sparring select` and `sparring export`.
 
 use crate::UsageError;
 use anyhow::Result;
-use sparring_io::decontam::{DecontamOptions, Reference, decontaminate, read_holdout, read_traces};
+use sparring_io::decontam::{
+    DecontamOptions, DecontamReport, Reference, decontaminate, read_holdout, read_traces,
+};
 use sparring_io::export::{
     ExportOptions, ExportReport, Format, export, export_all, read_tools, supply,
 };
-use sparring_io::rows::{read_rows, rows_path};
-use sparring_io::select::LossMask;
+use sparring_io::rows::{RowWriter, read_rows, rows_path};
+use sparring_io::select::{
+    CutReport, LossMask, PreferencePair, build_preference_pairs, build_reward_pairs, select_for_rl,
+    select_for_sft, select_graded,
+};
+use sparring_types::Row;
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+/// What `select` and `export` share: the rows, what fills their gaps,
+/// decontamination and the knobs of the cuts.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {
+pub(crate) struct CutArgs {
     /// A run directory or a rows file (`rows.jsonl`)
     rows: PathBuf,
-    /// openai-sft, openai-dpo, trl-sft, trl-dpo, trl-reward, trl-kto,
-    /// trl-grpo, parquet, or `all` (a dataset folder with every format)
-    #[arg(long, short)]
-    format: String,
-    /// Output: a file for the JSONL formats, a folder for `parquet` and `all`
-    #[arg(long, short)]
-    out: PathBuf,
     /// System prompt for rows that start without one (`@FILE` reads a file)
     #[arg(long)]
     system_prompt: Option<String>,
@@ -63,12 +65,37 @@ pub(crate) struct Args {
     /// GRPO highest group pass rate kept [default: 0.8]
     #[arg(long)]
     max_pass_rate: Option<f64>,
-    /// Parquet: share of tasks held out when --holdout is not given [default: 0.1]
-    #[arg(long)]
-    holdout_fraction: Option<f64>,
     /// Print the reports as JSON on stdout
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// openai-sft, openai-dpo, trl-sft, trl-dpo, trl-reward, trl-kto,
+    /// trl-grpo, parquet, or `all` (a dataset folder with every format)
+    #[arg(long, short)]
+    format: String,
+    /// Output: a file for the JSONL formats, a folder for `parquet` and `all`
+    #[arg(long, short)]
+    out: PathBuf,
+    /// Parquet: share of tasks held out when --holdout is not given [default: 0.1]
+    #[arg(long)]
+    holdout_fraction: Option<f64>,
+    #[command(flatten)]
+    cut: CutArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct SelectArgs {
+    /// sft, dpo, grpo, reward-pairs or graded
+    #[arg(long, short)]
+    cut: String,
+    /// The kept rows, as a rows file (`sparring report` and `export` read it)
+    #[arg(long, short)]
+    out: PathBuf,
+    #[command(flatten)]
+    rows: CutArgs,
 }
 
 fn unit_interval(name: &str, v: Option<f64>) -> Result<Option<f64>> {
@@ -80,7 +107,7 @@ fn unit_interval(name: &str, v: Option<f64>) -> Result<Option<f64>> {
     }
 }
 
-fn options(args: &Args) -> Result<ExportOptions> {
+fn options(args: &CutArgs) -> Result<ExportOptions> {
     let mut o = ExportOptions::default();
     if let Some(seed) = args.seed {
         o.seed = seed;
@@ -133,19 +160,18 @@ fn options(args: &Args) -> Result<ExportOptions> {
         ))
         .into());
     }
-    if let Some(x) = unit_interval("holdout-fraction", args.holdout_fraction)? {
-        o.holdout_fraction = x;
-    }
     Ok(o)
 }
 
-pub(crate) fn run(args: &Args) -> Result<ExitCode> {
-    let started = Instant::now();
-    let format: Option<Format> = if args.format == "all" {
-        None
-    } else {
-        Some(args.format.parse().map_err(UsageError)?)
-    };
+/// Rows ready for a cut: read, gaps filled, decontaminated.
+struct Prepared {
+    rows: Vec<Row>,
+    holdout: Option<Vec<Row>>,
+    decontam: Option<DecontamReport>,
+    opts: ExportOptions,
+}
+
+fn prepare(args: &CutArgs) -> Result<Prepared> {
     let opts = options(args)?;
     let mut decontam = DecontamOptions::default();
     if let Some(t) = unit_interval("decontam-threshold", args.decontam_threshold)? {
@@ -188,7 +214,31 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         decontam_report = Some(report);
     }
     if rows.is_empty() {
-        return Err(UsageError("no rows left to export after decontamination".to_owned()).into());
+        return Err(UsageError("no rows left after decontamination".to_owned()).into());
+    }
+    Ok(Prepared {
+        rows,
+        holdout: holdout_rows,
+        decontam: decontam_report,
+        opts,
+    })
+}
+
+pub(crate) fn run(args: &Args) -> Result<ExitCode> {
+    let started = Instant::now();
+    let format: Option<Format> = if args.format == "all" {
+        None
+    } else {
+        Some(args.format.parse().map_err(UsageError)?)
+    };
+    let Prepared {
+        rows,
+        holdout: holdout_rows,
+        decontam: decontam_report,
+        mut opts,
+    } = prepare(&args.cut)?;
+    if let Some(x) = unit_interval("holdout-fraction", args.holdout_fraction)? {
+        opts.holdout_fraction = x;
     }
 
     let reports: Vec<ExportReport> = match format {
@@ -209,10 +259,87 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         }
     }
     eprintln!("exported in {:.3} s", started.elapsed().as_secs_f64());
-    if args.json {
+    if args.cut.json {
         let out = serde_json::json!({
             "decontaminate": decontam_report,
             "exports": reports,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `sparring select`: one cut, its kept rows written as a rows file.
+pub(crate) fn select(args: &SelectArgs) -> Result<ExitCode> {
+    let Prepared {
+        rows,
+        decontam: decontam_report,
+        opts,
+        ..
+    } = prepare(&args.rows)?;
+    let mut pairs_json: Vec<serde_json::Value> = Vec::new();
+    let pair_json = |p: &PreferencePair<'_>| {
+        serde_json::json!({
+            "chosen": p.chosen.row_id,
+            "rejected": p.rejected.row_id,
+            "margin": p.margin,
+            "length_ratio": p.length_ratio,
+        })
+    };
+    let (kept, report): (Vec<&Row>, CutReport) = match args.cut.as_str() {
+        "sft" => {
+            let (examples, report) = select_for_sft(&rows, &opts.sft);
+            (examples.into_iter().map(|e| e.row).collect(), report)
+        }
+        "dpo" | "reward-pairs" => {
+            let (pairs, report) = if args.cut == "dpo" {
+                build_preference_pairs(&rows, &opts.pairs)
+            } else {
+                build_reward_pairs(&rows, &opts.reward)
+            };
+            pairs_json = pairs.iter().map(pair_json).collect();
+            let used: BTreeSet<&str> = pairs
+                .iter()
+                .flat_map(|p| [p.chosen.row_id.as_str(), p.rejected.row_id.as_str()])
+                .collect();
+            let kept = rows
+                .iter()
+                .filter(|r| used.contains(r.row_id.as_str()))
+                .collect();
+            (kept, report)
+        }
+        "grpo" => {
+            let (groups, report) = select_for_rl(&rows, &opts.rl);
+            let mut kept: Vec<&Row> = groups.into_iter().flat_map(|g| g.rows).collect();
+            kept.sort_by_key(|r| (r.task_id.as_str(), r.row_id.as_str()));
+            (kept, report)
+        }
+        "graded" => select_graded(&rows),
+        other => {
+            return Err(UsageError(format!(
+                "unknown --cut `{other}`; expected sft, dpo, grpo, reward-pairs or graded"
+            ))
+            .into());
+        }
+    };
+    if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| UsageError(format!("cannot create `{}`: {e}", parent.display())))?;
+    }
+    let mut writer = RowWriter::create(&args.out)?;
+    for row in &kept {
+        writer.write(row)?;
+    }
+    drop(writer);
+    eprint!("{}", report.render());
+    eprintln!("wrote {} rows to {}", kept.len(), args.out.display());
+    if args.rows.json {
+        let out = serde_json::json!({
+            "decontaminate": decontam_report,
+            "cut": report,
+            "pairs": pairs_json,
+            "rows": kept.len(),
+            "file": args.out,
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
     }

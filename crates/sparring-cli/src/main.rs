@@ -5,9 +5,13 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod asks;
 mod export;
-mod report;
+mod grade;
+mod grid;
+mod score;
 mod simulate;
+mod world;
 
 /// Evals and training data for tool-calling agents, by simulation.
 #[derive(Debug, Parser)]
@@ -21,9 +25,41 @@ struct Cli {
 enum Command {
     /// Play an agent against simulated people in a sandbox world and write
     /// one row per conversation
-    Simulate(simulate::Args),
-    /// Summarise a run's rows: pass@1 overall and per tool
-    Report(report::Args),
+    Simulate(Box<simulate::Args>),
+    /// Score a run's rows: pass@1 with a 95 % interval over tasks, pass@k,
+    /// pass^k, per category
+    Report(score::ReportArgs),
+    /// Compare two runs task by task: paired delta of pass@1 with an
+    /// interval, a permutation p and a verdict, per category and marker
+    Delta(score::DeltaArgs),
+    /// Agreement of the rows' rewards with gold labels: raw with a Wilson
+    /// interval, Cohen's kappa, passes on gold fails
+    JudgeAgreement(score::JudgeArgs),
+    /// Look for row features that track reward within tasks (reward
+    /// hacking), against a shuffled floor
+    HackScan(score::HackArgs),
+    /// pass@1 per eval run (`lineage.eval_run`) with mean and standard
+    /// deviation
+    EvalVariance(score::EvalVarianceArgs),
+    /// Print a spec's situation axes and their pairwise covering array, or
+    /// build a raw array with --levels
+    Grid(grid::Args),
+    /// List the tools and policy rules that none of a list of asks touches
+    CoverageGap(grid::GapArgs),
+    /// Print the situations and asks the writer makes for a spec
+    Asks(asks::Args),
+    /// Grade rows: conduct checks, then a grader command, then an LLM judge
+    Grade(grade::GradeArgs),
+    /// Gold labels on rows
+    #[command(subcommand)]
+    Labels(grade::LabelsCommand),
+    /// Measure a judge: agreement with gold on two halves, hack probes, same model
+    JudgeTrust(grade::TrustArgs),
+    /// Serve a spec's sandbox world: JSON tool calls on stdin, one answer per line
+    World(world::Args),
+    /// Keep the rows of one training cut (SFT, DPO, GRPO, reward pairs,
+    /// graded) after decontamination, as a rows file
+    Select(export::SelectArgs),
     /// Cut graded rows into training sets and write them in a trainer's
     /// format (OpenAI, TRL, Parquet)
     Export(export::Args),
@@ -45,7 +81,19 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<ExitCode> = match cli.command {
         Command::Simulate(args) => simulate::run(&args),
-        Command::Report(args) => report::run(&args),
+        Command::Report(args) => score::report(&args),
+        Command::Delta(args) => score::delta(&args),
+        Command::JudgeAgreement(args) => score::judge_agreement(&args),
+        Command::HackScan(args) => score::hack_scan(&args),
+        Command::EvalVariance(args) => score::eval_variance(&args),
+        Command::Grid(args) => grid::run(&args),
+        Command::CoverageGap(args) => grid::gap(&args),
+        Command::Asks(args) => asks::run(&args),
+        Command::Grade(args) => grade::grade(&args),
+        Command::Labels(command) => grade::labels(&command),
+        Command::JudgeTrust(args) => grade::trust(&args),
+        Command::World(args) => world::run(&args),
+        Command::Select(args) => export::select(&args),
         Command::Export(args) => export::run(&args),
     };
     match result {

@@ -5,11 +5,17 @@ use anyhow::{Context as _, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sparring_engine::run::{self as engine, Clock, Progress, RowSink, RunConfig};
 use sparring_io::command_agent::CommandAgent;
+use sparring_io::command_world::CommandWorld;
 use sparring_io::log::RunLog;
-use sparring_io::report::{render, report};
-use sparring_io::rows::{RowWriter, read_rows, write_summary};
+use sparring_io::rows::{RowWriter, counts, read_rows, repair_torn_line, write_summary};
+use sparring_io::score::input::read_score_rows;
+use sparring_io::score::report::{ReportOptions, render, report};
 use sparring_io::spec_file::load_spec;
-use sparring_types::{Agent, OptionsPatch, Row};
+use sparring_llm::{BackendOptions, BackendSpec, Limiter, RetryPolicy, Sampling, model_agent};
+use sparring_types::{
+    Agent, OptionsPatch, Row, ToolExecutor, check_temperature, check_top_logprobs, check_top_p,
+};
+use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -21,7 +27,8 @@ use std::time::{Duration, Instant};
 pub(crate) struct Args {
     /// The spec: YAML, JSON or TOML
     spec: PathBuf,
-    /// The agent: a command speaking agent protocol v1 (`command:` prefix optional)
+    /// The agent: `openai:MODEL[@URL]`, `anthropic:MODEL`, or a command speaking agent
+    /// protocol v1 (`command:` prefix optional); `#key=VAR` names the key's variable
     #[arg(long)]
     agent: Option<String>,
     /// Directory for rows.jsonl, run.json and run.log [default: runs/<spec name>]
@@ -42,9 +49,39 @@ pub(crate) struct Args {
     /// Agent requests within one turn before it is cut off [default: 8]
     #[arg(long)]
     max_tool_steps: Option<u32>,
-    /// Seconds a command agent may take per request [default: 60]
+    /// Seconds the agent may take per request (per HTTP attempt for models) [default: 60]
     #[arg(long)]
     agent_timeout: Option<f64>,
+    /// Wordings written per situation (n) [default: 1]
+    #[arg(long, visible_alias = "n")]
+    phrasings: Option<u32>,
+    /// Share of situations from the hard tiers: ambiguous, boundary, adversarial [default: 0.4]
+    #[arg(long)]
+    hard_share: Option<f64>,
+    /// Effort of the covering-array optimiser, a multiple of its default [default: 1]
+    #[arg(long)]
+    grid_effort: Option<f64>,
+    /// Model agents: sampling temperature, 0 to 2 [default: the server's]
+    #[arg(long)]
+    temperature: Option<f64>,
+    /// Model agents: nucleus sampling mass, above 0 and at most 1 [default: the server's]
+    #[arg(long)]
+    top_p: Option<f64>,
+    /// Model agents: most tokens per reply [default: the server's; 1024 for anthropic:]
+    #[arg(long)]
+    max_tokens: Option<u32>,
+    /// Model agents: record per-token log-probabilities on every agent turn
+    #[arg(long)]
+    logprobs: bool,
+    /// Model agents: alternatives per token with --logprobs, 0 to 20
+    #[arg(long)]
+    top_logprobs: Option<u32>,
+    /// Model agents: requests started per minute at most [default: no limit]
+    #[arg(long)]
+    rpm: Option<u32>,
+    /// Model agents: retries of a failed request (429, 5xx, timeouts) [default: 5]
+    #[arg(long)]
+    retries: Option<u32>,
     /// Rollouts per ask (k) [default: 1]
     #[arg(long)]
     repeats: Option<u32>,
@@ -54,6 +91,14 @@ pub(crate) struct Args {
     /// Grade each row with the conduct checks
     #[arg(long)]
     grade: bool,
+    /// Answer tool calls with your own world: a command speaking JSON lines
+    /// (docs/world.md); faults still come from the sandbox first
+    #[arg(long)]
+    execute: Option<String>,
+    /// Continue the run in --out after a crash or Ctrl-C: its rows are kept (a
+    /// torn last line is repaired) and no task runs again beyond its repeats
+    #[arg(long)]
+    resume: bool,
     /// No progress bar and no summary line
     #[arg(long, short)]
     quiet: bool,
@@ -93,6 +138,17 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         patience: args.patience.clone(),
         max_tool_steps: args.max_tool_steps,
         agent_timeout: args.agent_timeout,
+        phrasings: args.phrasings,
+        hard_share: args.hard_share,
+        grid_effort: args.grid_effort,
+        world: None,
+        temperature: args.temperature,
+        top_p: args.top_p,
+        max_tokens: args.max_tokens,
+        logprobs: args.logprobs.then_some(true),
+        top_logprobs: args.top_logprobs,
+        rpm: args.rpm,
+        retries: args.retries,
     };
     if let Some(p) = &cli.patience
         && !matches!(p.as_str(), "normal" | "short" | "endless")
@@ -107,17 +163,49 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         ("--max-turns", cli.max_turns == Some(0)),
         ("--repeats", cli.repeats == Some(0)),
         ("--max-tool-steps", cli.max_tool_steps == Some(0)),
+        ("--max-tokens", cli.max_tokens == Some(0)),
+        ("--rpm", cli.rpm == Some(0)),
     ] {
         if zero {
             return Err(usage(format!("{name} must be at least 1")));
         }
+    }
+    if cli.hard_share.is_some_and(|s| !(0.0..=1.0).contains(&s)) {
+        return Err(usage("--hard-share must be a number from 0 to 1"));
+    }
+    if cli
+        .grid_effort
+        .is_some_and(|e| !(0.0..=1000.0).contains(&e))
+    {
+        return Err(usage("--grid-effort must be a number from 0 to 1000"));
+    }
+    if cli.phrasings == Some(0) {
+        return Err(usage("--phrasings must be at least 1"));
     }
     if cli.agent_timeout.is_some_and(|t| t.is_nan() || t <= 0.0) {
         return Err(usage(
             "--agent-timeout must be a number of seconds greater than 0",
         ));
     }
+    for (name, value, check) in [
+        (
+            "--temperature",
+            cli.temperature,
+            check_temperature as fn(f64) -> Result<(), String>,
+        ),
+        ("--top-p", cli.top_p, check_top_p),
+    ] {
+        if let Some(v) = value {
+            check(v).map_err(|m| usage(format!("{name} {v}: {m}")))?;
+        }
+    }
+    if let Some(k) = cli.top_logprobs {
+        check_top_logprobs(k).map_err(|m| usage(format!("--top-logprobs {k}: {m}")))?;
+    }
     let patch = cli.over(spec.options.clone());
+    patch
+        .check()
+        .map_err(|m| usage(format!("{m}\nhint: add --logprobs")))?;
     let agent_command = patch.agent.clone().ok_or_else(|| {
         usage("no agent: pass --agent CMD or set `options.agent` in the spec\nhint: the example agent runs as --agent \"python3 examples/support-desk/agent.py\"")
     })?;
@@ -125,35 +213,98 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         .out
         .clone()
         .map_or_else(|| Path::new("runs").join(slug(&spec.name)), PathBuf::from);
-    let options = patch.resolve();
-    let command = agent_command
-        .strip_prefix("command:")
-        .unwrap_or(&agent_command)
-        .to_owned();
-    if let Some((kind, _)) = command.split_once(':')
-        && matches!(kind, "openai" | "anthropic")
-    {
-        return Err(usage(format!(
-            "agent backend `{kind}:` is not built yet; this release runs command agents (agent protocol v1)"
-        )));
+    let backend = BackendSpec::parse(&agent_command).map_err(|e| usage(e.to_string()))?;
+    let mut warnings = Vec::new();
+    if let BackendSpec::Command(_) = &backend {
+        let ignored = patch.model_options_set();
+        if !ignored.is_empty() {
+            warnings.push(format!(
+                "{} only apply to model agents (openai:, anthropic:); the command agent ignores them",
+                ignored
+                    .iter()
+                    .map(|o| format!("`{o}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
     }
+    let options = patch.resolve();
+    let timeout = Duration::from_secs_f64(options.agent_timeout);
+    // A model agent is built (key found, settings checked) before any file
+    // is written, so bad input leaves nothing behind.
+    let model = match &backend {
+        BackendSpec::Command(_) => None,
+        BackendSpec::Model(endpoint) => {
+            let resolved = endpoint
+                .resolve(&|name| std::env::var(name).ok())
+                .map_err(|e| usage(e.to_string()))?;
+            let backend_options = BackendOptions {
+                sampling: Sampling {
+                    temperature: options.temperature,
+                    top_p: options.top_p,
+                    max_tokens: options.max_tokens,
+                    logprobs: options.logprobs,
+                    top_logprobs: options.top_logprobs,
+                },
+                timeout,
+                retry: RetryPolicy::with_retries(options.retries),
+                limiter: Limiter::new(options.concurrency, options.rpm),
+            };
+            Some(model_agent(resolved, backend_options).map_err(|e| usage(e.to_string()))?)
+        }
+    };
+    let rows_path = out.join("rows.jsonl");
+    let done = if args.resume {
+        resume_state(&rows_path, &engine::run_id(&spec, &options))?
+    } else {
+        BTreeMap::new()
+    };
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create `{}`", out.display()))?;
-    let log = RunLog::create(&out.join("run.log"))?;
+    let log = if args.resume {
+        RunLog::append(&out.join("run.log"))?
+    } else {
+        RunLog::create(&out.join("run.log"))?
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     let quiet = args.quiet;
     runtime.block_on(async move {
-        let agent = CommandAgent::start(
-            &command,
-            Duration::from_secs_f64(options.agent_timeout),
-            Some(log.clone()),
-        )
-        .await?;
-        let agent: Arc<dyn Agent> = Arc::new(agent);
-        let rows_path = out.join("rows.jsonl");
-        let mut sink = Sink(RowWriter::create(&rows_path)?);
+        let agent: Arc<dyn Agent> = match (backend, model) {
+            (_, Some(agent)) => {
+                log.line(&format!("agent: {}", agent.describe()));
+                agent
+            }
+            (BackendSpec::Command(command), None) => {
+                Arc::new(CommandAgent::start(&command, timeout, Some(log.clone())).await?)
+            }
+            (BackendSpec::Model(_), None) => {
+                return Err(usage("the model backend could not be resolved"));
+            }
+        };
+        let executor: Option<Arc<dyn ToolExecutor>> = match &args.execute {
+            None => None,
+            Some(command) if command.starts_with("http://") || command.starts_with("https://") => {
+                return Err(usage(format!(
+                    "--execute `{command}`: an HTTP world is not built yet; give a command speaking JSON lines (docs/world.md)"
+                )));
+            }
+            Some(command) => Some(Arc::new(
+                CommandWorld::start(
+                    command.strip_prefix("command:").unwrap_or(command),
+                    timeout,
+                    Some(log.clone()),
+                )
+                .await?,
+            )),
+        };
+        let writer = if args.resume {
+            RowWriter::append(&rows_path)?
+        } else {
+            RowWriter::create(&rows_path)?
+        };
+        let mut sink = Sink(writer);
         let cancel = Arc::new(AtomicBool::new(false));
         {
             let cancel = Arc::clone(&cancel);
@@ -181,11 +332,18 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             agent,
             clock: Arc::new(Wall(Instant::now())),
             cancel,
+            done,
+            executor,
         };
-        let summary = engine::run(config, &mut sink, &mut on_progress).await?;
+        let mut summary = engine::run(config, &mut sink, &mut on_progress).await?;
+        summary.warnings.extend(warnings);
         bar.finish_and_clear();
-        write_summary(&out, &summary)?;
+        // The summary describes the whole rows file, rows of earlier attempts
+        // included.
         let rows = read_rows(&rows_path)?;
+        summary.counts = counts(&rows);
+        write_summary(&out, &summary)?;
+        let rows = read_score_rows(&rows_path)?;
         if !quiet {
             let c = &summary.counts;
             let graded = if c.graded > 0 {
@@ -205,13 +363,46 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
                 eprintln!("warning: {w}");
             }
         }
-        print!("{}", render(&report(&rows)));
+        print!("{}", render(&report(&rows, &ReportOptions::default())?));
         Ok(if summary.stopped_because == "agent_unavailable" {
             ExitCode::from(1)
         } else {
             ExitCode::SUCCESS
         })
     })
+}
+
+/// Repairs a torn last line of an interrupted run's rows and counts the rows
+/// each task already has. The rows must come from the same run (spec, seed
+/// and options), or resuming would mix two runs in one file.
+fn resume_state(rows_path: &Path, run_id: &str) -> Result<BTreeMap<String, u32>> {
+    if !rows_path.exists() {
+        return Err(usage(format!(
+            "nothing to resume: `{}` does not exist\nhint: run without --resume to start the run",
+            rows_path.display()
+        )));
+    }
+    if repair_torn_line(rows_path)? {
+        eprintln!(
+            "repaired `{}`: dropped an incomplete last line",
+            rows_path.display()
+        );
+    }
+    let mut done: BTreeMap<String, u32> = BTreeMap::new();
+    if std::fs::metadata(rows_path).map_or(0, |m| m.len()) == 0 {
+        return Ok(done);
+    }
+    for row in read_rows(rows_path)? {
+        if row.lineage.run_id != run_id {
+            return Err(usage(format!(
+                "`{}` holds rows of run `{}`, but this spec and these options make run `{run_id}`; resume with the same spec and options, or choose another --out",
+                rows_path.display(),
+                row.lineage.run_id
+            )));
+        }
+        *done.entry(row.task_id).or_default() += 1;
+    }
+    Ok(done)
 }
 
 fn progress_bar(quiet: bool) -> ProgressBar {

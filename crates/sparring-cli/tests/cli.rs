@@ -1,7 +1,12 @@
 //! The `sparring` binary end to end: bad input, the example run, misbehaving
 //! agents, reports.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::float_cmp
+)]
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -55,6 +60,17 @@ fn assert_usage_error(o: &Output, must_contain: &[&str]) {
         assert!(first.contains(needle), "`{needle}` not in: {first}");
     }
     assert!(!err.contains("panicked"), "{err}");
+}
+
+/// `sparring simulate SPEC --agent true`: for specs that must fail before
+/// the agent matters.
+fn simulate_spec(spec: &Path) -> Output {
+    sparring()
+        .arg("simulate")
+        .arg(spec)
+        .args(["--agent", "true"])
+        .output()
+        .unwrap()
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -119,12 +135,7 @@ mod spec_errors {
             "s.yaml",
             "name: x\nsystem_prompt: [unclosed\ntools: []\n",
         );
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(&o, &["s.yaml", "line ", "column ", "invalid YAML"]);
     }
 
@@ -132,20 +143,10 @@ mod spec_errors {
     fn invalid_json_and_toml_name_the_line() {
         let dir = tempfile::tempdir().unwrap();
         let p = write(dir.path(), "s.json", "{\n  \"name\": \"x\",\n  oops\n}");
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(&o, &["s.json", "line 3"]);
         let p = write(dir.path(), "s.toml", "name = \"x\"\nsystem_prompt = \n");
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(&o, &["s.toml", "line 2"]);
     }
 
@@ -156,12 +157,7 @@ mod spec_errors {
             r#"[{TOOL}, {{"type": "function", "function": {{"parameters": {{"type": "object"}}}}}}]"#
         );
         let p = write(dir.path(), "s.json", &spec_with_tools(&tools));
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(
             &o,
             &["s.json", "`/tools/1/function/name`", "needs a `name`"],
@@ -171,12 +167,7 @@ mod spec_errors {
             "m.yaml",
             "name: t\nsystem_prompt: p\ntools:\n  - description: no name\n    inputSchema: {type: object}\n",
         );
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(&o, &["m.yaml", "`/tools/0/name`"]);
     }
 
@@ -185,24 +176,14 @@ mod spec_errors {
         let dir = tempfile::tempdir().unwrap();
         let tools = r#"[{"type": "function", "function": {"name": "a", "parameters": {"type": "string"}}}]"#;
         let p = write(dir.path(), "s.json", &spec_with_tools(tools));
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(
             &o,
             &["`/tools/0/function/parameters/type`", "object schema"],
         );
         let tools = r#"[{"type": "function", "function": {"name": "a", "parameters": [1]}}]"#;
         let p = write(dir.path(), "s.json", &spec_with_tools(tools));
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(&o, &["`/tools/0/function/parameters`", "must be an object"]);
     }
 
@@ -212,12 +193,7 @@ mod spec_errors {
         let tools =
             format!(r#"[{TOOL}, {{"name": "get_order", "inputSchema": {{"type": "object"}}}}]"#);
         let p = write(dir.path(), "s.json", &spec_with_tools(&tools));
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(&o, &["`/tools/1`", "two tools are named `get_order`"]);
     }
 
@@ -229,12 +205,7 @@ mod spec_errors {
             "s.yaml",
             &format!("name: t\nsystem_prompt: p\ntools: [{TOOL}]\nseed: [hi]\n"),
         );
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(
             &o,
             &["`/seed`", "unknown key `seed`", "did you mean `seeds`"],
@@ -244,22 +215,12 @@ mod spec_errors {
             "s.yaml",
             &format!("name: t\nsystem_prompt: p\ntools: [{TOOL}]\noptions: {{budgte: 3}}\n"),
         );
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(&o, &["`/options/budgte`", "did you mean `budget`"]);
         let tools =
             r#"[{"type": "function", "function": {"name": "a", "paramters": {"type": "object"}}}]"#;
         let p = write(dir.path(), "s.json", &spec_with_tools(tools));
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(
             &o,
             &["`/tools/0/function/paramters`", "did you mean `parameters`"],
@@ -280,24 +241,14 @@ mod spec_errors {
             "s.yaml",
             "name: t\nsystem_prompt: {file: policy.md}\ntools: {file: tools.json}\n",
         );
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(&o, &["tools.json", "`/1/name`"]);
         let p = write(
             dir.path(),
             "s2.yaml",
             "name: t\nsystem_prompt: {file: nope.md}\ntools: {file: tools.json}\n",
         );
-        let o = sparring()
-            .arg("simulate")
-            .arg(&p)
-            .args(["--agent", "true"])
-            .output()
-            .unwrap();
+        let o = simulate_spec(&p);
         assert_usage_error(&o, &["nope.md", "no such file"]);
     }
 
@@ -410,12 +361,17 @@ mod example {
         let report: Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(report["n_rows"], rows.len());
         let passed = rows.len() - failed.len();
-        let p = report["pass_at_1"].as_f64().unwrap();
+        let p = report["pass_at_1"]["value"].as_f64().unwrap();
         assert!(
             (p - passed as f64 / rows.len() as f64).abs() < 1e-9,
             "one row per task: pass@1 is the pass rate"
         );
-        assert!(report["by_tool"]["refund_order"]["pass_at_1"].is_number());
+        let ci = &report["pass_at_1"]["ci95"];
+        assert!(ci[0].as_f64().unwrap() <= p && p <= ci[1].as_f64().unwrap());
+        let category = &report["by_category"]["tool=refund_order"];
+        assert!(category["pass_at_1"]["value"].is_number());
+        assert!(category["n_tasks"].as_u64().unwrap() >= 1);
+        assert!(report["by_category"]["tier=seed"]["n_tasks"] == 2);
     }
 
     #[test]
@@ -620,7 +576,7 @@ mod report {
         let dir = tempfile::tempdir().unwrap();
         let p = write(dir.path(), "rows.jsonl", "{\"schema_version\": 1}\n");
         let o = sparring().arg("report").arg(&p).output().unwrap();
-        assert_usage_error(&o, &["rows.jsonl", "line 1", "not a sparring row"]);
+        assert_usage_error(&o, &["rows.jsonl", "line 1", "missing `task_id`"]);
         let p = write(dir.path(), "empty.jsonl", "");
         let o = sparring().arg("report").arg(&p).output().unwrap();
         assert_usage_error(&o, &["empty.jsonl", "no rows"]);
@@ -656,6 +612,282 @@ mod report {
         let p = write(dir.path(), "torn.jsonl", torn);
         let o = sparring().arg("report").arg(&p).output().unwrap();
         assert_usage_error(&o, &["line 3", "incomplete"]);
+    }
+}
+
+mod grading {
+    use super::*;
+
+    fn script(name: &str, mode: &str) -> String {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/agents")
+            .join(name);
+        format!("python3 {} {mode}", path.display())
+    }
+
+    /// An ungraded run of the example, shared by the grading tests.
+    fn ungraded_run(dir: &Path) -> PathBuf {
+        let out = dir.join("run");
+        let o = sparring()
+            .arg("simulate")
+            .arg(example_spec())
+            .args([
+                "--agent",
+                &example_agent(),
+                "--budget",
+                "12",
+                "--quiet",
+                "--out",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        out.join("rows.jsonl")
+    }
+
+    #[test]
+    fn conduct_grader_and_judge_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = ungraded_run(dir.path());
+        let rubric = write(
+            dir.path(),
+            "rubric.txt",
+            "Pass when the agent did what was asked.\n",
+        );
+        let out = dir.path().join("graded.jsonl");
+        let o = sparring()
+            .arg("grade")
+            .arg(&rows)
+            .args(["--grader", &script("grader.py", "ok")])
+            .args([
+                "--judge",
+                &format!("command:{}", script("judge.py", "strict")),
+            ])
+            .arg("--rubric")
+            .arg(&rubric)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let graded = read_rows(&out);
+        assert_eq!(graded.len(), 12);
+        assert_valid_rows(&graded);
+        for r in &graded {
+            let stages: Vec<&str> = r["grades"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|g| g["stage"].as_str().unwrap())
+                .collect();
+            assert_eq!(stages, ["conduct", "grader", "judge"]);
+            assert_eq!(r["reward"], 0.0, "the strict judge has the last word");
+            assert!(r["markers"]["messages"].is_number(), "grader markers kept");
+            assert!(r["markers"]["questions_asked"].is_number());
+            assert_eq!(r["judge_meta"]["rubric_hash"].as_str().unwrap().len(), 64);
+            assert!(r["conduct_checks"].is_object());
+        }
+        // Conduct alone (the default) fails some of the example's planted failures.
+        let out2 = dir.path().join("conduct.jsonl");
+        let o = sparring()
+            .arg("grade")
+            .arg(&rows)
+            .arg("-o")
+            .arg(&out2)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let conduct = read_rows(&out2);
+        assert_valid_rows(&conduct);
+        assert!(conduct.iter().any(|r| r["reward"] == 0.0));
+        assert!(conduct.iter().any(|r| r["reward"] == 1.0));
+    }
+
+    #[test]
+    fn grader_crashes_and_timeouts_cost_only_their_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = ungraded_run(dir.path());
+        for (mode, needle) in [
+            ("crash", "exited"),
+            ("slow", "did not answer within"),
+            ("garbage", "not JSON"),
+        ] {
+            let out = dir.path().join(format!("{mode}.jsonl"));
+            let o = sparring()
+                .arg("grade")
+                .arg(&rows)
+                .args([
+                    "--grader",
+                    &format!(
+                        "{} {}",
+                        script("grader.py", mode),
+                        dir.path().join(format!("{mode}.marker")).display()
+                    ),
+                    "--timeout",
+                    "2",
+                    "-o",
+                ])
+                .arg(&out)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{mode}: {}", stderr(&o));
+            let graded = read_rows(&out);
+            assert_eq!(graded.len(), 12);
+            assert_valid_rows(&graded);
+            let failed: Vec<&Value> = graded
+                .iter()
+                .filter(|r| r["grades"][1]["error"].is_string())
+                .collect();
+            assert_eq!(failed.len(), 1, "{mode}: exactly one row lost");
+            assert!(
+                failed[0]["grades"][1]["error"]
+                    .as_str()
+                    .unwrap()
+                    .contains(needle),
+                "{mode}"
+            );
+            assert!(failed[0]["reward"].is_null());
+            // The rows after it were graded by a fresh process.
+            assert!(graded[11]["grades"][1]["reward"].is_number(), "{mode}");
+            assert!(
+                stderr(&o).contains("could not grade 1 rows"),
+                "{mode}: {}",
+                stderr(&o)
+            );
+        }
+    }
+
+    #[test]
+    fn labels_attach_and_judge_trust() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows_file = ungraded_run(dir.path());
+        let rows = read_rows(&rows_file);
+        let labels: String = rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                serde_json::json!({"row_id": r["row_id"], "reward": i % 2}).to_string() + "\n"
+            })
+            .collect();
+        let labels = write(dir.path(), "labels.jsonl", &labels);
+        let out = dir.path().join("labelled.jsonl");
+        let o = sparring()
+            .args(["labels", "attach"])
+            .arg(&rows_file)
+            .arg(&labels)
+            .args(["--kind", "human", "--author", "ana", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let labelled = read_rows(&out);
+        assert_valid_rows(&labelled);
+        assert!(
+            labelled
+                .iter()
+                .all(|r| r["gold_author"] == "ana" && r["gold_kind"] == "human")
+        );
+        assert_eq!(labelled[1]["gold_reward"], 1.0);
+
+        // A label for a row that is not there is bad input.
+        let bad = write(
+            dir.path(),
+            "bad.jsonl",
+            "{\"row_id\": \"row_0000000000000000\", \"reward\": 1}\n",
+        );
+        let o = sparring()
+            .args(["labels", "attach"])
+            .arg(&rows_file)
+            .arg(&bad)
+            .args(["--kind", "human", "--author", "ana", "-o"])
+            .arg(dir.path().join("x.jsonl"))
+            .output()
+            .unwrap();
+        assert_usage_error(&o, &["row_0000000000000000", "not in"]);
+
+        let rubric = write(
+            dir.path(),
+            "rubric.txt",
+            "Pass when the agent did what was asked.\n",
+        );
+        let o = sparring()
+            .arg("judge-trust")
+            .arg(&out)
+            .args([
+                "--judge",
+                &format!("command:{}", script("judge.py", "gullible")),
+            ])
+            .arg("--rubric")
+            .arg(&rubric)
+            .args(["--probe-rows", "3", "--json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(report["gold_rows"], 12);
+        assert_eq!(report["halves"].as_array().unwrap().len(), 2);
+        assert_eq!(report["probes"].as_array().unwrap().len(), 12);
+        assert_eq!(report["wrongly_passed_by_probe"]["injection"], 1.0);
+        assert_eq!(report["wrongly_passed_by_probe"]["polite_padding"], 0.0);
+        assert!(stderr(&o).contains("injection"), "{}", stderr(&o));
+
+        // A judge that never gives a verdict leaves rows ungraded, not the run.
+        let o = sparring()
+            .arg("grade")
+            .arg(&out)
+            .args([
+                "--no-conduct",
+                "--judge",
+                &format!("command:{}", script("judge.py", "garbage")),
+            ])
+            .arg("--rubric")
+            .arg(&rubric)
+            .arg("-o")
+            .arg(dir.path().join("ungraded.jsonl"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let ungraded = read_rows(&dir.path().join("ungraded.jsonl"));
+        assert!(ungraded.iter().all(|r| r["reward"].is_null()));
+        assert!(
+            ungraded[0]["grades"][0]["error"]
+                .as_str()
+                .unwrap()
+                .contains("did not parse")
+        );
+    }
+
+    #[test]
+    fn bad_grading_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = ungraded_run(dir.path());
+        let o = sparring()
+            .arg("grade")
+            .arg(&rows)
+            .args(["--judge", "openai:gpt-4o", "--rubric"])
+            .arg(write(dir.path(), "r.txt", "criteria"))
+            .arg("-o")
+            .arg(dir.path().join("o.jsonl"))
+            .output()
+            .unwrap();
+        assert_usage_error(&o, &["openai:", "not built yet"]);
+        let o = sparring()
+            .arg("grade")
+            .arg(&rows)
+            .args(["--judge", "command:true", "-o"])
+            .arg(dir.path().join("o.jsonl"))
+            .output()
+            .unwrap();
+        assert_usage_error(&o, &["--rubric"]);
+        let o = sparring()
+            .arg("grade")
+            .arg(&rows)
+            .args(["--grader", "no-such-grader-xyz", "-o"])
+            .arg(dir.path().join("o.jsonl"))
+            .output()
+            .unwrap();
+        assert_usage_error(&o, &["no-such-grader-xyz", "not found"]);
     }
 }
 
@@ -699,6 +931,1137 @@ mod docs {
         }
         if let Some(items) = v.pointer("/properties/tool_calls/items") {
             collect(items, out);
+        }
+    }
+}
+
+mod grid {
+    use super::*;
+
+    #[test]
+    fn spec_grid_lists_axes_rules_and_covers_every_pair() {
+        let o = sparring()
+            .arg("grid")
+            .arg(example_spec())
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let g: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(g["pairs_covered"], g["pairs_planned"]);
+        assert!(g["rules"].as_array().unwrap().iter().any(|r| {
+            r["text"]
+                .as_str()
+                .unwrap()
+                .contains("confirm with the customer")
+        }));
+        assert_eq!(g["axes"]["stance"].as_array().unwrap().len(), 6);
+        // A tool without an id never meets a missing record.
+        let rows = g["rows"].as_array().unwrap();
+        assert!(
+            !rows
+                .iter()
+                .any(|r| r["tool"] == "none" && r["world_state"] != "exists")
+        );
+        assert_eq!(rows.len(), g["n_rows"].as_u64().unwrap() as usize);
+    }
+
+    #[test]
+    fn raw_levels_mode() {
+        let o = sparring()
+            .args(["grid", "--levels", "3^4", "--json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let g: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(g["n_rows"], 9, "3^4 has an optimal 9-row array");
+        assert_eq!(g["pairs_covered"], 54);
+        let o = sparring()
+            .args(["grid", "--levels", "3^x"])
+            .output()
+            .unwrap();
+        assert_usage_error(&o, &["--levels"]);
+        let o = sparring().args(["grid"]).output().unwrap();
+        assert_usage_error(&o, &["--levels"]);
+    }
+
+    #[test]
+    fn coverage_gap_names_untouched_tools_and_rules() {
+        let dir = tempfile::tempdir().unwrap();
+        let asks = write(
+            dir.path(),
+            "asks.txt",
+            "Please refund order #W1004, it broke.\nWhere is my order #W1002?\n",
+        );
+        let o = sparring()
+            .arg("coverage-gap")
+            .arg(example_spec())
+            .arg(&asks)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let g: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let tools: Vec<&str> = g["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap())
+            .collect();
+        assert!(
+            tools.contains(&"cancel_order") && tools.contains(&"update_shipping_address"),
+            "{tools:?}"
+        );
+        assert!(!tools.contains(&"refund_order"), "{tools:?}");
+        let empty = write(dir.path(), "empty.txt", "\n");
+        let o = sparring()
+            .arg("coverage-gap")
+            .arg(example_spec())
+            .arg(&empty)
+            .output()
+            .unwrap();
+        assert_usage_error(&o, &["empty.txt", "no asks"]);
+    }
+
+    #[test]
+    fn asks_prints_situations_with_their_phrasings() {
+        let o = sparring()
+            .arg("asks")
+            .arg(example_spec())
+            .args(["--n", "5", "--phrasings", "3", "--json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 5);
+        assert_eq!(
+            lines[0]["phrasings"][0],
+            "Hi, I was charged twice for order #W1004. Can you refund it?"
+        );
+        assert!(
+            lines
+                .iter()
+                .all(|l| l["phrasings"].as_array().unwrap().len() == 3)
+        );
+        assert!(lines[2]["situation"]["axes"]["stance"].is_string());
+    }
+}
+
+mod resume {
+    use super::*;
+    use std::collections::BTreeMap;
+    use std::io::Write as _;
+
+    fn slow_agent() -> String {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/slow.py");
+        format!("python3 {}", script.display())
+    }
+
+    fn simulate_into(out: &Path, resume: bool) -> Command {
+        let mut c = sparring();
+        c.arg("simulate")
+            .arg(example_spec())
+            .args([
+                "--agent",
+                &slow_agent(),
+                "--repeats",
+                "2",
+                "--concurrency",
+                "4",
+                "--grade",
+                "--out",
+            ])
+            .arg(out);
+        if resume {
+            c.arg("--resume");
+        }
+        c
+    }
+
+    #[test]
+    fn a_killed_run_resumes_without_duplicates() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let mut child = simulate_into(&out, false)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let rows_path = out.join("rows.jsonl");
+        let started = std::time::Instant::now();
+        loop {
+            let n = std::fs::read_to_string(&rows_path).map_or(0, |t| t.lines().count());
+            if n >= 12 {
+                break;
+            }
+            assert!(
+                started.elapsed().as_secs() < 60,
+                "the run never wrote 12 rows"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        child.kill().unwrap(); // SIGKILL: no chance to clean up
+        child.wait().unwrap();
+        let before = read_rows(&rows_path).len();
+        // A row torn in the middle of its write, as a kill can leave it.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&rows_path)
+            .unwrap();
+        f.write_all(b"{\"schema_version\": 1, \"row_id\": \"row_")
+            .unwrap();
+        drop(f);
+
+        let o = simulate_into(&out, true).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stderr(&o).contains("repaired"), "{}", stderr(&o));
+        let rows = read_rows(&rows_path);
+        assert_valid_rows(&rows);
+        assert!(rows.len() > before);
+        let mut per_task: BTreeMap<String, u32> = BTreeMap::new();
+        for r in &rows {
+            *per_task
+                .entry(r["task_id"].as_str().unwrap().to_owned())
+                .or_default() += 1;
+        }
+        assert!(
+            per_task.values().all(|n| *n == 2),
+            "every task exactly k=2 times: {per_task:?}"
+        );
+        let ids: std::collections::BTreeSet<&str> =
+            rows.iter().map(|r| r["row_id"].as_str().unwrap()).collect();
+        assert_eq!(ids.len(), rows.len(), "no row twice");
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        assert_eq!(summary["counts"]["rows"], rows.len());
+        assert_eq!(summary["stopped_because"], "situations_exhausted");
+
+        // Resuming a finished run runs nothing more.
+        let o = simulate_into(&out, true).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(read_rows(&rows_path).len(), rows.len());
+    }
+
+    #[test]
+    fn resume_refuses_another_run_or_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let o = simulate_into(&out, true).output().unwrap();
+        assert_usage_error(&o, &["nothing to resume"]);
+        let o = sparring()
+            .arg("simulate")
+            .arg(example_spec())
+            .args(["--agent", &slow_agent(), "--budget", "2", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = simulate_into(&out, true).output().unwrap();
+        assert_usage_error(&o, &["holds rows of run", "same spec and options"]);
+    }
+}
+
+#[test]
+fn world_answers_lines_with_shared_memory_and_explains() {
+    use std::io::Write as _;
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/support-desk/spec.yaml");
+    let mut child = sparring()
+        .args(["world", spec.to_str().unwrap(), "--seed", "3"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = [
+        r##"{"tool": "cancel_order", "arguments": {"order_id": "#W1001"}}"##,
+        r##"{"tool": "get_order", "arguments": {"order_id": "#W1001"}}"##,
+        r##"{"tool": "cancel_order", "arguments": {"order_id": "#W1001"}}"##,
+        r#"{"tool": "get_order", "arguments": {"order_id": "<order_id>"}}"#,
+        r#"{"tool": "get_order", "arguments": {}}"#,
+        r##"{"tool": "get_order", "arguments": {"order_id": "#W9999"}}"##,
+        r#"{"tool": "nope"}"#,
+        "not json",
+    ]
+    .join("\n");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 8);
+    assert_eq!(lines[0]["ok"], true);
+    assert_eq!(lines[1]["result"]["status"], "cancelled");
+    let kinds: Vec<&str> = lines[2..]
+        .iter()
+        .map(|l| l["error"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "refused",
+            "refused",
+            "invalid_arguments",
+            "not_found",
+            "unknown_tool",
+            "invalid_arguments"
+        ]
+    );
+    let explain = sparring()
+        .args(["world", spec.to_str().unwrap(), "--explain"])
+        .output()
+        .unwrap();
+    assert!(explain.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&explain.stdout).unwrap();
+    assert_eq!(doc["entities"]["orders"]["records"]["from"], "fixtures");
+    let cancel = doc["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "cancel_order")
+        .unwrap();
+    assert_eq!(cancel["operation"]["kind"], "state_change");
+    assert_eq!(cancel["id_param"], "order_id");
+    let bad = sparring().args(["world", "nope.yaml"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+/// The scoring commands over hand-written rows, with hand-computed figures.
+// Figures that are exact (p-values from enumeration, constant differences)
+// are compared exactly; short names mirror the JSON they read.
+#[allow(clippy::float_cmp, clippy::many_single_char_names)]
+mod score {
+    use super::*;
+    use serde_json::json;
+
+    const EPS: f64 = 1e-12;
+
+    /// A minimal row: only what the line says, plus `extra` merged in.
+    fn row(task: &str, reward: Option<f64>, extra: &Value) -> String {
+        let mut r = json!({"task_id": task, "reward": reward});
+        if let Some(map) = extra.as_object() {
+            for (k, v) in map {
+                r[k] = v.clone();
+            }
+        }
+        r.to_string()
+    }
+
+    fn rows_file(dir: &Path, name: &str, lines: &[String]) -> PathBuf {
+        write(dir, name, &(lines.join("\n") + "\n"))
+    }
+
+    fn json_of(o: &Output) -> Value {
+        assert!(o.status.success(), "{}", stderr(o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    }
+
+    fn f(v: &Value) -> f64 {
+        v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+    }
+
+    /// Task a: 2 of 4 pass (tool x, ordinary); b: 4 of 4 (tool y, seed);
+    /// c: 0 of 1 (tool x); d: one ungraded row.
+    fn report_fixture(dir: &Path) -> PathBuf {
+        let x = json!({"situation": {"axes": {"tool": "x"}, "tier": "ordinary"}, "ended_by": "agent_done"});
+        let y = json!({"situation": {"axes": {"tool": "y"}, "tier": "seed"}});
+        let fail =
+            json!({"situation": {"axes": {"tool": "x"}}, "failure_class": "claimed_without_call"});
+        let mut lines = Vec::new();
+        for r in [1.0, 0.0, 1.0, 0.0] {
+            lines.push(row("a", Some(r), &x));
+        }
+        for _ in 0..4 {
+            lines.push(row("b", Some(1.0), &y));
+        }
+        lines.push(row("c", Some(0.0), &fail));
+        lines.push(row("d", None, &x));
+        rows_file(dir, "rows.jsonl", &lines)
+    }
+
+    #[test]
+    fn report_json_contract_with_hand_computed_figures() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = report_fixture(dir.path());
+        let run = |extra: &[&str]| {
+            sparring()
+                .arg("report")
+                .arg(&p)
+                .arg("--json")
+                .args(extra)
+                .output()
+                .unwrap()
+        };
+        let r = json_of(&run(&[]));
+        assert_eq!(r["n_rows"], 10);
+        assert_eq!(r["n_tasks"], 4);
+        assert_eq!(r["n_ungraded"], 1);
+        // pass@1 = mean(2/4, 4/4, 0/1).
+        assert!((f(&r["pass_at_1"]["value"]) - 0.5).abs() < EPS);
+        let (lo, hi) = (f(&r["pass_at_1"]["ci95"][0]), f(&r["pass_at_1"]["ci95"][1]));
+        assert!((0.0..=0.5).contains(&lo) && (0.5..=1.0).contains(&hi) && lo < hi);
+        // Default k = 1, 2, 4. pass@2: a 1 − C(2,2)/C(4,2) = 5/6, b 1.
+        // pass^2: a C(2,2)/C(4,2) = 1/6, b 1. pass@4: 1, 1; pass^4: 0, 1.
+        assert!((f(&r["pass_at_k"]["1"]) - 0.5).abs() < EPS);
+        assert!((f(&r["pass_at_k"]["2"]) - 11.0 / 12.0).abs() < EPS);
+        assert!((f(&r["pass_hat_k"]["2"]) - 7.0 / 12.0).abs() < EPS);
+        assert!((f(&r["pass_at_k"]["4"]) - 1.0).abs() < EPS);
+        assert!((f(&r["pass_hat_k"]["4"]) - 0.5).abs() < EPS);
+        assert_eq!(r["tasks_at_k"], json!({"1": 3, "2": 2, "4": 2}));
+        // tool=x holds a (2/4) and c (0/1); d is ungraded.
+        let x = &r["by_category"]["tool=x"];
+        assert_eq!(x["n_tasks"], 2);
+        assert!((f(&x["pass_at_1"]["value"]) - 0.25).abs() < EPS);
+        let y = &r["by_category"]["tool=y"];
+        assert_eq!(y["pass_at_1"], json!({"value": 1.0, "ci95": [1.0, 1.0]}));
+        assert_eq!(r["by_category"]["tier=seed"]["n_tasks"], 1);
+        assert_eq!(r["by_category"]["tier=ordinary"]["n_tasks"], 1);
+        assert_eq!(
+            r["failures"],
+            json!({"claimed_without_call": 1, "unspecified": 2})
+        );
+        assert_eq!(r["ended_by"]["agent_done"], 5);
+
+        // Seeded: the same seed gives the same bytes.
+        assert_eq!(run(&["--seed", "7"]).stdout, run(&["--seed", "7"]).stdout);
+        // Other k.
+        let r = json_of(&run(&["--k", "3"]));
+        assert_eq!(r["tasks_at_k"], json!({"3": 2}));
+        assert!((f(&r["pass_hat_k"]["3"]) - 0.5).abs() < EPS);
+        // No task has 9 graded rows.
+        let r = json_of(&run(&["--k", "9"]));
+        assert_eq!(r["pass_at_k"]["9"], Value::Null);
+        assert_eq!(run(&["--k", "0"]).status.code(), Some(2));
+
+        // The table.
+        let o = sparring().arg("report").arg(&p).output().unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.contains("pass@1 50.0% ["), "{text}");
+        assert!(text.contains("tool=x"), "{text}");
+        assert!(text.contains("failures: claimed_without_call 1"), "{text}");
+    }
+
+    #[test]
+    fn bad_rows_are_one_line_errors_naming_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = row("a", Some(1.0), &json!({}));
+        let cases: [(&str, String, &[&str]); 4] = [
+            (
+                "no_task.jsonl",
+                format!("{ok}\n{{\"reward\": 1}}\n"),
+                &["no_task.jsonl", "line 2", "missing `task_id`"],
+            ),
+            (
+                "text_reward.jsonl",
+                format!("{ok}\n\n{}\n", json!({"task_id": "a", "reward": "yes"})),
+                &["text_reward.jsonl", "line 3", "`reward` must be a number"],
+            ),
+            ("empty.jsonl", String::new(), &["empty.jsonl", "no rows"]),
+            (
+                "not_json.jsonl",
+                format!("{ok}\nnope\n"),
+                &["not_json.jsonl", "line 2", "not JSON"],
+            ),
+        ];
+        for (name, text, needles) in cases {
+            let p = write(dir.path(), name, &text);
+            for command in ["report", "hack-scan", "eval-variance"] {
+                let o = sparring().arg(command).arg(&p).output().unwrap();
+                assert_usage_error(&o, needles);
+            }
+            let good = write(dir.path(), "good.jsonl", &ok);
+            let o = sparring().arg("delta").arg(&good).arg(&p).output().unwrap();
+            assert_usage_error(&o, needles);
+        }
+        // Other tools' rows: only task_id and reward, integer ids, no reward.
+        let p = write(
+            dir.path(),
+            "foreign.jsonl",
+            "{\"task_id\": 1, \"reward\": 1}\n{\"task_id\": 1, \"reward\": null, \"extra\": [1]}\n",
+        );
+        let r = json_of(
+            &sparring()
+                .arg("report")
+                .arg(&p)
+                .arg("--json")
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(r["n_ungraded"], 1);
+        assert_eq!(r["by_category"], json!({}));
+    }
+
+    /// BEFORE: a 0/2, b 1/2, c 1/1, e (only before). AFTER: a 1/1, b 2/2,
+    /// c 1/1, f (only after). Markers: `politeness` falls by 2 on every
+    /// task, `speed` rises by 1.
+    fn delta_fixture(dir: &Path) -> (PathBuf, PathBuf) {
+        let m = |tool: &str, politeness: f64, speed: f64| {
+            json!({"situation": {"axes": {"tool": tool}, "tier": "ordinary"},
+                   "markers": {"politeness": politeness, "speed": speed, "note": "not a number"}})
+        };
+        let before = [
+            row("a", Some(0.0), &m("x", 5.0, 1.0)),
+            row("a", Some(0.0), &m("x", 5.0, 1.0)),
+            row("b", Some(1.0), &m("y", 5.0, 1.0)),
+            row("b", Some(0.0), &m("y", 5.0, 1.0)),
+            row("c", Some(1.0), &m("y", 5.0, 1.0)),
+            row("e", Some(1.0), &m("y", 5.0, 1.0)),
+        ];
+        let after = [
+            row("a", Some(1.0), &m("x", 3.0, 2.0)),
+            row("b", Some(1.0), &m("y", 3.0, 2.0)),
+            row("b", Some(1.0), &m("y", 3.0, 2.0)),
+            row("c", Some(1.0), &m("y", 3.0, 2.0)),
+            row("f", Some(0.0), &m("y", 3.0, 2.0)),
+        ];
+        (
+            rows_file(dir, "before.jsonl", &before),
+            rows_file(dir, "after.jsonl", &after),
+        )
+    }
+
+    #[test]
+    fn delta_json_contract_and_must_not_regress() {
+        let dir = tempfile::tempdir().unwrap();
+        let (before, after) = delta_fixture(dir.path());
+        let run = |extra: &[&str]| {
+            sparring()
+                .arg("delta")
+                .arg(&before)
+                .arg(&after)
+                .arg("--json")
+                .args(extra)
+                .output()
+                .unwrap()
+        };
+        let d = json_of(&run(&[]));
+        assert_eq!(d["n_paired"], 3);
+        assert_eq!(d["n_unpaired"], 2);
+        // Differences 1, 0.5, 0.
+        assert!((f(&d["before"]) - 0.5).abs() < EPS);
+        assert!((f(&d["after"]) - 1.0).abs() < EPS);
+        assert!((f(&d["delta"]) - 0.5).abs() < EPS);
+        // Two non-zero differences: ±1 ± 0.5; |sum| ≥ 1.5 in 2 of 4.
+        assert_eq!(f(&d["p_value"]), 0.5);
+        // All three resampled as 0 has chance 1/27 > 2.5 %: lo is 0.
+        assert_eq!(f(&d["ci95"][0]), 0.0);
+        assert!(f(&d["ci95"][1]) <= 1.0);
+        assert_eq!(d["verdict"], "inconclusive");
+        let x = &d["by_category"]["tool=x"];
+        assert_eq!(x["n_paired"], 1);
+        assert_eq!(f(&x["delta"]), 1.0);
+        assert_eq!(x["ci95"], json!([1.0, 1.0]));
+        assert_eq!(f(&x["p_value"]), 1.0, "one flip of one difference");
+        assert_eq!(d["by_category"]["tier=ordinary"]["n_paired"], 3);
+        let pol = &d["markers"]["politeness"];
+        assert_eq!(f(&pol["delta"]), -2.0);
+        assert_eq!(pol["ci95"], json!([-2.0, -2.0]));
+        assert_eq!(pol["must_not_regress"], false);
+        assert_eq!(pol["failed"], false);
+        assert!(d["markers"].get("note").is_none(), "non-numeric marker");
+
+        // Guarded: politeness regresses, so exit 1 naming it; speed passes.
+        let o = run(&[
+            "--must-not-regress",
+            "politeness",
+            "--must-not-regress",
+            "speed",
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let d: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(d["markers"]["politeness"]["failed"], true);
+        assert_eq!(d["markers"]["speed"]["must_not_regress"], true);
+        assert_eq!(d["markers"]["speed"]["failed"], false);
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("must-not-regress") && err.contains("`politeness`"),
+            "{err}"
+        );
+        assert!(!err.contains("speed"), "{err}");
+        assert_eq!(run(&["--must-not-regress", "speed"]).status.code(), Some(0));
+
+        // A guard on a marker no row carries is bad input.
+        assert_usage_error(
+            &run(&["--must-not-regress", "kindness"]),
+            &["kindness", "politeness, speed"],
+        );
+        // No task in common.
+        let other = rows_file(
+            dir.path(),
+            "other.jsonl",
+            &[row("z", Some(1.0), &json!({}))],
+        );
+        let o = sparring()
+            .arg("delta")
+            .arg(&before)
+            .arg(&other)
+            .output()
+            .unwrap();
+        assert_usage_error(&o, &["no graded task in common", "other.jsonl"]);
+        // The table says the verdict.
+        let o = sparring()
+            .arg("delta")
+            .arg(&before)
+            .arg(&after)
+            .output()
+            .unwrap();
+        assert!(String::from_utf8_lossy(&o.stdout).contains("inconclusive"));
+    }
+
+    #[test]
+    fn delta_verdict_improved_when_the_interval_clears_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let tasks: Vec<String> = (0..30).map(|i| format!("t{i}")).collect();
+        let before: Vec<String> = tasks
+            .iter()
+            .map(|t| row(t, Some(0.0), &json!({})))
+            .collect();
+        let after: Vec<String> = tasks
+            .iter()
+            .map(|t| row(t, Some(1.0), &json!({})))
+            .collect();
+        let b = rows_file(dir.path(), "b.jsonl", &before);
+        let a = rows_file(dir.path(), "a.jsonl", &after);
+        let d = json_of(
+            &sparring()
+                .arg("delta")
+                .arg(&b)
+                .arg(&a)
+                .arg("--json")
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(d["verdict"], "improved");
+        // 30 non-zero differences: Monte Carlo, p = (1 + 2·~0) / (1 + 100,000).
+        assert!(f(&d["p_value"]) < 1e-4);
+        let d = json_of(
+            &sparring()
+                .arg("delta")
+                .arg(&a)
+                .arg(&b)
+                .arg("--json")
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(d["verdict"], "regressed");
+    }
+
+    #[test]
+    fn judge_agreement_json_contract() {
+        let dir = tempfile::tempdir().unwrap();
+        // Judge (reward) T T F T F against gold T F F T T on r1..r5.
+        let judge = [1.0, 1.0, 0.0, 1.0, 0.0];
+        let mut lines: Vec<String> = judge
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| row("t", Some(r), &json!({"row_id": format!("r{}", i + 1)})))
+            .collect();
+        lines.push(row("t", None, &json!({"row_id": "r6"})));
+        let rows = rows_file(dir.path(), "rows.jsonl", &lines);
+        let labels = write(
+            dir.path(),
+            "labels.jsonl",
+            &[
+                json!({"row_id": "r1", "label": true, "author": "ann"}),
+                json!({"row_id": "r2", "label": "fail", "author": "ann"}),
+                json!({"row_id": "r3", "label": 0, "author": "bo"}),
+                json!({"row_id": "r4", "label": 1.0, "author": "bo"}),
+                json!({"row_id": "r5", "label": "pass", "author": "bo"}),
+                json!({"row_id": "r1", "label": false}),
+                json!({"row_id": "r9", "label": true, "author": "ann"}),
+                json!({"row_id": "r6", "label": true, "author": "ann"}),
+            ]
+            .map(|v| v.to_string())
+            .join("\n"),
+        );
+        let run = |labels: &Path| {
+            sparring()
+                .arg("judge-agreement")
+                .arg(&rows)
+                .arg("--labels")
+                .arg(labels)
+                .arg("--json")
+                .output()
+                .unwrap()
+        };
+        let j = json_of(&run(&labels));
+        assert_eq!(j["n"], 5);
+        assert!((f(&j["agreement"]) - 0.6).abs() < EPS);
+        // statsmodels proportion_confint(3, 5, method="wilson").
+        assert!((f(&j["agreement_ci95"][0]) - 0.230_724_281_276_012_9).abs() < 1e-9);
+        assert!((f(&j["agreement_ci95"][1]) - 0.882_379_225_767_352_2).abs() < 1e-9);
+        // p_o = 0.6, p_e = 0.6·0.6 + 0.4·0.4 = 0.52: kappa = 0.08 / 0.48.
+        assert!((f(&j["kappa"]) - 1.0 / 6.0).abs() < 1e-9);
+        // Gold fails r2 (judge passed) and r3 (judge failed).
+        assert!((f(&j["pass_when_gold_fail"]) - 0.5).abs() < EPS);
+        assert_eq!(j["unmeasured"], 1);
+        assert_eq!(j["unmatched"], 1);
+        assert_eq!(j["ungraded"], 1);
+        assert_eq!(j["authors"], json!({"ann": 2, "bo": 3}));
+
+        let bad = write(
+            dir.path(),
+            "bad.jsonl",
+            &format!(
+                "{}\n{}\n",
+                json!({"row_id": "r1", "label": true, "author": "a"}),
+                json!({"row_id": "r2", "label": "maybe"})
+            ),
+        );
+        assert_usage_error(&run(&bad), &["bad.jsonl", "line 2", "`label` must be"]);
+        let unsigned = write(
+            dir.path(),
+            "unsigned.jsonl",
+            &json!({"row_id": "r1", "label": true}).to_string(),
+        );
+        assert_usage_error(&run(&unsigned), &["no authored label", "1 unmeasured"]);
+        let twice = write(
+            dir.path(),
+            "twice.jsonl",
+            &format!(
+                "{}\n{}\n",
+                json!({"row_id": "r1", "label": true, "author": "a"}),
+                json!({"row_id": "r1", "label": false, "author": "b"})
+            ),
+        );
+        assert_usage_error(&run(&twice), &["twice.jsonl", "line 2", "second label"]);
+        let empty = write(dir.path(), "empty_labels.jsonl", "\n");
+        assert_usage_error(&run(&empty), &["empty_labels.jsonl", "no labels"]);
+    }
+
+    #[test]
+    fn hack_scan_flags_a_feature_that_tracks_reward_within_tasks() {
+        let dir = tempfile::tempdir().unwrap();
+        let reply = |chars: usize| {
+            json!({"messages": [
+                {"role": "user", "content": "help"},
+                {"role": "assistant", "content": "x".repeat(chars)}
+            ]})
+        };
+        let mut lines = Vec::new();
+        // 12 tasks × 6 rows, 3 passing and 3 failing in each: passing
+        // replies are long, failing ones short; the lengths vary a little.
+        for t in 0..12 {
+            for i in 0..6 {
+                let pass = i % 2 == 0;
+                let chars = if pass { 200 + 7 * i + t } else { 40 + 5 * i };
+                lines.push(row(
+                    &format!("t{t}"),
+                    Some(f64::from(u8::from(pass))),
+                    &reply(chars),
+                ));
+            }
+        }
+        let p = rows_file(dir.path(), "rows.jsonl", &lines);
+        let h = json_of(
+            &sparring()
+                .arg("hack-scan")
+                .arg(&p)
+                .arg("--json")
+                .output()
+                .unwrap(),
+        );
+        // Each task: rewards 0/1 half and half, mean 0.5 everywhere.
+        assert!((f(&h["within_task_var"]) - 0.25).abs() < EPS);
+        assert!(f(&h["between_task_var"]).abs() < EPS);
+        let floor = f(&h["floor"]);
+        let features = h["features"].as_array().unwrap();
+        let get = |name: &str| features.iter().find(|x| x["name"] == name).unwrap();
+        assert!(f(&get("reply_chars")["corr"]) > 0.9);
+        assert!(f(&get("reply_chars")["corr"]) > floor && floor > 0.0);
+        assert_eq!(get("reply_chars")["flagged"], true);
+        assert_eq!(get("tool_calls")["corr"], 0.0);
+        assert_eq!(get("tool_calls")["flagged"], false);
+        assert_eq!(get("turns")["flagged"], false);
+        assert_eq!(features.len(), 8);
+
+        let ungraded = rows_file(dir.path(), "ungraded.jsonl", &[row("a", None, &json!({}))]);
+        let o = sparring().arg("hack-scan").arg(&ungraded).output().unwrap();
+        assert_usage_error(&o, &["ungraded.jsonl", "no graded row"]);
+    }
+
+    #[test]
+    fn eval_variance_per_eval_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |r: u64| json!({"lineage": {"eval_run": r}});
+        let mut lines = Vec::new();
+        // Runs 0, 1, 2 over tasks a and b: pass@1 0.5, 0.75, 1.0.
+        for (r, a, b) in [
+            (0, [1.0, 0.0], [1.0, 0.0]),
+            (1, [1.0, 1.0], [1.0, 0.0]),
+            (2, [1.0, 1.0], [1.0, 1.0]),
+        ] {
+            for x in a {
+                lines.push(row("a", Some(x), &run(r)));
+            }
+            for x in b {
+                lines.push(row("b", Some(x), &run(r)));
+            }
+        }
+        lines.push(row("a", None, &run(3)));
+        let p = rows_file(dir.path(), "rows.jsonl", &lines);
+        let v = json_of(
+            &sparring()
+                .arg("eval-variance")
+                .arg(&p)
+                .arg("--json")
+                .output()
+                .unwrap(),
+        );
+        let runs = v["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 3, "run 3 has no graded row");
+        assert_eq!(runs[1]["eval_run"], 1);
+        assert!((f(&runs[1]["pass_at_1"]) - 0.75).abs() < EPS);
+        assert!((f(&v["mean"]) - 0.75).abs() < EPS);
+        assert!((f(&v["std"]) - 0.25).abs() < EPS);
+        // One run: no spread.
+        let one = rows_file(dir.path(), "one.jsonl", &lines[..4]);
+        let v = json_of(
+            &sparring()
+                .arg("eval-variance")
+                .arg(&one)
+                .arg("--json")
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(v["std"], Value::Null);
+    }
+
+    /// The issue's end-to-end check on a simulated run with repeats.
+    #[test]
+    fn simulated_run_report_order_and_self_delta() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        let o = sparring()
+            .arg("simulate")
+            .arg(example_spec())
+            .args([
+                "--agent",
+                &example_agent(),
+                "--grade",
+                "--repeats",
+                "4",
+                "--out",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r = json_of(
+            &sparring()
+                .arg("report")
+                .arg(&out)
+                .arg("--json")
+                .output()
+                .unwrap(),
+        );
+        let p1 = f(&r["pass_at_1"]["value"]);
+        assert!(p1 > 0.0 && p1 < 1.0, "{p1}");
+        for k in ["1", "2", "4"] {
+            let at = f(&r["pass_at_k"][k]);
+            let hat = f(&r["pass_hat_k"][k]);
+            assert!(at + EPS >= p1 && p1 + EPS >= hat, "k={k}: {at} {p1} {hat}");
+            assert_eq!(r["tasks_at_k"][k], r["n_tasks"], "every task ran 4 times");
+        }
+        let d = json_of(
+            &sparring()
+                .arg("delta")
+                .arg(&out)
+                .arg(&out)
+                .arg("--json")
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(d["delta"], 0.0);
+        assert_eq!(d["ci95"], json!([0.0, 0.0]));
+        assert_eq!(d["p_value"], 1.0);
+        assert_eq!(d["verdict"], "inconclusive");
+        assert_eq!(d["n_paired"], r["n_tasks"]);
+        assert_eq!(d["n_unpaired"], 0);
+        let h = json_of(
+            &sparring()
+                .arg("hack-scan")
+                .arg(&out)
+                .arg("--json")
+                .output()
+                .unwrap(),
+        );
+        let total = f(&h["within_task_var"]) + f(&h["between_task_var"]);
+        assert!(
+            (total - p1 * (1.0 - p1)).abs() < 1e-9,
+            "0/1 rewards, equal repeats"
+        );
+        let v = json_of(
+            &sparring()
+                .arg("eval-variance")
+                .arg(&out)
+                .arg("--json")
+                .output()
+                .unwrap(),
+        );
+        assert!((f(&v["mean"]) - p1).abs() < 1e-12);
+    }
+}
+
+/// `--agent openai:…` and `anthropic:…` against the testkit's fake server,
+/// run in this process while the binary talks to it.
+mod models {
+    use super::*;
+    use sparring_testkit::fake_llm::{Behaviour, FakeLlm, FakeOptions};
+
+    const KEY: &str = "sk-cli-test-7f3a91b2c4";
+
+    struct Fake {
+        server: FakeLlm,
+        _runtime: tokio::runtime::Runtime,
+    }
+
+    fn fake(options: FakeOptions) -> Fake {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = runtime.block_on(FakeLlm::with(options)).unwrap();
+        Fake {
+            server,
+            _runtime: runtime,
+        }
+    }
+
+    fn simulate(agent: &str, out: &Path, extra: &[&str]) -> Output {
+        sparring()
+            .arg("simulate")
+            .arg(example_spec())
+            .args(["--agent", agent, "--out"])
+            .arg(out)
+            .args(extra)
+            .env("SPARRING_TEST_KEY", KEY)
+            .env("ANTHROPIC_API_KEY", KEY)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .output()
+            .unwrap()
+    }
+
+    #[test]
+    fn openai_agent_runs_the_tool_loop_and_records_sampling() {
+        let f = fake(FakeOptions {
+            record: true,
+            ..FakeOptions::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let agent = format!(
+            "openai:fake-model@{}#key=SPARRING_TEST_KEY",
+            f.server.base_url()
+        );
+        let o = simulate(
+            &agent,
+            &out,
+            &[
+                "--budget",
+                "6",
+                "--temperature",
+                "0.4",
+                "--max-tokens",
+                "200",
+                "--logprobs",
+                "--grade",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_eq!(rows.len(), 6);
+        assert_valid_rows(&rows);
+        for row in &rows {
+            assert_eq!(row["ended_by"], "agent_done", "{row}");
+            // The fake calls the first tool, gets the world's answer, replies.
+            assert_eq!(
+                row["messages"][2]["tool_calls"].as_array().unwrap().len(),
+                1
+            );
+            assert_eq!(row["messages"][3]["role"], "tool");
+            assert_eq!(row["sampling"]["temperature"], 0.4);
+            assert_eq!(row["sampling"]["max_tokens"], 200);
+            assert_eq!(row["sampling"]["model"], "fake-model");
+            let turns = row["logprobs"].as_array().unwrap();
+            assert_eq!(turns.len(), 2, "one entry per agent request");
+            assert_eq!(turns[1]["tokens"], 1);
+            assert_eq!(turns[1]["policy_version"], "fp_fake");
+            assert!(
+                row["model_version"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("openai:fake-model@http://127.0.0.1:")
+            );
+        }
+        assert_eq!(f.server.count(), 12);
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        assert_eq!(summary["options"]["temperature"], 0.4);
+        assert_eq!(summary["options"]["logprobs"], true);
+        assert_eq!(summary["options"]["retries"], 5);
+    }
+
+    #[test]
+    fn backend_errors_end_rows_and_the_run_goes_on_without_leaking_the_key() {
+        let f = fake(FakeOptions {
+            behaviour: Behaviour::EchoKey(500),
+            ..FakeOptions::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let agent = format!(
+            "openai:fake-model@{}#key=SPARRING_TEST_KEY",
+            f.server.base_url()
+        );
+        let o = simulate(&agent, &out, &["--budget", "5", "--retries", "1"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_eq!(rows.len(), 5, "every row recorded, the run went on");
+        assert_valid_rows(&rows);
+        for row in &rows {
+            assert_eq!(row["ended_by"], "backend_error");
+            let e = row["error"].as_str().unwrap();
+            assert!(
+                e.contains("HTTP 500") && e.contains("gave up after 2 attempts"),
+                "{e}"
+            );
+            assert!(e.contains("Bearer ***"), "{e}");
+        }
+        assert_eq!(f.server.count(), 10);
+        // Grep every output for the key.
+        for file in ["rows.jsonl", "run.json", "run.log"] {
+            let text = std::fs::read_to_string(out.join(file)).unwrap();
+            assert!(!text.contains(KEY), "the key leaked into {file}");
+        }
+        assert!(!stderr(&o).contains(KEY));
+        assert!(!String::from_utf8_lossy(&o.stdout).contains(KEY));
+    }
+
+    #[test]
+    fn anthropic_agent_runs() {
+        let f = fake(FakeOptions::default());
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let agent = format!("anthropic:claude-fake@{}", f.server.base_url());
+        let o = simulate(&agent, &out, &["--budget", "4"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_eq!(rows.len(), 4);
+        assert_valid_rows(&rows);
+        for row in &rows {
+            assert_eq!(row["ended_by"], "agent_done", "{row}");
+            assert_eq!(row["sampling"]["backend"], "anthropic");
+            assert_eq!(row["sampling"]["max_tokens"], 1024);
+            assert!(
+                row["messages"][2]["tool_calls"][0]["id"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("toolu_")
+            );
+        }
+        for file in ["rows.jsonl", "run.json", "run.log"] {
+            let text = std::fs::read_to_string(out.join(file)).unwrap();
+            assert!(!text.contains(KEY), "the key leaked into {file}");
+        }
+    }
+
+    #[test]
+    fn command_agents_warn_about_model_options() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let o = simulate(
+            &example_agent(),
+            &out,
+            &["--budget", "2", "--temperature", "0.5"],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("`temperature` only apply to model agents"),
+            "{}",
+            stderr(&o)
+        );
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        assert!(
+            summary["warnings"][0]
+                .as_str()
+                .unwrap()
+                .contains("temperature")
+        );
+    }
+
+    #[test]
+    fn bad_model_input_is_refused_before_any_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let cases: &[(&[&str], &[&str])] = &[
+            (
+                &["--agent", "openai:gpt-4o"],
+                &["`OPENAI_API_KEY` is not set"],
+            ),
+            (
+                &["--agent", "openai:m@http://127.0.0.1:9/v1#key=NOPE_UNSET"],
+                &["`NOPE_UNSET` is not set"],
+            ),
+            (&["--agent", "opneai:gpt-4o"], &["did you mean `openai:`"]),
+            (
+                &[
+                    "--agent",
+                    "openai:m@http://127.0.0.1:9/v1",
+                    "--temperature",
+                    "3",
+                ],
+                &["--temperature 3", "from 0 to 2"],
+            ),
+            (
+                &["--agent", "openai:m@http://127.0.0.1:9/v1", "--top-p", "0"],
+                &["--top-p"],
+            ),
+            (
+                &[
+                    "--agent",
+                    "openai:m@http://127.0.0.1:9/v1",
+                    "--top-logprobs",
+                    "3",
+                ],
+                &["needs `logprobs`"],
+            ),
+            (
+                &["--agent", "openai:m@http://127.0.0.1:9/v1", "--rpm", "0"],
+                &["--rpm must be at least 1"],
+            ),
+            (
+                &["--agent", "anthropic:c@http://127.0.0.1:9/v1", "--logprobs"],
+                &["no log-probabilities"],
+            ),
+        ];
+        for (args, needles) in cases {
+            let o = sparring()
+                .arg("simulate")
+                .arg(example_spec())
+                .args(*args)
+                .arg("--out")
+                .arg(&out)
+                .env_remove("OPENAI_API_KEY")
+                .env_remove("OPENAI_BASE_URL")
+                .env("ANTHROPIC_API_KEY", KEY)
+                .output()
+                .unwrap();
+            assert_usage_error(&o, needles);
+            assert!(!out.exists(), "{args:?} wrote files");
         }
     }
 }

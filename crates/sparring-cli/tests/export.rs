@@ -63,6 +63,8 @@ fn every_format_keeps_row_id_task_id_and_reward() {
         "all",
         "-o",
         out.to_str().unwrap(),
+        "--holdout-fraction",
+        "0",
         "--json",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -87,9 +89,11 @@ fn every_format_keeps_row_id_task_id_and_reward() {
         }
     }
     assert!(out.join("data/train-00000-of-00001.parquet").exists());
-    assert!(out.join("data/holdout-00000-of-00001.parquet").exists());
+    // Nothing held out: no holdout file (datasets refuses an empty split).
+    assert!(!out.join("data/holdout-00000-of-00001.parquet").exists());
     let card = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(card.starts_with("---\nconfigs:\n"), "{card}");
+    assert!(!card.contains("split: holdout"), "{card}");
     assert!(
         card.contains("`trl-dpo/train-00000-of-00001.jsonl`"),
         "{card}"
@@ -289,7 +293,14 @@ fn holdout_tasks_and_near_copies_never_reach_training() {
         dropped.len()
     );
     assert!(out.join("openai-sft/train-00000-of-00001.jsonl").exists());
-    for format in ["openai-sft", "openai-dpo", "trl-dpo", "trl-reward", "trl-kto", "trl-grpo"] {
+    for format in [
+        "openai-sft",
+        "openai-dpo",
+        "trl-dpo",
+        "trl-reward",
+        "trl-kto",
+        "trl-grpo",
+    ] {
         // A cut that kept nothing leaves no file.
         let file = out.join(format).join("train-00000-of-00001.jsonl");
         if !file.exists() {
@@ -308,6 +319,140 @@ fn holdout_tasks_and_near_copies_never_reach_training() {
         .find(|e| e["format"] == "parquet")
         .unwrap();
     assert_eq!(e["written"], d["rows_out"].as_u64().unwrap() + 1);
+}
+
+#[test]
+fn dataset_folder_holdout_tasks_never_reach_its_training_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = write_rows(
+        dir.path(),
+        "rows.jsonl",
+        &sparring_testkit::export_fixture(),
+    );
+    let out = dir.path().join("ds");
+    let o = export(&[
+        rows.to_str().unwrap(),
+        "-f",
+        "all",
+        "-o",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let exports = report["exports"].as_array().unwrap();
+    let parquet = exports.iter().find(|e| e["format"] == "parquet").unwrap();
+    let held: Vec<&str> = parquet["holdout_tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    // Four tasks and the default share 0.1: at least one task is held out.
+    assert!(!held.is_empty(), "{parquet}");
+    assert!(out.join("data/holdout-00000-of-00001.parquet").exists());
+    let held_rows = sparring_testkit::export_fixture()
+        .iter()
+        .filter(|r| held.contains(&r.task_id.as_str()))
+        .count();
+    let mut files = 0;
+    for e in exports.iter().filter(|e| e["format"] != "parquet") {
+        let excluded = &e["cut"]["excluded"]["holdout_task"];
+        assert_eq!(excluded["count"], held_rows, "{e}");
+        assert_eq!(e["cut"]["rows_in"], 10, "{e}");
+        for f in e["files"].as_array().unwrap() {
+            files += 1;
+            for l in lines(Path::new(f.as_str().unwrap())) {
+                let task = l["task_id"].as_str().unwrap();
+                assert!(!held.contains(&task), "{}: {task}", e["format"]);
+            }
+        }
+    }
+    assert!(files >= 5, "{files}");
+    // Exporting again with nothing held out removes the stale holdout file.
+    let o = export(&[
+        rows.to_str().unwrap(),
+        "-f",
+        "parquet",
+        "-o",
+        out.to_str().unwrap(),
+        "--holdout-fraction",
+        "0",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!out.join("data/holdout-00000-of-00001.parquet").exists());
+}
+
+#[test]
+fn select_writes_the_kept_rows_of_each_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = write_rows(
+        dir.path(),
+        "rows.jsonl",
+        &sparring_testkit::export_fixture(),
+    );
+    let select = |cut: &str, extra: &[&str]| {
+        let out = dir.path().join(format!("{cut}.jsonl"));
+        let o = sparring()
+            .args(["select", rows.to_str().unwrap(), "--cut", cut, "-o"])
+            .arg(&out)
+            .arg("--json")
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{cut}: {}", stderr(&o));
+        let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+        (lines(&out), report, stderr(&o))
+    };
+    // SFT: one passing row per task with a pass.
+    let (sft, report, err) = select("sft", &[]);
+    let mut tasks: Vec<&str> = sft.iter().map(|l| l["task_id"].as_str().unwrap()).collect();
+    tasks.sort_unstable();
+    assert_eq!(tasks, ["t_easy", "t_refund", "t_status"]);
+    assert!(sft.iter().all(|l| l["reward"] == 1.0));
+    assert_eq!(report["cut"]["rows_in"], 10);
+    assert!(err.contains("[not_picked]"), "{err}");
+    // GRPO: whole groups inside the band, never split.
+    let (grpo, _, _) = select("grpo", &[]);
+    assert_eq!(grpo.len(), 7, "t_status (4) and t_refund (3)");
+    // DPO: only rows of kept pairs, each pair within one task and margin.
+    let (dpo, report, _) = select("dpo", &[]);
+    let pairs = report["pairs"].as_array().unwrap();
+    assert!(!pairs.is_empty());
+    let by_id = |id: &Value| dpo.iter().find(|l| l["row_id"] == *id).unwrap().clone();
+    for p in pairs {
+        let (c, r) = (by_id(&p["chosen"]), by_id(&p["rejected"]));
+        assert_eq!(c["task_id"], r["task_id"]);
+        assert!(c["reward"].as_f64().unwrap() - r["reward"].as_f64().unwrap() >= 0.5);
+    }
+    // Graded: every row with a reward.
+    let (graded, _, _) = select("graded", &[]);
+    assert_eq!(graded.len(), 9);
+    // The output is a rows file: `sparring report` reads it.
+    let o = sparring()
+        .args(["report", "--json"])
+        .arg(dir.path().join("graded.jsonl"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Held-out tasks never reach a cut.
+    let holdout = write_rows(
+        dir.path(),
+        "held.jsonl",
+        &sparring_testkit::export_fixture()[4..7],
+    );
+    let (sft, _, _) = select("sft", &["--holdout", holdout.to_str().unwrap()]);
+    assert!(sft.iter().all(|l| l["task_id"] != "t_refund"), "{sft:?}");
+    // A bad cut name is a one-line usage error.
+    let o = sparring()
+        .args(["select", rows.to_str().unwrap(), "--cut", "ppo", "-o"])
+        .arg(dir.path().join("x.jsonl"))
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("unknown --cut `ppo`"), "{err}");
 }
 
 #[test]

@@ -2,18 +2,22 @@
 //!
 //! A run goes through these stages, each in its own module:
 //!
-//! 1. [`plan`] lays out the situations a spec's agent can meet: each tool
-//!    against a few stances of the person and the world states its ids allow
-//!    (a record that exists, one that does not), plus one situation per seed
-//!    ask. Each [`plan::Task`] carries its ask and what the person knows.
-//! 2. [`person`] writes the opening ask from templates and plays the person:
-//!    it answers what it knows, says so when it does not, agrees when asked to
-//!    confirm, and may walk away when its patience runs out.
-//! 3. [`rollout`] plays one conversation: person, agent and world take turns
+//! 1. [`axes`] reads the six situation axes out of a spec (tools, policy
+//!    rules from the system prompt, stances, world states, tool conditions,
+//!    histories) with the pairs that cannot meet, and builds the pairwise
+//!    covering array over them (seeds are its required rows).
+//! 2. [`plan`] turns each array row into a situation: the person's facts
+//!    chosen to match the world state, a tier drawn at `hard_share`, a style,
+//!    and `phrasings` wordings of the ask from the [`writer`] (templates in
+//!    `data/asks.toml`). Each wording is a [`plan::Task`].
+//! 3. [`person`] plays the person: it answers what it knows, says so when it
+//!    does not, agrees when asked to confirm, and may walk away when its
+//!    patience runs out.
+//! 4. [`rollout`] plays one conversation: person, agent and world take turns
 //!    until the agent answers without a question, the person leaves, or a cap
 //!    is reached. A failure of the agent ends the row, not the run.
-//! 4. [`grade`] runs the deterministic conduct checks on a finished row.
-//! 5. [`run`] schedules rollouts at the asked concurrency and hands each row to
+//! 5. [`grade`] runs the deterministic conduct checks on a finished row.
+//! 6. [`run`] schedules rollouts at the asked concurrency and hands each row to
 //!    a [`run::RowSink`] as soon as it finishes.
 //!
 //! The engine does no file or network IO and reads no clock of its own: agents
@@ -21,22 +25,29 @@
 //! sink, time comes from a [`run::Clock`].
 //!
 //! ```
-//! use std::sync::Arc;
 //! use sparring_engine::plan::plan;
 //! use sparring_types::{SimulateOptions, Spec};
 //! let spec = Spec::from_value(&serde_json::json!({
-//!     "name": "shop", "system_prompt": "Help customers.",
-//!     "tools": [{"name": "get_order", "inputSchema": {"type": "object",
+//!     "name": "shop", "system_prompt": "Help customers. Never refund twice.",
+//!     "tools": [{"name": "refund_order", "inputSchema": {"type": "object",
 //!         "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}],
-//!     "fixtures": {"orders": [{"order_id": "A1", "status": "pending"}]},
+//!     "fixtures": {"orders": [{"order_id": "A1", "status": "delivered"},
+//!                             {"order_id": "A2", "status": "refunded"}]},
 //! })).unwrap();
-//! let tasks = plan(&spec, &SimulateOptions::default());
-//! assert!(tasks.iter().any(|t| t.ask.contains("A1")));
+//! let plan = plan(&spec, &SimulateOptions::default()).unwrap();
+//! // Every pair of axis values is covered by some situation.
+//! assert_eq!(plan.array.pairs_covered, plan.array.pairs_planned);
+//! assert!(plan.tasks.iter().any(|t| t.ask.contains("A1")));
 //! ```
 
+pub mod axes;
 pub mod grade;
+pub mod judge;
 pub mod person;
 pub mod plan;
 pub mod rollout;
 pub mod run;
+pub mod stages;
 mod text;
+pub mod trust;
+pub mod writer;

@@ -66,7 +66,9 @@ impl Facts {
         let thing = entity.map_or_else(|| "request".to_owned(), sparring_types::singular);
         let goal = match op {
             Operation::Read => format!("know about my {thing}"),
-            Operation::StateChange(verb) => format!("{} my {thing}", verb_phrase(verb)),
+            Operation::StateChange(verb) => {
+                format!("{} my {thing}", crate::writer::verb_phrase(verb))
+            }
             Operation::Update => format!("change my {thing}"),
             Operation::Create => format!("get a new {thing}"),
             Operation::Other => format!("sort out my request ({})", tool.replace('_', " ")),
@@ -105,25 +107,9 @@ fn email_for(name: &str) -> String {
     format!("{first}.{last}@mail.test")
 }
 
-fn verb_phrase(verb: &str) -> String {
-    match verb {
-        "refund" => "get a refund for".to_owned(),
-        other => other.to_owned(),
-    }
-}
-
 /// A person's name.
 pub fn pick_name(stream: &mut Stream) -> String {
     stream.pick(NAMES).copied().unwrap_or("Sam Doe").to_owned()
-}
-
-/// The writing style a stance implies.
-pub fn style_for(stance: &str) -> &'static str {
-    match stance {
-        "hurried" => "clipped lowercase",
-        "frustrated" => "blunt",
-        _ => "plain",
-    }
 }
 
 /// An id shaped like `ids` but not among them.
@@ -175,114 +161,6 @@ pub fn value_for(param: &str, name: &str, stream: &mut Stream) -> Option<String>
     None
 }
 
-/// The opening ask for a situation.
-pub fn opening_ask(
-    model: &sparring_world::ToolModel,
-    facts: &Facts,
-    stance: &str,
-    leave_out_id: bool,
-    stream: &mut Stream,
-) -> String {
-    let thing = model
-        .entity
-        .as_deref()
-        .map_or_else(|| "account".to_owned(), sparring_types::singular);
-    let id = match (&facts.id, leave_out_id) {
-        (Some((_, id)), false) => format!(" {id}"),
-        _ => String::new(),
-    };
-    let want = facts
-        .wants
-        .iter()
-        .find(|(p, _)| !p.contains("reason"))
-        .map(|(p, v)| format!(" the {} to {v}", p.replace('_', " ")));
-    let reason = facts
-        .wants
-        .iter()
-        .find(|(p, _)| p.contains("reason"))
-        .map(|(_, v)| format!(" because {v}"))
-        .unwrap_or_default();
-    let core = match &model.operation {
-        Operation::Read if model.id_param.is_some() || facts.id.is_some() => {
-            let options = [
-                format!("could you check on my {thing}{id}?"),
-                format!("what's the status of my {thing}{id}?"),
-            ];
-            pick(stream, &options)
-        }
-        Operation::Read => {
-            let email = facts.known.get("email").cloned().unwrap_or_default();
-            let options = [
-                format!("can you look up my {thing}s? my email is {email}."),
-                format!("I need to find my {thing}. I'm using {email}."),
-            ];
-            pick(stream, &options)
-        }
-        Operation::StateChange(verb) => {
-            let phrase = verb_phrase(verb);
-            let options = [
-                format!("I'd like to {phrase} my {thing}{id}{reason}."),
-                format!("please {phrase} {thing}{id} for me{reason}."),
-            ];
-            pick(stream, &options)
-        }
-        Operation::Update => {
-            let want = want.unwrap_or_else(|| " a detail".to_owned());
-            let options = [
-                format!("I need to change{want} on my {thing}{id}."),
-                format!("can you update my {thing}{id}? I want{want}."),
-            ];
-            pick(stream, &options)
-        }
-        Operation::Create => format!("I'd like to set up a new {thing}."),
-        Operation::Other => {
-            let what = model.name.replace('_', " ");
-            format!("I need some help, something to do with {what}.")
-        }
-    };
-    styled(stance, &core, stream)
-}
-
-fn pick(stream: &mut Stream, options: &[String]) -> String {
-    stream.pick(options).cloned().unwrap_or_default()
-}
-
-/// Applies a stance's way of writing.
-fn styled(stance: &str, text: &str, stream: &mut Stream) -> String {
-    match stance {
-        "hurried" => {
-            let t = text
-                .to_lowercase()
-                .replace("i'd like to ", "")
-                .replace("could you ", "");
-            let t = t.trim_end_matches(['.', '?']).to_owned();
-            let tail = ["asap", "quick please", "in a rush here"];
-            format!("{t}, {}", stream.pick(&tail).copied().unwrap_or("asap"))
-        }
-        "frustrated" => {
-            let head = [
-                "This is the third time I'm asking.",
-                "Honestly, this has been a mess.",
-                "I'm really not happy.",
-            ];
-            format!(
-                "{} {}",
-                stream.pick(&head).copied().unwrap_or(""),
-                capitalise(text)
-            )
-        }
-        _ => format!("Hi, {text}"),
-    }
-}
-
-fn capitalise(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(c) => c.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    }
-}
-
 /// The chance the person walks away instead of answering its `n`th
 /// question (1-based), by patience.
 pub fn leave_probability(patience: &str, n: u32) -> f64 {
@@ -312,6 +190,7 @@ pub struct Person {
     patience: String,
     questions: u32,
     stream: Stream,
+    style: String,
 }
 
 impl Person {
@@ -323,7 +202,16 @@ impl Person {
             patience: patience.to_owned(),
             questions: 0,
             stream,
+            style: "plain".to_owned(),
         }
+    }
+
+    /// The same person writing in `style` (see [`crate::writer::STYLES`]) on
+    /// every turn.
+    #[must_use]
+    pub fn with_style(mut self, style: &str) -> Self {
+        style.clone_into(&mut self.style);
+        self
     }
 
     /// Answers an agent message that asks something.
@@ -409,11 +297,22 @@ impl Person {
         }
         parts.dedup();
         let text = parts.join(" ");
-        Move::Say(if self.stance == "hurried" {
-            text.to_lowercase()
+        let lower =
+            self.stance == "hurried" || matches!(self.style.as_str(), "lowercase" | "clipped");
+        let text = if lower {
+            crate::writer::lowercase_keep_ids(&text)
         } else {
             text
-        })
+        };
+        let text = match self.style.as_str() {
+            "clipped" => text
+                .trim_end_matches('.')
+                .replace("i don't know anything more than that, ", ""),
+            "non_native" => text.replace("I'm", "I am").replace("It's", "It is"),
+            "formal" => format!("{text} Thank you."),
+            _ => text,
+        };
+        Move::Say(text)
     }
 }
 

@@ -1,29 +1,34 @@
 //! The situations of a run and their opening asks.
 //!
-//! This is the walking skeleton's plan: every tool against three stances of
-//! the person and, for tools that take an id of an entity with fixtures, two
-//! world states (the record exists; it does not). Seeds come first, each its
-//! own situation with the ask kept word for word. The rest are ordered
-//! round-robin over tools so that a small budget still touches every tool.
-//! The covering-array grid replaces this list when it lands.
+//! [`plan`] derives the spec's [`Axes`], builds the pairwise covering array
+//! over them (seeds are its required first rows), and turns each array row
+//! into a situation: the person's facts chosen to match the world state (an
+//! existing record, an unknown id, a record in a terminal state, several
+//! records, someone else's record), a tier drawn at `hard_share`, a writing
+//! style, and `phrasings` wordings of the ask from the [`writer`](crate::writer).
+//! Each wording is one [`Task`]. Tasks are ordered seeds first, then phrasing
+//! by phrasing over the array's rows, so a small budget still spreads over
+//! situations.
 
+use crate::axes::{Axes, TERMINAL_STATUSES};
 use crate::person::{self, Facts};
+use crate::writer::{self, AskInput, Templates};
+use sparring_grid::{CoveringArray, Effort};
 use sparring_types::seed::{self, Stream};
-use sparring_types::{Persona, SimulateOptions, Situation, Spec, id_keys, record_id};
-use sparring_world::{Operation, ToolModel, World};
+use sparring_types::{Persona, SimulateOptions, Situation, Spec};
+use sparring_world::{FaultKind, Operation, ToolModel, World};
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
-/// The stances the skeleton plays.
-pub const STANCES: &[&str] = &["cooperative", "hurried", "frustrated"];
-
-/// Share of situations whose ask leaves the id out (the `ambiguous` tier).
-pub const HARD_SHARE: f64 = 0.40;
-
-/// One situation with its ask, ready to roll out.
+/// One wording of one situation, ready to roll out.
 #[derive(Clone, Debug)]
 pub struct Task {
     /// Position in the plan.
     pub index: usize,
+    /// The covering-array row the situation came from.
+    pub grid_row: Vec<usize>,
+    /// Which wording of the situation this is (0-based).
+    pub phrasing: usize,
     /// Where on the grid it lies.
     pub situation: Situation,
     /// Who asks.
@@ -32,110 +37,245 @@ pub struct Task {
     pub ask: String,
     /// `seed` for a seed ask, else `structured`.
     pub arm: String,
-    /// What the person wants, for the person's own replies.
+    /// What the person knows and wants.
     pub facts: Facts,
 }
 
-/// Lays out the run's tasks, seeds first.
-pub fn plan(spec: &Spec, options: &SimulateOptions) -> Vec<Task> {
-    let world = World::new(spec, 0);
-    let mut tasks = Vec::new();
-    for (i, ask) in spec.seeds.iter().enumerate() {
-        let index = tasks.len();
-        let mut stream = Stream::derive(options.seed, "plan/seed", &[i as u64]);
-        let name = person::pick_name(&mut stream);
-        let facts = Facts::for_seed(ask, &name);
-        let mut axes = BTreeMap::new();
-        axes.insert("tool".to_owned(), "none".to_owned());
-        axes.insert("stance".to_owned(), "cooperative".to_owned());
-        axes.insert("world_state".to_owned(), "as_asked".to_owned());
-        tasks.push(Task {
-            index,
-            situation: Situation {
-                axes,
-                tier: "seed".to_owned(),
-                world_seed: seed::derive_u64(options.seed, "world", &[index as u64]),
-                faults: Vec::new(),
-                seed_index: Some(i),
-            },
-            persona: persona(&name, "cooperative", &options.patience, &facts),
-            ask: ask.clone(),
-            arm: "seed".to_owned(),
-            facts,
-        });
-    }
-    // Per tool, its situations; then interleave.
-    let mut per_tool: Vec<Vec<(String, String)>> = Vec::new();
-    for model in world.models() {
-        let has_records = model
-            .entity
-            .as_ref()
-            .is_some_and(|e| !world.ids(e).is_empty());
-        let states: &[&str] = if model.id_param.is_some() && has_records {
-            &["exists", "missing"]
-        } else {
-            &["none"]
+/// A run's plan: the axes, the array and the tasks.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The axes the array covers.
+    pub axes: Axes,
+    /// The covering array.
+    pub array: CoveringArray,
+    /// The tasks, seeds first.
+    pub tasks: Vec<Task>,
+    /// Tier name → situations drawn with it.
+    pub tier_mix: BTreeMap<String, u64>,
+}
+
+/// Why a plan could not be made.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlanError {
+    /// The axes admit no covering array (a constraint rules out everything).
+    #[error("cannot build the situation grid: {0}")]
+    Grid(#[from] sparring_grid::GridError),
+    /// The built-in templates are broken (a packaging error).
+    #[error(transparent)]
+    Templates(#[from] writer::TemplateError),
+}
+
+/// Lays out the run's tasks.
+pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
+    let templates = Templates::builtin()?;
+    let world = World::with_options(spec, 0, options.world.clone());
+    let axes = Axes::of(spec);
+    let effort = Effort::new(options.grid_effort)?;
+    let array = axes.grid(options.seed, effort)?;
+    let mut situations: Vec<Vec<Task>> = Vec::new();
+    let mut tier_mix: BTreeMap<String, u64> = BTreeMap::new();
+    let order = coverage_order(&array.rows, spec.seeds.len());
+    for r in order {
+        let row = &array.rows[r];
+        let named = axes.named(row);
+        let get = |name: &str| {
+            named
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
         };
-        let mut list = Vec::new();
-        for state in states {
-            for stance in STANCES {
-                list.push(((*stance).to_owned(), (*state).to_owned()));
+        let mut stream = Stream::derive(options.seed, "plan/situation", &[r as u64]);
+        let seed_ask = (r < spec.seeds.len()).then(|| spec.seeds[r].clone());
+        let tier = if seed_ask.is_some() {
+            "seed"
+        } else {
+            writer::draw_tier(options.hard_share, &mut stream)
+        };
+        *tier_mix.entry(tier.to_owned()).or_default() += 1;
+        let style = if seed_ask.is_some() {
+            "plain"
+        } else {
+            writer::draw_style(&mut stream)
+        };
+        let name = person::pick_name(&mut stream);
+        let tool_name = get("tool");
+        let model = axes.models.iter().find(|m| m.name == tool_name);
+        let state = get("world_state");
+        let stance = get("stance");
+        let history = get("history");
+        let world_seed = seed::derive_u64(options.seed, "world", &[r as u64]);
+        // The ids the person knows come from the world the rollout plays in.
+        let task_world = world.clone().with_seed(world_seed);
+        let facts = match (&seed_ask, model) {
+            (Some(ask), _) => Facts::for_seed(ask, &name),
+            (None, Some(model)) => facts_for(spec, &task_world, model, &state, &name, &mut stream),
+            (None, None) => Facts::new(&name, &Operation::Other, None, "request"),
+        };
+        let rule = axes.rule(&get("policy_rule")).map(|r| r.text.clone());
+        let op = model.map_or(Operation::Other, |m| m.operation.clone());
+        let thing = model
+            .and_then(|m| m.entity.as_deref())
+            .map_or_else(|| "account".to_owned(), sparring_types::singular);
+        let email = facts.known.get("email").cloned().unwrap_or_default();
+        let id = facts.id.as_ref().map(|(_, id)| id.clone());
+        let tier_for_writer = if state == "several" && id.is_some() {
+            "ambiguous"
+        } else {
+            tier
+        };
+        let input = AskInput {
+            operation: &op,
+            search: model
+                .is_some_and(|m| m.id_param.is_none() && matches!(m.operation, Operation::Read)),
+            thing: &thing,
+            id: id.as_deref(),
+            wants: &facts.wants,
+            email: &email,
+            name: &name,
+            tool: &tool_name,
+            rule: rule.as_deref(),
+            goal: &facts.goal,
+            tier: tier_for_writer,
+            stance: &stance,
+            history: &history,
+            style,
+        };
+        // A complex ask adds a read of the same record.
+        let read = Operation::Read;
+        let second = AskInput {
+            operation: &read,
+            tier: "ordinary",
+            ..input.clone()
+        };
+        let n = options.phrasings.max(1) as usize;
+        let mut asks = match &seed_ask {
+            Some(ask) => writer::seed_phrasings(&templates, ask, &input, n, &mut stream),
+            None => writer::phrasings(&templates, &input, Some(&second), n, &mut stream),
+        };
+        if state == "several"
+            && let Some(others) = facts.known.get("other_ids")
+        {
+            for ask in &mut asks {
+                let _ = write!(ask, " (I have a few: {others}.)");
             }
         }
-        per_tool.push(list);
+        let mut axes_map: BTreeMap<String, String> = named
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect();
+        // The tool condition is sampled, not covered: a scheduled fault on the
+        // tool's first call for a share `fault_rate` of situations, drawn from
+        // its own stream so the other draws do not move.
+        let mut condition = Stream::derive(options.seed, "plan/tool_condition", &[r as u64]);
+        let fault = match model {
+            Some(_) if condition.chance(options.world.fault_rate) => {
+                FaultKind::draw(&options.world, &mut condition)
+            }
+            _ => None,
+        };
+        axes_map.insert(
+            "tool_condition".to_owned(),
+            fault.map_or("ok", FaultKind::as_str).to_owned(),
+        );
+        let situation = Situation {
+            axes: axes_map,
+            tier: tier.to_owned(),
+            world_seed,
+            faults: fault
+                .map(|k| vec![serde_json::json!({"tool": tool_name, "kind": k.as_str()})])
+                .unwrap_or_default(),
+            seed_index: seed_ask.as_ref().map(|_| r),
+        };
+        let persona = Persona {
+            name: name.clone(),
+            stance: stance.clone(),
+            style: style.to_owned(),
+            patience: options.patience.clone(),
+            knows: facts.known.clone(),
+        };
+        let arm = if seed_ask.is_some() {
+            "seed"
+        } else {
+            "structured"
+        };
+        situations.push(
+            asks.into_iter()
+                .enumerate()
+                .map(|(p, ask)| Task {
+                    index: 0,
+                    grid_row: row.clone(),
+                    phrasing: p,
+                    situation: situation.clone(),
+                    persona: persona.clone(),
+                    ask,
+                    arm: arm.to_owned(),
+                    facts: facts.clone(),
+                })
+                .collect(),
+        );
     }
-    let longest = per_tool.iter().map(Vec::len).max().unwrap_or(0);
-    for slot in 0..longest {
-        for (t, list) in per_tool.iter().enumerate() {
-            let Some((stance, state)) = list.get(slot) else {
-                continue;
-            };
-            let model = &world.models()[t];
-            let index = tasks.len();
-            let mut stream =
-                Stream::derive(options.seed, "plan/situation", &[t as u64, slot as u64]);
-            let ambiguous =
-                model.id_param.is_some() && state == "exists" && stream.chance(HARD_SHARE);
-            let tier = if ambiguous { "ambiguous" } else { "ordinary" };
-            let name = person::pick_name(&mut stream);
-            let facts = facts_for(spec, &world, model, state, &name, &mut stream);
-            let ask = person::opening_ask(model, &facts, stance, ambiguous, &mut stream);
-            let mut axes = BTreeMap::new();
-            axes.insert("tool".to_owned(), model.name.clone());
-            axes.insert("stance".to_owned(), stance.clone());
-            axes.insert("world_state".to_owned(), state.clone());
-            tasks.push(Task {
-                index,
-                situation: Situation {
-                    axes,
-                    tier: tier.to_owned(),
-                    world_seed: seed::derive_u64(options.seed, "world", &[index as u64]),
-                    faults: Vec::new(),
-                    seed_index: None,
-                },
-                persona: persona(&name, stance, &options.patience, &facts),
-                ask,
-                arm: "structured".to_owned(),
-                facts,
-            });
+    // Seeds (the first rows) first; then phrasing by phrasing.
+    let seeds = spec.seeds.len().min(situations.len());
+    let mut tasks: Vec<Task> = situations[..seeds].iter().flatten().cloned().collect();
+    let longest = situations.iter().map(Vec::len).max().unwrap_or(0);
+    for p in 0..longest {
+        for list in &situations[seeds..] {
+            if let Some(task) = list.get(p) {
+                tasks.push(task.clone());
+            }
         }
     }
-    tasks
-}
-
-fn persona(name: &str, stance: &str, patience: &str, facts: &Facts) -> Persona {
-    Persona {
-        name: name.to_owned(),
-        stance: stance.to_owned(),
-        style: person::style_for(stance).to_owned(),
-        patience: patience.to_owned(),
-        knows: facts.known.clone(),
+    for (i, task) in tasks.iter_mut().enumerate() {
+        task.index = i;
     }
+    Ok(Plan {
+        axes,
+        array,
+        tasks,
+        tier_mix,
+    })
 }
 
-/// What the person knows in a situation: the id of their record (or an id
-/// that does not exist, when the situation says so), their name and email,
-/// and the new values an update asks for.
+/// The order to run array rows in: the required (seed) rows first, then
+/// greedily the row that covers the most pairs not yet covered, so that a
+/// budget smaller than the array still covers as many pairs as it can.
+/// Ties go to the earlier row, so the order is deterministic.
+fn coverage_order(rows: &[Vec<usize>], required: usize) -> Vec<usize> {
+    let required = required.min(rows.len());
+    let mut order: Vec<usize> = (0..required).collect();
+    let mut covered: std::collections::BTreeSet<(usize, usize, usize, usize)> =
+        std::collections::BTreeSet::new();
+    let pairs = |row: &[usize]| -> Vec<(usize, usize, usize, usize)> {
+        let mut out = Vec::new();
+        for a in 0..row.len() {
+            for b in a + 1..row.len() {
+                out.push((a, row[a], b, row[b]));
+            }
+        }
+        out
+    };
+    for row in &rows[..required] {
+        covered.extend(pairs(row));
+    }
+    let mut left: Vec<usize> = (required..rows.len()).collect();
+    while !left.is_empty() {
+        let (best_at, _) = left.iter().enumerate().fold((0, 0), |(bi, bn), (i, &r)| {
+            let new = pairs(&rows[r])
+                .iter()
+                .filter(|p| !covered.contains(p))
+                .count();
+            if new > bn { (i, new) } else { (bi, bn) }
+        });
+        let r = left.remove(best_at);
+        covered.extend(pairs(&rows[r]));
+        order.push(r);
+    }
+    order
+}
+
+/// What the person knows in a situation, chosen to match the world state.
 fn facts_for(
     spec: &Spec,
     world: &World,
@@ -145,55 +285,56 @@ fn facts_for(
     stream: &mut Stream,
 ) -> Facts {
     let mut facts = Facts::new(name, &model.operation, model.entity.as_deref(), &model.name);
-    if let (Some(entity), Some(param)) = (&model.entity, &model.id_param) {
+    if let Some(entity) = &model.entity {
         let ids = world.ids(entity);
-        let id = if state == "missing" {
-            person::unknown_id(&ids, stream)
-        } else {
-            stream.pick(&ids).cloned().unwrap_or_default()
+        let status = |id: &String| {
+            world
+                .record(entity, id)
+                .and_then(|r| r.get("status").and_then(|v| v.as_str()).map(str::to_owned))
+                .unwrap_or_default()
         };
-        if !id.is_empty() {
-            facts.known.insert(param.clone(), id.clone());
-            facts.id = Some((param.clone(), id.clone()));
-            if let Some(record) = spec
-                .fixtures
-                .get(entity)
-                .and_then(|items| {
-                    items.iter().find(|r| {
-                        r.as_object()
-                            .and_then(|f| record_id(f, &id_keys(entity)))
-                            .is_some_and(|rid| rid == id)
-                    })
-                })
-                .and_then(|r| r.as_object())
+        let live: Vec<String> = ids
+            .iter()
+            .filter(|id| !TERMINAL_STATUSES.contains(&status(id).as_str()))
+            .cloned()
+            .collect();
+        let terminal: Vec<String> = ids
+            .iter()
+            .filter(|id| TERMINAL_STATUSES.contains(&status(id).as_str()))
+            .cloned()
+            .collect();
+        let chosen = match state {
+            "missing" => Some(person::unknown_id(&ids, stream)),
+            "terminal" => stream.pick(&terminal).cloned(),
+            _ => stream
+                .pick(if live.is_empty() { &ids } else { &live })
+                .cloned(),
+        };
+        if let Some(id) = chosen {
+            // The person is the record's owner, except when it is someone else's.
+            if state != "someone_else"
+                && let Some(record) = world.record(entity, &id)
             {
-                if let Some(email) = record.get("email").and_then(|v| v.as_str()) {
-                    facts.known.insert("email".to_owned(), email.to_owned());
+                for field in ["email", "name"] {
+                    if let Some(v) = record.get(field).and_then(|v| v.as_str()) {
+                        facts.known.insert(field.to_owned(), v.to_owned());
+                    }
                 }
-                if let Some(n) = record.get("name").and_then(|v| v.as_str()) {
-                    facts.known.insert("name".to_owned(), n.to_owned());
-                }
+            }
+            if state == "several" {
+                let others: Vec<String> =
+                    ids.iter().filter(|o| **o != id).take(2).cloned().collect();
+                let mut all = vec![id.clone()];
+                all.extend(others);
+                facts.known.insert("other_ids".to_owned(), all.join(", "));
+            }
+            if let Some(param) = &model.id_param {
+                facts.known.insert(param.clone(), id.clone());
+                facts.id = Some((param.clone(), id));
             }
         }
     }
-    if facts.id.is_none()
-        && let Some(entity) = &model.entity
-    {
-        // A search by the person's details: the person is a known customer.
-        let ids = world.ids(entity);
-        if let Some(record) = stream.pick(&ids).and_then(|id| world.record(entity, id)) {
-            for field in ["email", "name"] {
-                if let Some(v) = record.get(field).and_then(|v| v.as_str()) {
-                    facts.known.insert(field.to_owned(), v.to_owned());
-                }
-            }
-        }
-    }
-    if matches!(
-        model.operation,
-        Operation::Update | Operation::Create | Operation::Read
-    ) && let Some(tool) = spec.tool(&model.name)
-    {
+    if let Some(tool) = spec.tool(&model.name) {
         for param in tool.parameter_names() {
             if Some(param) == model.id_param.as_deref() || facts.known.contains_key(param) {
                 continue;

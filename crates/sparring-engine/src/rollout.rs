@@ -6,9 +6,10 @@ use crate::text::asks_question;
 use serde_json::{Value, json};
 use sparring_types::seed::Stream;
 use sparring_types::{
-    Agent, AgentErrorKind, AgentRequest, EndedBy, Message, Role, SimulateOptions, Timings,
+    Agent, AgentErrorKind, AgentRequest, EndedBy, ExecuteRequest, Message, Role, RolloutContext,
+    SimulateOptions, Timings, ToolExecutor,
 };
-use sparring_world::World;
+use sparring_world::{ToolResult, World};
 use std::sync::Arc;
 
 /// A source of milliseconds, for timing metadata only.
@@ -42,10 +43,12 @@ pub struct Transcript {
     pub sampling: Option<Value>,
     /// Log-probabilities per agent turn, when its backend gave them.
     pub logprobs: Vec<Value>,
+    /// The rollout's faults as the world recorded them (`situation.faults`).
+    pub faults: Vec<Value>,
 }
 
 /// Everything a rollout needs besides the agent.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct Setup<'a> {
     /// The task to play.
     pub task: &'a Task,
@@ -55,8 +58,12 @@ pub struct Setup<'a> {
     pub options: &'a SimulateOptions,
     /// Seed of this rollout's streams.
     pub rollout_seed: u64,
+    /// Index of the rollout within the run, for the caller's world.
+    pub rollout_index: u64,
     /// Prefix of agent request ids, unique per rollout.
     pub request_prefix: &'a str,
+    /// The caller's world, when it answers tool calls instead of the sandbox.
+    pub executor: Option<&'a dyn ToolExecutor>,
 }
 
 /// Plays one conversation. Never fails: an agent failure ends the transcript
@@ -81,22 +88,26 @@ pub async fn play(
         &task.persona.stance,
         &setup.options.patience,
         Stream::derive(setup.rollout_seed, "person", &[]),
-    );
+    )
+    .with_style(&task.persona.style);
     let mut turns = 0u32;
     let mut request = 0u32;
     let mut sampling: Option<Value> = None;
     let mut logprobs: Vec<Value> = Vec::new();
-    let finish = |messages, ended_by, error, mut timings: Timings, sampling, logprobs| {
-        timings.rollout_ms = clock.millis() - started;
-        Transcript {
-            messages,
-            ended_by,
-            error,
-            timings,
-            sampling,
-            logprobs,
-        }
-    };
+    let mut tool_call = 0u32;
+    let finish =
+        |messages, ended_by, error, mut timings: Timings, sampling, logprobs, world: &World| {
+            timings.rollout_ms = clock.millis() - started;
+            Transcript {
+                messages,
+                ended_by,
+                error,
+                timings,
+                sampling,
+                logprobs,
+                faults: world.faults(),
+            }
+        };
     loop {
         // The agent's turn: requests until it answers the person.
         let mut steps = 0u32;
@@ -109,6 +120,7 @@ pub async fn play(
                     timings,
                     sampling,
                     logprobs,
+                    &world,
                 );
             }
             steps += 1;
@@ -137,6 +149,7 @@ pub async fn play(
                         timings,
                         sampling,
                         logprobs,
+                        &world,
                     );
                 }
             };
@@ -160,6 +173,7 @@ pub async fn play(
                     timings,
                     sampling,
                     logprobs,
+                    &world,
                 );
             }
             // Every call needs an id the tool message can answer.
@@ -176,13 +190,30 @@ pub async fn play(
             }
             for call in &calls {
                 let content = match call.function.parsed_arguments() {
-                    Some(args) => world.call(&call.function.name, &args).to_json(),
+                    Some(args) => match setup.executor {
+                        None => world.call(&call.function.name, &args).to_content(),
+                        Some(executor) => {
+                            tool_call += 1;
+                            let request = ExecuteRequest {
+                                id: format!("{}-w{tool_call}", setup.request_prefix),
+                                tool: call.function.name.clone(),
+                                arguments: args,
+                                rollout: RolloutContext {
+                                    prompt: task.ask.clone(),
+                                    rollout_index: setup.rollout_index,
+                                    seed: setup.rollout_seed,
+                                },
+                            };
+                            execute(&mut world, executor, request).await
+                        }
+                    },
                     None => json!({"ok": false, "error": {
                         "kind": "invalid_arguments",
                         "message": format!("arguments are not valid JSON: `{}`", call.function.arguments),
-                        "hint": "send the arguments as a JSON object"}}),
+                        "hint": "send the arguments as a JSON object"}})
+                    .to_string(),
                 };
-                messages.push(Message::tool_result(call, content.to_string()));
+                messages.push(Message::tool_result(call, content));
             }
         };
         turns += 1;
@@ -194,6 +225,7 @@ pub async fn play(
                 timings,
                 sampling,
                 logprobs,
+                &world,
             );
         }
         if turns >= setup.options.max_turns {
@@ -204,6 +236,7 @@ pub async fn play(
                 timings,
                 sampling,
                 logprobs,
+                &world,
             );
         }
         match person.answer(&reply_text) {
@@ -216,8 +249,41 @@ pub async fn play(
                     timings,
                     sampling,
                     logprobs,
+                    &world,
                 );
             }
         }
+    }
+}
+
+/// One call answered by the caller's world, after the sandbox's faults: a
+/// blocking fault never reaches it; a garbling one garbles its answer. A
+/// failure of the caller's world is a `fault` for the agent.
+async fn execute(
+    world: &mut World,
+    executor: &dyn ToolExecutor,
+    request: ExecuteRequest,
+) -> String {
+    let tool = request.tool.clone();
+    let fault = world.draw_fault(&tool);
+    if let Some(kind) = fault
+        && kind.blocks()
+    {
+        return kind.error(&tool, world.options()).to_content();
+    }
+    let answer = match executor.execute(request).await {
+        Ok(value) => ToolResult::from_json(&value),
+        Err(e) => {
+            world.record_fault(&tool, "execute");
+            ToolResult::failure(
+                sparring_world::ErrorKind::Fault,
+                format!("the world failed to answer `{tool}`: {e}"),
+                Some("the call may be retried".to_owned()),
+            )
+        }
+    };
+    match fault {
+        Some(kind) => kind.garble(&answer, world.options()).to_content(),
+        None => answer.to_content(),
     }
 }

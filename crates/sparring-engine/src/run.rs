@@ -9,6 +9,7 @@ use sparring_types::hash::{sha256_hex, short_id};
 use sparring_types::seed;
 use sparring_types::{
     Agent, Counts, EndedBy, Lineage, Row, RunSummary, SCHEMA_VERSION, SimulateOptions, Spec,
+    ToolExecutor,
 };
 use sparring_world::World;
 use std::collections::{BTreeMap, BTreeSet};
@@ -47,6 +48,9 @@ pub struct Progress {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RunError {
+    /// The situations could not be planned.
+    #[error(transparent)]
+    Plan(#[from] crate::plan::PlanError),
     /// The sink could not store a row; rows stored before it stay valid.
     #[error("could not store row {row}: {message}")]
     Sink {
@@ -69,6 +73,13 @@ pub struct RunConfig {
     pub clock: Arc<dyn Clock>,
     /// Set to stop scheduling new rollouts (Ctrl-C); rollouts in flight finish.
     pub cancel: Arc<AtomicBool>,
+    /// Rows already written per task id, when resuming: the first that many
+    /// repeats of each task are not run again, and they count against the
+    /// budget.
+    pub done: BTreeMap<String, u32>,
+    /// The caller's world (`execute`), answering tool calls in place of the
+    /// sandbox; faults still come from the sandbox first.
+    pub executor: Option<Arc<dyn ToolExecutor>>,
 }
 
 /// After this many rows, all agent errors and not one agent reply, a run
@@ -86,13 +97,16 @@ struct Done {
     transcript: Transcript,
 }
 
-/// The run id: stable for the same spec, seed and options. Options that
-/// cannot change a row (concurrency, the agent timeout) are left out, so the
-/// same run at another concurrency has the same id.
+/// The run id: stable for the same spec, seed and options. Options of the
+/// transport rather than the simulation (concurrency, the agent timeout,
+/// retries, the request rate) are left out, so the same run at another
+/// concurrency has the same id.
 pub fn run_id(spec: &Spec, options: &SimulateOptions) -> String {
     let mut options = options.clone();
     options.concurrency = 0;
     options.agent_timeout = 0.0;
+    options.retries = 0;
+    options.rpm = None;
     let identity = json!({
         "spec": spec.name,
         "system_prompt": sha256_hex(spec.system_prompt.as_bytes()),
@@ -112,7 +126,8 @@ pub async fn run(
     let started = config.clock.millis();
     let options = config.options.clone();
     let spec = Arc::clone(&config.spec);
-    let tasks: Vec<Arc<Task>> = plan(&spec, &options).into_iter().map(Arc::new).collect();
+    let planned_run = plan(&spec, &options)?;
+    let tasks: Vec<Arc<Task>> = planned_run.tasks.iter().cloned().map(Arc::new).collect();
     let planned = tasks.len() as u64 * u64::from(options.repeats);
     let total = options.budget.map_or(planned, |b| b.min(planned));
     let mut warnings = Vec::new();
@@ -123,7 +138,9 @@ pub async fn run(
             spec.seeds.len() as u64 * u64::from(options.repeats)
         ));
     }
-    // Every task once, then every task again: a small budget spreads over tasks.
+    // Every task once, then every task again: a small budget spreads over
+    // tasks. When resuming, the repeats already on disk are skipped.
+    let already = &config.done;
     let jobs: Vec<Job> = (0..options.repeats)
         .flat_map(|repeat| {
             tasks.iter().map(move |t| Job {
@@ -132,7 +149,13 @@ pub async fn run(
             })
         })
         .take(total as usize)
+        .filter(|job| {
+            let (_, task_id) = task_ids(&spec, &job.task);
+            already.get(&task_id).is_none_or(|n| job.repeat >= *n)
+        })
         .collect();
+    let resumed = total - jobs.len() as u64;
+    let total = jobs.len() as u64;
     let run_id = run_id(&spec, &options);
     let tools: Arc<Vec<Value>> = Arc::new(
         spec.tools
@@ -140,7 +163,7 @@ pub async fn run(
             .map(sparring_types::ToolSpec::to_openai)
             .collect(),
     );
-    let base_world = World::new(&spec, 0);
+    let base_world = World::with_options(&spec, 0, options.world.clone());
 
     let (tx, mut rx) = mpsc::channel::<Done>(options.concurrency.max(1));
     let semaphore = Arc::new(Semaphore::new(options.concurrency.max(1)));
@@ -153,6 +176,7 @@ pub async fn run(
         let options = options.clone();
         let tools = Arc::clone(&tools);
         let run_id = run_id.clone();
+        let executor = config.executor.clone();
         tokio::spawn(async move {
             for job in jobs {
                 let Ok(permit) = Arc::clone(&semaphore).acquire_owned().await else {
@@ -169,18 +193,22 @@ pub async fn run(
                 let tools = Arc::clone(&tools);
                 let world = base_world.clone();
                 let run_id = run_id.clone();
+                let executor = executor.clone();
                 tokio::spawn(async move {
                     let rollout_seed = rollout_seed(&options, &job);
                     let prefix = format!("{run_id}-{}-{}", job.task.index, job.repeat);
-                    let mut world = world;
-                    world_reseed(&mut world, job.task.situation.world_seed);
+                    let mut world = world.with_seed(job.task.situation.world_seed);
+                    world.schedule_all(&job.task.situation.faults);
                     let transcript = play(
                         Setup {
                             task: &job.task,
                             system_prompt: &spec.system_prompt,
                             options: &options,
                             rollout_seed,
+                            rollout_index: job.task.index as u64 * u64::from(options.repeats)
+                                + u64::from(job.repeat),
                             request_prefix: &prefix,
+                            executor: executor.as_deref(),
                         },
                         world,
                         tools,
@@ -208,11 +236,14 @@ pub async fn run(
     let mut counts = Counts::default();
     let mut task_ids = BTreeSet::new();
     let mut situations_run = BTreeSet::new();
+    let mut grid_rows_run: BTreeSet<Vec<usize>> = BTreeSet::new();
+    let (mut ended_on_question, mut user_left) = (0u64, 0u64);
     let mut tools_run = BTreeSet::new();
     let mut agent_replied = false;
     let mut stopped_because = None;
     let mut failure = None;
     while let Some(done) = rx.recv().await {
+        grid_rows_run.insert(done.task.grid_row.clone());
         let row = make_row(
             &done,
             &spec,
@@ -252,6 +283,16 @@ pub async fn run(
         }
         agent_replied |= row.timings.agent_requests > 0 && row.ended_by != EndedBy::AgentError
             || row.messages.len() > 2;
+        if let Some(last) = row.messages.last()
+            && last.role == sparring_types::Role::Assistant
+            && last.tool_calls.is_empty()
+            && crate::text::asks_question(last.content_str())
+        {
+            ended_on_question += 1;
+            if row.ended_by == EndedBy::UserLeft {
+                user_left += 1;
+            }
+        }
         progress.done = counts.rows;
         on_progress(&progress);
         if !agent_replied && progress.errors >= DEAD_AGENT_ROWS {
@@ -271,11 +312,12 @@ pub async fn run(
         return Err(e);
     }
     counts.tasks = task_ids.len() as u64;
+    let rows_written = counts.rows;
     let stopped_because = stopped_because.map_or_else(
         || {
             if config.cancel.load(Ordering::SeqCst) && counts.rows < total {
                 "interrupted".to_owned()
-            } else if total < planned {
+            } else if total + resumed < planned {
                 "budget_spent".to_owned()
             } else {
                 "situations_exhausted".to_owned()
@@ -284,6 +326,25 @@ pub async fn run(
         str::to_owned,
     );
     let mut coverage = BTreeMap::new();
+    let axes = &planned_run.axes;
+    let ran: Vec<Vec<usize>> = grid_rows_run.into_iter().collect();
+    if let Ok(c) = sparring_grid::coverage(&axes.levels(), &axes.forbidden, &ran) {
+        coverage.insert(
+            "pairwise".to_owned(),
+            json!({"pairs_planned": c.pairs_planned, "pairs_covered": c.pairs_covered, "fraction": c.fraction}),
+        );
+    }
+    coverage.insert("grid_rows".to_owned(), json!(planned_run.array.rows.len()));
+    coverage.insert(
+        "axes".to_owned(),
+        json!(
+            crate::axes::AXIS_NAMES
+                .iter()
+                .zip(&axes.values)
+                .map(|(n, v)| (n.to_string(), v.clone()))
+                .collect::<BTreeMap<_, _>>()
+        ),
+    );
     coverage.insert("situations_planned".to_owned(), json!(tasks.len()));
     coverage.insert("situations_run".to_owned(), json!(situations_run.len()));
     coverage.insert(
@@ -316,6 +377,19 @@ pub async fn run(
         warnings,
         degraded: Vec::new(),
         coverage,
+        search: {
+            let mut search = search_record(&planned_run, &options, &spec, total);
+            let n = rows_written;
+            search.insert(
+                "ended_on_question".to_owned(),
+                json!({
+                    "share": if n == 0 { 0.0 } else { ended_on_question as f64 / n as f64 },
+                    "n": n,
+                    "user_left": user_left,
+                }),
+            );
+            search
+        },
         options: Some(options),
         seconds: (config.clock.millis() - started) / 1000.0,
     })
@@ -329,10 +403,6 @@ fn rollout_seed(options: &SimulateOptions, job: &Job) -> u64 {
     )
 }
 
-fn world_reseed(world: &mut World, world_seed: u64) {
-    *world = world.clone().with_seed(world_seed);
-}
-
 fn make_row(
     done: &Done,
     spec: &Spec,
@@ -342,28 +412,13 @@ fn make_row(
     agent: &str,
 ) -> Row {
     let task = &done.task;
-    let scenario_id = short_id(
-        "scn",
-        &json!({"axes": task.situation.axes, "tier": task.situation.tier, "knows": task.persona.knows}),
-    );
-    let task_id = short_id(
-        "task",
-        &json!({"spec": spec.name, "scenario": scenario_id, "ask": task.ask}),
-    );
+    let (scenario_id, task_id) = task_ids(spec, task);
     let row_id = short_id(
         "row",
         &json!({"run": run_id, "task": task_id, "repeat": done.repeat}),
     );
     let t = &done.transcript;
-    let mut markers = BTreeMap::new();
-    let tool_calls: usize = t.messages.iter().map(|m| m.tool_calls.len()).sum();
-    let agent_turns = t
-        .messages
-        .iter()
-        .filter(|m| m.role == sparring_types::Role::Assistant && m.tool_calls.is_empty())
-        .count();
-    markers.insert("tool_calls".to_owned(), tool_calls as f64);
-    markers.insert("turns".to_owned(), agent_turns as f64);
+    let markers = grade::markers(&t.messages);
     let mut row = Row {
         schema_version: SCHEMA_VERSION,
         row_id,
@@ -371,7 +426,10 @@ fn make_row(
         scenario_id,
         messages: t.messages.clone(),
         tools: tools.to_vec(),
-        situation: task.situation.clone(),
+        situation: sparring_types::Situation {
+            faults: t.faults.clone(),
+            ..task.situation.clone()
+        },
         persona: task.persona.clone(),
         ended_by: t.ended_by,
         error: t.error.clone(),
@@ -380,6 +438,10 @@ fn make_row(
         failure_class: None,
         conduct_checks: None,
         judge_meta: None,
+        grades: None,
+        gold_reward: None,
+        gold_author: None,
+        gold_kind: None,
         markers,
         behavior_signature: String::new(),
         sampling: t.sampling.clone(),
@@ -407,6 +469,20 @@ fn make_row(
     }
     row.behavior_signature = behavior_signature(&row);
     row
+}
+
+/// The scenario id and the task id of a task: stable across runs of the
+/// same spec and seed, so a resumed or pinned run finds its tasks again.
+pub fn task_ids(spec: &Spec, task: &Task) -> (String, String) {
+    let scenario_id = short_id(
+        "scn",
+        &json!({"axes": task.situation.axes, "tier": task.situation.tier, "knows": task.persona.knows}),
+    );
+    let task_id = short_id(
+        "task",
+        &json!({"spec": spec.name, "scenario": scenario_id, "ask": task.ask}),
+    );
+    (scenario_id, task_id)
 }
 
 /// Grades a row with the conduct checks, in place. An agent error is a
@@ -462,4 +538,51 @@ pub fn behavior_signature(row: &Row) -> String {
         "sig",
         &json!({"steps": steps, "ended_by": row.ended_by.as_str(), "grade": grade}),
     )
+}
+
+/// The run's `search` record: what the plan drew and what the budget dropped.
+fn search_record(
+    plan: &crate::plan::Plan,
+    options: &SimulateOptions,
+    spec: &Spec,
+    total: u64,
+) -> BTreeMap<String, Value> {
+    let mut search = BTreeMap::new();
+    let situations: u64 = plan.tier_mix.values().sum();
+    let structured: u64 = plan
+        .tier_mix
+        .iter()
+        .filter(|(t, _)| t.as_str() != "seed")
+        .map(|(_, n)| n)
+        .sum();
+    let hard: u64 = plan
+        .tier_mix
+        .iter()
+        .filter(|(t, _)| crate::writer::HARD_TIERS.contains(&t.as_str()))
+        .map(|(_, n)| n)
+        .sum();
+    search.insert(
+        "tier_mix".to_owned(),
+        json!({
+            "hard_share_asked": options.hard_share,
+            "hard_share_drawn": if structured == 0 { 0.0 } else { hard as f64 / structured as f64 },
+            "situations": situations,
+            "tiers": plan.tier_mix,
+        }),
+    );
+    let paid = (total / u64::from(options.repeats.max(1))) as usize;
+    let seed_tasks: Vec<&Task> = plan.tasks.iter().filter(|t| t.arm == "seed").collect();
+    let dropped: Vec<&str> = seed_tasks
+        .iter()
+        .skip(paid)
+        .filter(|t| t.phrasing == 0)
+        .filter_map(|t| {
+            t.situation
+                .seed_index
+                .and_then(|i| spec.seeds.get(i))
+                .map(String::as_str)
+        })
+        .collect();
+    search.insert("seeds_dropped".to_owned(), json!(dropped));
+    search
 }

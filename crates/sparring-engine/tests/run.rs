@@ -20,6 +20,8 @@ async fn simulate(
         agent,
         clock: Arc::new(NoClock),
         cancel: Arc::new(AtomicBool::new(false)),
+        done: std::collections::BTreeMap::new(),
+        executor: None,
     };
     let mut seen = Vec::new();
     let summary = run(config, &mut rows, &mut |p: &Progress| seen.push(p.done))
@@ -167,11 +169,65 @@ async fn questions_forever_end_at_max_turns_or_when_the_person_leaves() {
         patience: "short".into(),
         ..SimulateOptions::default()
     };
-    let (rows, _) = simulate(agent, options).await;
+    let (rows, summary) = simulate(agent, options).await;
     assert!(rows.iter().all(|r| r.ended_by == EndedBy::UserLeft));
+    let eoq = &summary.search["ended_on_question"];
+    assert_eq!(eoq["n"], rows.len());
+    assert_eq!(eoq["user_left"], rows.len());
+    assert!((eoq["share"].as_f64().unwrap() - 1.0).abs() < 1e-12);
     // The row ends on the agent's question.
     assert!(
         rows.iter()
             .all(|r| r.messages.last().unwrap().role == sparring_types::Role::Assistant)
     );
+}
+
+#[tokio::test]
+async fn tool_conditions_schedule_faults_that_rows_record() {
+    let mut options = graded(4);
+    options.world.fault_rate = 0.5;
+    let (rows, _) = simulate(ScriptedAgent::competent(), options).await;
+    let faulted: Vec<&Row> = rows
+        .iter()
+        .filter(|r| {
+            r.situation
+                .axes
+                .get("tool_condition")
+                .is_some_and(|c| c != "ok")
+        })
+        .collect();
+    assert!(!faulted.is_empty(), "some situations carry a fault");
+    for row in &faulted {
+        let condition = &row.situation.axes["tool_condition"];
+        let tool = &row.situation.axes["tool"];
+        let scheduled: Vec<&serde_json::Value> = row
+            .situation
+            .faults
+            .iter()
+            .filter(|f| f["source"] == "scheduled")
+            .collect();
+        assert_eq!(scheduled.len(), 1, "{:?}", row.situation.faults);
+        assert_eq!(&scheduled[0]["kind"], condition);
+        assert_eq!(&scheduled[0]["tool"], tool);
+        // When the agent called the tool, its first call met the fault.
+        let first = row
+            .messages
+            .iter()
+            .find(|m| m.name.as_deref() == Some(tool.as_str()));
+        if let Some(m) = first {
+            assert_eq!(scheduled[0]["fired"], true);
+            let content = m.content_str();
+            if ["timeout", "server_error", "rate_limited"].contains(&condition.as_str()) {
+                assert!(content.contains(r#""kind":"fault""#), "{content}");
+            }
+        }
+    }
+    let (calm, _) = simulate(ScriptedAgent::competent(), graded(4)).await;
+    assert!(calm.iter().all(|r| r.situation.faults.is_empty()));
+    assert!(calm.iter().all(|r| {
+        r.situation
+            .axes
+            .get("tool_condition")
+            .is_none_or(|c| c == "ok")
+    }));
 }

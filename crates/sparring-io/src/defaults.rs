@@ -1,10 +1,16 @@
-//! Every default of the cuts, decontamination and exports, named once.
-//!
-//! `docs/export.md` lists these with their meaning; change a value here and
-//! there together.
+//! Every default of the scoring reports, cuts, decontamination and exports,
+//! named once (`docs/export.md` lists the cut and export ones with their
+//! meaning; change a value here and there together). The estimators' own
+//! defaults (confidence, resamples, permutations, seed) live in
+//! `sparring_stats::defaults`.
 
-/// Seed of the cuts' tie-breaking draws when none is given.
-pub const SEED: u64 = 0;
+/// The `k` values `sparring report` prints pass@k and pass^k for.
+pub const REPORT_K: [u64; 3] = [1, 2, 4];
+
+/// Seed of every interval, p-value and floor, and of the cuts' tie-breaking
+/// draws, when none is given: the estimators' own default, re-exported so the
+/// binary names it once.
+pub use sparring_stats::defaults::SEED;
 
 /// SFT: reward a row needs to be a candidate (`reward == 1`).
 pub const SFT_REWARD: f64 = 1.0;

@@ -34,6 +34,13 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// Well-formed inputs that cannot give the figure asked for (no graded
+    /// rows, no task in common, a guard naming a marker no row carries).
+    #[error("{message}")]
+    Unscorable {
+        /// What is missing, naming the file or option, with a hint.
+        message: String,
+    },
     /// A command could not be started.
     #[error("cannot start agent command `{command}`: {message}")]
     Spawn {

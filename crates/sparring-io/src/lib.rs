@@ -9,8 +9,14 @@
 //! - [`command_agent`]: [`command_agent::CommandAgent`], an agent that is a
 //!   long-lived subprocess speaking agent protocol v1 (`docs/agent-protocol.md`)
 //!   with many requests in flight and a restart when it dies.
-//! - [`report`]: the report over a rows file (rows, tasks, pass@1 overall and
-//!   per tool) as a table or JSON.
+//! - [`command_world`]: [`command_world::CommandWorld`], the caller's world
+//!   as a subprocess answering tool calls in JSON lines (`execute`).
+//! - [`score`]: the scoring reports over rows read leniently (only
+//!   `task_id` and `reward` are required): `report` (pass@1 with a
+//!   bootstrap interval over tasks, pass@k, pass^k, per category), `delta`
+//!   (paired before/after with markers and guards), `judge_agreement`,
+//!   `hack_scan` and `eval_variance`, each as JSON and as a table. The
+//!   estimators themselves are `sparring-stats`.
 //! - [`log`]: the run's log file, where agent stderr goes.
 //! - [`select`]: the training cuts (SFT, DPO, GRPO, reward model), each
 //!   returning what it kept and a [`select::CutReport`] of what it left out
@@ -28,13 +34,15 @@
 //! ```
 
 pub mod command_agent;
+pub mod command_grader;
+pub mod command_world;
 pub mod decontam;
 pub mod defaults;
 mod error;
 pub mod export;
 pub mod log;
-pub mod report;
 pub mod rows;
+pub mod score;
 pub mod select;
 pub mod spec_file;
 

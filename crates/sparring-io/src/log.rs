@@ -24,6 +24,19 @@ impl RunLog {
         })
     }
 
+    /// Opens the log at `path` for appending (a resumed run keeps its log).
+    pub fn append(path: &Path) -> Result<Self, Error> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| Error::write(path, &e))?;
+        Ok(Self {
+            file: Arc::new(Mutex::new(file)),
+            path: path.to_owned(),
+        })
+    }
+
     /// Appends one line. A failure to log is not worth failing a run over.
     pub fn line(&self, text: &str) {
         if let Ok(mut file) = self.file.lock() {

@@ -1,7 +1,7 @@
 //! Rows on disk: `rows.jsonl` (one row per line) and `run.json`.
 
 use crate::Error;
-use sparring_types::{Row, RunSummary, SCHEMA_VERSION};
+use sparring_types::{Counts, Row, RunSummary, SCHEMA_VERSION};
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -151,6 +151,44 @@ fn line_error(path: &Path, text: &str, line: &str, number: usize, line_count: us
     Error::invalid(path, format!("line {number}"), message)
 }
 
+/// Cuts an incomplete last line (a row torn by a killed run) off a rows file.
+/// Returns whether anything was cut. Whole lines are never touched.
+pub fn repair_torn_line(path: &Path) -> Result<bool, Error> {
+    let bytes = std::fs::read(path).map_err(|e| Error::read(path, &e))?;
+    if bytes.is_empty() || bytes.ends_with(b"\n") {
+        return Ok(false);
+    }
+    let keep = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    let file = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::write(path, &e))?;
+    file.set_len(keep as u64)
+        .map_err(|e| Error::write(path, &e))?;
+    Ok(true)
+}
+
+/// Row counts of a rows file, as `run.json` reports them.
+pub fn counts(rows: &[Row]) -> Counts {
+    let mut c = Counts {
+        rows: rows.len() as u64,
+        ..Counts::default()
+    };
+    let mut tasks = std::collections::BTreeSet::new();
+    for row in rows {
+        tasks.insert(row.task_id.as_str());
+        *c.ended_by
+            .entry(row.ended_by.as_str().to_owned())
+            .or_default() += 1;
+        if let Some(passed) = row.passed() {
+            c.graded += 1;
+            c.passed += u64::from(passed);
+        }
+    }
+    c.tasks = tasks.len() as u64;
+    c
+}
+
 /// Writes `run.json` into `dir`, replacing it atomically.
 pub fn write_summary(dir: &Path, summary: &RunSummary) -> Result<PathBuf, Error> {
     let path = dir.join("run.json");
@@ -173,4 +211,58 @@ pub fn rows_path(path: &Path) -> PathBuf {
     } else {
         path.to_owned()
     }
+}
+
+/// One gold label: a row id and the reward a person gave it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Label {
+    /// The row labelled.
+    pub row_id: String,
+    /// 0..=1.
+    pub reward: f64,
+}
+
+/// Reads a labels file: JSON lines `{"row_id": "row_…", "reward": 0..1}`
+/// (`"pass": true|false` is accepted instead of `reward`). Every error names
+/// the line.
+pub fn read_labels(path: &Path) -> Result<Vec<Label>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = format!("line {}", i + 1);
+        let value: serde_json::Value = serde_json::from_str(line)
+            .map_err(|e| Error::invalid(path, at.clone(), format!("not JSON: {e}")))?;
+        let row_id = value
+            .get("row_id")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| Error::invalid(path, at.clone(), "no string `row_id`"))?
+            .to_owned();
+        let reward = match (value.get("reward"), value.get("pass")) {
+            (Some(r), _) => r
+                .as_f64()
+                .filter(|r| (0.0..=1.0).contains(r))
+                .ok_or_else(|| {
+                    Error::invalid(path, at.clone(), "`reward` must be a number in 0..=1")
+                })?,
+            (None, Some(serde_json::Value::Bool(p))) => {
+                if *p {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            _ => {
+                return Err(Error::invalid(
+                    path,
+                    at,
+                    "no `reward` (0..=1) or `pass` (true/false)",
+                ));
+            }
+        };
+        out.push(Label { row_id, reward });
+    }
+    Ok(out)
 }

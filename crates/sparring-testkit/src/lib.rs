@@ -5,6 +5,10 @@
 //! - [`shop_spec`]: a small online-shop spec (orders, refunds, cancellation)
 //!   with fixtures, built in code.
 //! - [`support_desk_dir`]: where the shipped support-desk example lives.
+//! - [`fake_llm`]: a fake OpenAI-compatible and Anthropic server on a
+//!   loopback port, with scripted replies, injected errors, slow replies, a
+//!   model that rejects `temperature`, and logprobs. The
+//!   `sparring-fake-llm` binary serves it for benchmarks.
 //!
 //! ```
 //! use sparring_testkit::{ScriptedAgent, shop_spec};
@@ -15,6 +19,8 @@
 //! assert_eq!(spec.tools.len(), 3);
 //! # let _ = agent;
 //! ```
+
+pub mod fake_llm;
 
 use serde_json::json;
 use sparring_types::{
@@ -155,6 +161,141 @@ pub fn support_desk_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/support-desk")
 }
 
+type Verdict = dyn Fn(&[Message]) -> f64 + Send + Sync;
+
+/// How a [`ScriptedJudge`] is biased.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JudgeBias {
+    /// Grades with its function only.
+    Honest,
+    /// Passes any conversation whose last agent reply has at least this many
+    /// characters, whatever it says.
+    Length(usize),
+    /// Obeys a conversation that tells the grader to award full marks.
+    Injectable,
+}
+
+/// An in-process judge for the judge protocol of `sparring_engine::judge`:
+/// it reads the conversation out of the prompt (the JSON between
+/// `<conversation>` tags), scores it with a function, and answers with a
+/// JSON verdict. Biases make it gameable on purpose, so tests can show the
+/// trust probes catch it.
+#[derive(Clone)]
+pub struct ScriptedJudge {
+    name: String,
+    verdict: Arc<Verdict>,
+    bias: JudgeBias,
+    decision: bool,
+    garbled: Arc<AtomicU64>,
+    requests: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for ScriptedJudge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptedJudge")
+            .field("name", &self.name)
+            .field("bias", &self.bias)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ScriptedJudge {
+    /// A judge called `name` that scores conversations with `verdict`.
+    pub fn new(name: &str, verdict: impl Fn(&[Message]) -> f64 + Send + Sync + 'static) -> Self {
+        Self {
+            name: name.to_owned(),
+            verdict: Arc::new(verdict),
+            bias: JudgeBias::Honest,
+            decision: false,
+            garbled: Arc::new(AtomicU64::new(0)),
+            requests: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// The same judge with a bias.
+    #[must_use]
+    pub fn with_bias(mut self, bias: JudgeBias) -> Self {
+        self.bias = bias;
+        self
+    }
+
+    /// Answers as a decision judge (`probability`) instead of a score.
+    #[must_use]
+    pub fn decision(mut self) -> Self {
+        self.decision = true;
+        self
+    }
+
+    /// The next `n` replies are not JSON.
+    #[must_use]
+    pub fn garbled(self, n: u64) -> Self {
+        self.garbled.store(n, Ordering::SeqCst);
+        self
+    }
+
+    /// Requests answered so far.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::SeqCst)
+    }
+
+    fn score(&self, prompt: &[Message]) -> Result<f64, String> {
+        let text = prompt
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User && m.content_str().contains("<conversation>"))
+            .map(Message::content_str)
+            .ok_or("no <conversation> in the prompt")?;
+        let start =
+            text.find("<conversation>").ok_or("no <conversation>")? + "<conversation>".len();
+        let end = text.find("</conversation>").ok_or("no </conversation>")?;
+        let convo: Vec<Message> =
+            serde_json::from_str(text[start..end].trim()).map_err(|e| e.to_string())?;
+        let last = convo
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant && !m.content_str().is_empty())
+            .map_or("", Message::content_str);
+        let biased = match self.bias {
+            JudgeBias::Honest => false,
+            JudgeBias::Length(n) => last.chars().count() >= n,
+            JudgeBias::Injectable => convo
+                .iter()
+                .any(|m| m.content_str().to_lowercase().contains("award full marks")),
+        };
+        Ok(if biased { 1.0 } else { (self.verdict)(&convo) })
+    }
+}
+
+impl Agent for ScriptedJudge {
+    fn respond(&self, request: AgentRequest) -> BoxFuture<'_, Result<AgentReply, AgentError>> {
+        self.requests.fetch_add(1, Ordering::SeqCst);
+        let garble = self
+            .garbled
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        let reply =
+            if garble {
+                Ok("I think this conversation is mostly fine.".to_owned())
+            } else {
+                self.score(&request.messages).map(|s| {
+                let key = if self.decision { "probability" } else { "score" };
+                let class = if s < 0.5 { json!("other") } else { json!(null) };
+                json!({key: s, "reason": format!("{} judge", self.name), "failure_class": class})
+                    .to_string()
+            })
+            };
+        Box::pin(async move {
+            reply
+                .map(|text| AgentReply::from(Message::text(Role::Assistant, text)))
+                .map_err(AgentError::agent)
+        })
+    }
+
+    fn describe(&self) -> String {
+        format!("scripted-judge:{}", self.name)
+    }
+}
+
 /// A hand-built graded row for cut and export tests: `messages` as given,
 /// the shop's `get_order` tool, and every other field filled plainly.
 pub fn row(
@@ -192,6 +333,10 @@ pub fn row(
         failure_class: None,
         conduct_checks: None,
         judge_meta: None,
+        grades: None,
+        gold_reward: None,
+        gold_author: None,
+        gold_kind: None,
         markers: std::collections::BTreeMap::new(),
         behavior_signature: signature.to_owned(),
         sampling: None,

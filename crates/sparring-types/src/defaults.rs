@@ -15,9 +15,81 @@ pub const MAX_TURNS: u32 = 10;
 pub const MAX_TOOL_STEPS: u32 = 8;
 /// Rollouts per ask (k).
 pub const REPEATS: u32 = 1;
-/// Seconds a command agent may take to answer one request.
+/// Seconds an agent may take to answer one request: a command agent's whole
+/// answer, or one HTTP attempt of a model backend.
 pub const AGENT_TIMEOUT_SECS: f64 = 60.0;
+/// Retries of a model backend request after the first attempt (on 408, 409,
+/// 429, 5xx, connection errors and timeouts) before the row ends as
+/// `backend_error`.
+pub const RETRIES: u32 = 5;
+/// Whether model backends are asked for per-token log-probabilities.
+pub const LOGPROBS: bool = false;
 /// How long the simulated person keeps answering the agent's questions.
 pub const PATIENCE: &str = "normal";
 /// Whether `simulate` grades rows with the conduct checks.
 pub const GRADE: bool = false;
+/// Wordings written per situation (n).
+pub const PHRASINGS: u32 = 1;
+/// Share of situations drawn from the hard tiers (ambiguous, boundary,
+/// adversarial).
+pub const HARD_SHARE: f64 = 0.40;
+/// Post-optimisation effort of the covering-array generator, as a multiplier
+/// of its default work budget (`sparring_grid::Effort`); 0 builds without
+/// optimising. A tenth of the generator's default: spec grids are small and
+/// reach their lower bound early, and a run should not spend a second
+/// shaving one row off a grid it may only partly run.
+pub const GRID_EFFORT: f64 = 0.1;
+
+// Grading (`sparring grade`, `sparring judge-trust`; docs/grading.md).
+
+/// Identical consecutive tool calls that fail `repeated_identical_call`.
+pub const REPEATED_CALLS: usize = 3;
+/// Half-width of the band around 0.5 in which a decision judge is unsure.
+pub const JUDGE_UNSURE_BAND: f64 = 0.1;
+/// Times an unparseable judge verdict is asked again.
+pub const JUDGE_VERDICT_RETRIES: u32 = 1;
+/// Seconds a grader or judge command may take per row.
+pub const GRADE_HOOK_TIMEOUT_SECS: f64 = 60.0;
+/// Rows `judge-trust` builds probes from, at most.
+pub const TRUST_PROBE_ROWS: usize = 8;
+/// How many times its length the padding probe makes a reply.
+pub const TRUST_PADDING_FACTOR: usize = 3;
+
+/// Defaults of the sandbox world (`options.world`, [`crate::WorldOptions`]).
+/// `docs/options.md` lists them with their meaning.
+pub mod world {
+    /// Probability that one tool call meets a random fault; also the share of
+    /// planned situations whose tool carries a scheduled fault.
+    pub const FAULT_RATE: f64 = 0.0;
+    /// Relative weight of `timeout` among fault kinds.
+    pub const TIMEOUT_WEIGHT: f64 = 1.0;
+    /// Relative weight of `server_error` among fault kinds.
+    pub const SERVER_ERROR_WEIGHT: f64 = 1.0;
+    /// Relative weight of `rate_limited` among fault kinds.
+    pub const RATE_LIMITED_WEIGHT: f64 = 1.0;
+    /// Relative weight of `malformed` among fault kinds.
+    pub const MALFORMED_WEIGHT: f64 = 1.0;
+    /// Relative weight of `empty` among fault kinds.
+    pub const EMPTY_WEIGHT: f64 = 1.0;
+    /// Seconds a timed-out call says it waited.
+    pub const TIMEOUT_SECS: u32 = 30;
+    /// Seconds a rate-limited call asks the agent to wait (its hint).
+    pub const RETRY_AFTER_SECS: u32 = 2;
+    /// Share of the answer's text a malformed result keeps before it is cut.
+    pub const MALFORMED_KEEP: f64 = 0.5;
+    /// Records the world generates for an entity the spec gives no fixtures for.
+    pub const RECORDS_PER_ENTITY: u32 = 20;
+    /// Records a search over generated records makes up when none match.
+    pub const RECORDS_PER_LIST: u32 = 3;
+    /// Records one list or search answer holds at most.
+    pub const PAGE_SIZE: u32 = 20;
+    /// Digits of a generated id when no fixture or description shows a shape.
+    pub const ID_DIGITS: u32 = 8;
+    /// Items in a generated array when its schema sets no bounds.
+    pub const ARRAY_ITEMS: u32 = 2;
+    /// Nesting depth at which the record generator stops descending.
+    pub const MAX_DEPTH: u32 = 8;
+    /// Words an argument must share, in order, with its parameter's
+    /// description before it counts as an echo of the description.
+    pub const ECHO_MIN_WORDS: u32 = 2;
+}

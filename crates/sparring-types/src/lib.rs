@@ -18,6 +18,9 @@
 //!   field in `docs/rows.md`.
 //! - [`Agent`]: the trait an agent implements, whatever it is (a command, a
 //!   model endpoint, a closure). Futures are boxed so agents can be `dyn`.
+//! - [`ToolExecutor`]: the caller's own world answering tool calls in place
+//!   of the sandbox (`execute`), with the [`RolloutContext`] of each call.
+//! - [`WorldOptions`]: every number the sandbox world uses (`options.world`).
 //! - [`seed`]: seed derivation by SHA-256 and the one random stream type,
 //!   [`seed::Stream`], so every draw is reproducible per seed.
 //! - [`hash`]: canonical JSON and SHA-256 for ids that are stable across runs.
@@ -40,6 +43,8 @@
 
 pub mod agent;
 pub mod defaults;
+pub mod executor;
+pub mod grader;
 pub mod hash;
 mod message;
 mod options;
@@ -47,12 +52,19 @@ mod row;
 pub mod seed;
 mod spec;
 mod tool;
+mod world_options;
 
 pub use agent::{Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture};
+pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor};
+pub use grader::{Grader, GraderError, GraderVerdict};
 pub use message::{FunctionCall, Message, Role, ToolCall};
-pub use options::{OptionsPatch, SimulateOptions, closest};
+pub use options::{
+    OptionsPatch, SimulateOptions, check_temperature, check_top_logprobs, check_top_p, closest,
+};
 pub use row::{
-    Counts, EndedBy, Lineage, Persona, Row, RunSummary, SCHEMA_VERSION, Situation, Timings,
+    Counts, EndedBy, Lineage, Persona, Row, RunSummary, SCHEMA_VERSION, Situation, StageVerdict,
+    Timings,
 };
 pub use spec::{Spec, SpecError, id_keys, record_id, singular};
 pub use tool::ToolSpec;
+pub use world_options::{WorldOptions, WorldPatch};

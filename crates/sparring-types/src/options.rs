@@ -1,6 +1,7 @@
 //! Run options as given and as resolved.
 
 use crate::defaults;
+use crate::world_options::{WorldOptions, WorldPatch};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -17,6 +18,17 @@ pub(crate) const OPTION_NAMES: &[&str] = &[
     "grade",
     "patience",
     "agent_timeout",
+    "phrasings",
+    "hard_share",
+    "grid_effort",
+    "world",
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "logprobs",
+    "top_logprobs",
+    "rpm",
+    "retries",
 ];
 
 /// Options as one source gives them (a spec's `options`, a command line):
@@ -43,8 +55,31 @@ pub struct OptionsPatch {
     pub grade: Option<bool>,
     /// `normal`, `short` or `endless`.
     pub patience: Option<String>,
-    /// Seconds a command agent may take per request.
+    /// Seconds an agent may take per request (per HTTP attempt for models).
     pub agent_timeout: Option<f64>,
+    /// Wordings written per situation (n).
+    pub phrasings: Option<u32>,
+    /// Share of situations from the hard tiers.
+    pub hard_share: Option<f64>,
+    /// Covering-array post-optimisation effort.
+    pub grid_effort: Option<f64>,
+    /// The sandbox world's numbers (`options.world`), as given.
+    #[serde(default)]
+    pub world: Option<WorldPatch>,
+    /// Model backends: sampling temperature, 0 to 2.
+    pub temperature: Option<f64>,
+    /// Model backends: nucleus sampling mass, above 0 and at most 1.
+    pub top_p: Option<f64>,
+    /// Model backends: most tokens per reply.
+    pub max_tokens: Option<u32>,
+    /// Model backends: ask for per-token log-probabilities.
+    pub logprobs: Option<bool>,
+    /// Model backends: alternatives per token with `logprobs`, 0 to 20.
+    pub top_logprobs: Option<u32>,
+    /// Model backends: requests started per minute at most.
+    pub rpm: Option<u32>,
+    /// Model backends: retries after the first attempt.
+    pub retries: Option<u32>,
 }
 
 impl OptionsPatch {
@@ -80,12 +115,62 @@ impl OptionsPatch {
                 "grade" => {
                     patch.grade = Some(v.as_bool().ok_or_else(|| at("must be true or false"))?);
                 }
+                "phrasings" | "n" => patch.phrasings = Some(small(v).ok_or_else(|| at(POSITIVE))?),
+                "hard_share" => {
+                    let share = v
+                        .as_f64()
+                        .filter(|s| (0.0..=1.0).contains(s))
+                        .ok_or_else(|| at("must be a number from 0 to 1"))?;
+                    patch.hard_share = Some(share);
+                }
+                "grid_effort" => {
+                    let effort = v
+                        .as_f64()
+                        .filter(|s| (0.0..=1000.0).contains(s))
+                        .ok_or_else(|| at("must be a number from 0 to 1000"))?;
+                    patch.grid_effort = Some(effort);
+                }
                 "agent_timeout" => {
                     let secs = v
                         .as_f64()
                         .filter(|s| *s > 0.0)
                         .ok_or_else(|| at("must be a number of seconds > 0"))?;
                     patch.agent_timeout = Some(secs);
+                }
+                "world" => {
+                    patch.world = Some(
+                        WorldPatch::from_value(v).map_err(|(p, m)| (format!("/world{p}"), m))?,
+                    );
+                }
+                "temperature" => {
+                    let t = v.as_f64().ok_or_else(|| at(TEMPERATURE))?;
+                    check_temperature(t).map_err(|m| at(&m))?;
+                    patch.temperature = Some(t);
+                }
+                "top_p" => {
+                    let p = v.as_f64().ok_or_else(|| at(TOP_P))?;
+                    check_top_p(p).map_err(|m| at(&m))?;
+                    patch.top_p = Some(p);
+                }
+                "max_tokens" => patch.max_tokens = Some(small(v).ok_or_else(|| at(POSITIVE))?),
+                "logprobs" => {
+                    patch.logprobs = Some(v.as_bool().ok_or_else(|| at("must be true or false"))?);
+                }
+                "top_logprobs" => {
+                    let k = v
+                        .as_u64()
+                        .and_then(|k| u32::try_from(k).ok())
+                        .ok_or_else(|| at(TOP_LOGPROBS))?;
+                    check_top_logprobs(k).map_err(|m| at(&m))?;
+                    patch.top_logprobs = Some(k);
+                }
+                "rpm" => patch.rpm = Some(small(v).ok_or_else(|| at(POSITIVE))?),
+                "retries" => {
+                    patch.retries = Some(
+                        v.as_u64()
+                            .and_then(|n| u32::try_from(n).ok())
+                            .ok_or_else(|| at("must be an integer >= 0"))?,
+                    );
                 }
                 other => {
                     let hint = closest(other, OPTION_NAMES)
@@ -116,6 +201,20 @@ impl OptionsPatch {
             grade: self.grade.or(base.grade),
             patience: self.patience.or(base.patience),
             agent_timeout: self.agent_timeout.or(base.agent_timeout),
+            phrasings: self.phrasings.or(base.phrasings),
+            hard_share: self.hard_share.or(base.hard_share),
+            grid_effort: self.grid_effort.or(base.grid_effort),
+            world: match (self.world, base.world) {
+                (Some(a), Some(b)) => Some(a.over(b)),
+                (a, b) => a.or(b),
+            },
+            temperature: self.temperature.or(base.temperature),
+            top_p: self.top_p.or(base.top_p),
+            max_tokens: self.max_tokens.or(base.max_tokens),
+            logprobs: self.logprobs.or(base.logprobs),
+            top_logprobs: self.top_logprobs.or(base.top_logprobs),
+            rpm: self.rpm.or(base.rpm),
+            retries: self.retries.or(base.retries),
         }
     }
 
@@ -133,7 +232,78 @@ impl OptionsPatch {
                 .patience
                 .unwrap_or_else(|| defaults::PATIENCE.to_owned()),
             agent_timeout: self.agent_timeout.unwrap_or(defaults::AGENT_TIMEOUT_SECS),
+            phrasings: self.phrasings.unwrap_or(defaults::PHRASINGS),
+            hard_share: self.hard_share.unwrap_or(defaults::HARD_SHARE),
+            grid_effort: self.grid_effort.unwrap_or(defaults::GRID_EFFORT),
+            world: self
+                .world
+                .as_ref()
+                .map(WorldPatch::resolve)
+                .unwrap_or_default(),
+            temperature: self.temperature,
+            top_p: self.top_p,
+            max_tokens: self.max_tokens,
+            logprobs: self.logprobs.unwrap_or(defaults::LOGPROBS),
+            top_logprobs: self.top_logprobs,
+            rpm: self.rpm,
+            retries: self.retries.unwrap_or(defaults::RETRIES),
         }
+    }
+
+    /// Checks what no single option can: `top_logprobs` needs `logprobs`.
+    pub fn check(&self) -> Result<(), String> {
+        if self.top_logprobs.is_some() && self.logprobs != Some(true) {
+            return Err("`top_logprobs` needs `logprobs` set to true".to_owned());
+        }
+        Ok(())
+    }
+
+    /// The model-backend options that are set, by name, for a warning when
+    /// the agent is a command (which ignores them).
+    pub fn model_options_set(&self) -> Vec<&'static str> {
+        [
+            ("temperature", self.temperature.is_some()),
+            ("top_p", self.top_p.is_some()),
+            ("max_tokens", self.max_tokens.is_some()),
+            ("logprobs", self.logprobs == Some(true)),
+            ("top_logprobs", self.top_logprobs.is_some()),
+            ("rpm", self.rpm.is_some()),
+            ("retries", self.retries.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect()
+    }
+}
+
+const TEMPERATURE: &str = "must be a number from 0 to 2";
+const TOP_P: &str = "must be a number above 0 and at most 1";
+const TOP_LOGPROBS: &str = "must be an integer from 0 to 20";
+
+/// Checks a temperature (0 to 2, as OpenAI-compatible servers accept).
+pub fn check_temperature(t: f64) -> Result<(), String> {
+    if t.is_finite() && (0.0..=2.0).contains(&t) {
+        Ok(())
+    } else {
+        Err(TEMPERATURE.to_owned())
+    }
+}
+
+/// Checks a `top_p`.
+pub fn check_top_p(p: f64) -> Result<(), String> {
+    if p.is_finite() && p > 0.0 && p <= 1.0 {
+        Ok(())
+    } else {
+        Err(TOP_P.to_owned())
+    }
+}
+
+/// Checks a `top_logprobs` (OpenAI accepts 0 to 20).
+pub fn check_top_logprobs(k: u32) -> Result<(), String> {
+    if k <= 20 {
+        Ok(())
+    } else {
+        Err(TOP_LOGPROBS.to_owned())
     }
 }
 
@@ -167,6 +337,7 @@ pub(crate) fn check_patience(p: &str) -> Result<(), String> {
 /// The agent and the output directory are wiring, not options of the
 /// simulation, and are recorded elsewhere in the summary.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SimulateOptions {
     /// Rows to produce at most; `None` runs every situation `repeats` times.
     pub budget: Option<u64>,
@@ -184,8 +355,31 @@ pub struct SimulateOptions {
     pub grade: bool,
     /// `normal`, `short` or `endless`.
     pub patience: String,
-    /// Seconds a command agent may take per request.
+    /// Seconds an agent may take per request (per HTTP attempt for models).
     pub agent_timeout: f64,
+    /// Wordings written per situation (n).
+    pub phrasings: u32,
+    /// Share of situations from the hard tiers.
+    pub hard_share: f64,
+    /// Covering-array post-optimisation effort.
+    pub grid_effort: f64,
+    /// The sandbox world's numbers.
+    #[serde(default)]
+    pub world: WorldOptions,
+    /// Model backends: temperature sent, if any.
+    pub temperature: Option<f64>,
+    /// Model backends: `top_p` sent, if any.
+    pub top_p: Option<f64>,
+    /// Model backends: `max_tokens` sent, if any.
+    pub max_tokens: Option<u32>,
+    /// Model backends: per-token log-probabilities asked for.
+    pub logprobs: bool,
+    /// Model backends: alternatives per token with `logprobs`.
+    pub top_logprobs: Option<u32>,
+    /// Model backends: requests started per minute at most.
+    pub rpm: Option<u32>,
+    /// Model backends: retries after the first attempt.
+    pub retries: u32,
 }
 
 impl Default for SimulateOptions {
@@ -251,5 +445,29 @@ mod tests {
         assert!(OptionsPatch::from_value(&json!({"budget": 0})).is_err());
         assert!(OptionsPatch::from_value(&json!({"grade": "yes"})).is_err());
         assert!(OptionsPatch::from_value(&json!({"patience": "long"})).is_err());
+        for bad in [
+            json!({"temperature": 2.5}),
+            json!({"temperature": "hot"}),
+            json!({"top_p": 0}),
+            json!({"top_p": 1.5}),
+            json!({"max_tokens": 0}),
+            json!({"top_logprobs": 21}),
+            json!({"rpm": 0}),
+            json!({"retries": -1}),
+            json!({"logprobs": 1}),
+        ] {
+            assert!(OptionsPatch::from_value(&bad).is_err(), "{bad}");
+        }
+        let ok = OptionsPatch::from_value(
+            &json!({"temperature": 0.2, "top_p": 0.9, "max_tokens": 64, "logprobs": true,
+                    "top_logprobs": 3, "rpm": 600, "retries": 0}),
+        )
+        .unwrap();
+        assert!(ok.check().is_ok());
+        let resolved = ok.resolve();
+        assert_eq!(resolved.retries, 0);
+        assert_eq!(resolved.top_logprobs, Some(3));
+        let lonely = OptionsPatch::from_value(&json!({"top_logprobs": 3})).unwrap();
+        assert!(lonely.check().unwrap_err().contains("needs `logprobs`"));
     }
 }

@@ -151,6 +151,20 @@ pub struct Row {
     /// Who judged the row and how, when a judge did.
     #[serde(default)]
     pub judge_meta: Option<Value>,
+    /// Every grading stage's verdict, in the order they ran (`conduct`,
+    /// `grader`, `judge`); the last one's reward is `reward`. Absent until
+    /// `sparring grade` runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grades: Option<Vec<StageVerdict>>,
+    /// A gold label: the reward a person (or another trusted source) gave.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gold_reward: Option<f64>,
+    /// Who gave the gold label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gold_author: Option<String>,
+    /// What kind of source the gold label is (`human`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gold_kind: Option<String>,
     /// Numeric markers riding on the row (`turns`, `tool_calls`, …).
     #[serde(default)]
     pub markers: BTreeMap<String, f64>,
@@ -174,6 +188,27 @@ pub struct Row {
     pub seed: u64,
     /// Timing metadata.
     pub timings: Timings,
+}
+
+/// One grading stage's verdict on a row.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageVerdict {
+    /// `conduct`, `grader` or `judge`.
+    pub stage: String,
+    /// Who graded: `conduct`, the grader command, the judge's backend.
+    pub by: String,
+    /// 0..=1, or `None` when the stage could not grade the row.
+    pub reward: Option<f64>,
+    /// Why, in the stage's words.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The stage's failure class, when it failed the row.
+    #[serde(default)]
+    pub failure_class: Option<String>,
+    /// Why the stage could not grade the row (a crash, a timeout, an
+    /// unparseable verdict); `None` when it graded.
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 impl Row {
@@ -222,6 +257,9 @@ pub struct RunSummary {
     pub degraded: Vec<String>,
     /// Coverage of the situation space by the rows that ran.
     pub coverage: BTreeMap<String, Value>,
+    /// What the search drew: `tier_mix`, `seeds_dropped`.
+    #[serde(default)]
+    pub search: BTreeMap<String, Value>,
     /// Options as resolved.
     pub options: Option<SimulateOptions>,
     /// Wall time of the run in seconds (metadata).

@@ -1,22 +1,26 @@
 //! What the world reads out of a tool's name and parameters.
+//!
+//! The rules are documented in `docs/world.md` and shown by
+//! `sparring world SPEC --explain`; keep the three in step.
 
 use serde::Serialize;
-use sparring_types::{Spec, ToolSpec, singular};
+use serde_json::Value;
+use sparring_types::{ToolSpec, singular};
 
 /// What a tool does to the world, read from its verb.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "verb")]
 pub enum Operation {
-    /// get, find, search, list, lookup, check, show, fetch, read, view, track.
+    /// get, find, search, list, lookup, check, show, fetch, …
     Read,
-    /// create, book, add, place, open, submit, register, schedule.
+    /// create, book, add, place, open, submit, register, send, …
     Create,
-    /// update, modify, change, exchange, edit, set, rename, reschedule.
+    /// update, modify, change, exchange, edit, set, enable, disable, …
     Update,
-    /// cancel, delete, remove, refund, return, close, void: the record moves
-    /// to a new status (the verb's past participle).
+    /// cancel, delete, remove, refund, return, suspend, resume, …: the
+    /// record moves to a new status ([`status_after`]).
     StateChange(String),
-    /// No known verb: the call is acknowledged and changes nothing.
+    /// No known verb: the call is acknowledged (and `calculate` computes).
     Other,
 }
 
@@ -31,14 +35,33 @@ pub struct ToolModel {
     pub entity: Option<String>,
     /// The parameter that carries the entity's id, if any.
     pub id_param: Option<String>,
+    /// Other parameters that name a record of another entity
+    /// (`customer_id` → `customers`): they must exist, and must own the
+    /// target record when it says who owns it.
+    pub references: Vec<(String, String)>,
+    /// A status the record must have first (`pending` in
+    /// `cancel_pending_order`).
+    pub requires_status: Option<String>,
+    /// A switch the tool turns on or off (`enable_roaming` sets
+    /// `roaming_enabled` to `true`).
+    pub switch: Option<(String, bool)>,
+    /// Whether a read answers with a list (a search, a plural noun).
+    pub list: bool,
+    /// A bare `id` with no entity in the tool's name: the id is looked up
+    /// among every entity's records.
+    pub any_entity: bool,
+    /// Which rule decided what, in words, for `--explain`.
+    pub why: Vec<String>,
 }
 
 const READ: &[&str] = &[
     "get", "find", "search", "list", "lookup", "check", "show", "fetch", "read", "view", "track",
-    "query", "retrieve", "describe",
+    "query", "retrieve", "describe", "count", "lookup",
 ];
+const LIST_VERBS: &[&str] = &["search", "list", "find", "query"];
 const CREATE: &[&str] = &[
     "create", "book", "add", "place", "open", "submit", "register", "schedule", "new", "make",
+    "send", "issue", "post", "insert", "request",
 ];
 const UPDATE: &[&str] = &[
     "update",
@@ -50,10 +73,90 @@ const UPDATE: &[&str] = &[
     "rename",
     "reschedule",
     "move",
+    "replace",
+    "upgrade",
+    "downgrade",
+    "assign",
+    "refuel",
+    "renew",
+    "extend",
+    "enable",
+    "disable",
 ];
-const STATE: &[&str] = &[
-    "cancel", "delete", "remove", "refund", "return", "close", "void", "suspend", "block",
+/// State-changing verbs and the status each leaves the record in.
+const STATE: &[(&str, &str)] = &[
+    ("cancel", "cancelled"),
+    ("delete", "deleted"),
+    ("remove", "removed"),
+    ("refund", "refunded"),
+    ("return", "returned"),
+    ("close", "closed"),
+    ("void", "voided"),
+    ("suspend", "suspended"),
+    ("block", "blocked"),
+    ("freeze", "frozen"),
+    ("archive", "archived"),
+    ("resume", "active"),
+    ("reactivate", "active"),
+    ("activate", "active"),
+    ("unblock", "active"),
+    ("unfreeze", "active"),
+    ("deactivate", "inactive"),
+    ("reopen", "open"),
+    ("approve", "approved"),
+    ("reject", "rejected"),
+    ("confirm", "confirmed"),
+    ("complete", "completed"),
+    ("pause", "paused"),
 ];
+/// Words in a tool name that say nothing about the entity.
+const GENERIC: &[&str] = &[
+    "details",
+    "detail",
+    "info",
+    "information",
+    "status",
+    "all",
+    "by",
+    "for",
+    "of",
+    "with",
+    "from",
+    "to",
+    "the",
+    "a",
+    "an",
+    "my",
+    "id",
+    "ids",
+    "data",
+    "record",
+    "records",
+];
+/// Nouns too weak to name an entity alone; they join the word before
+/// (`product_types`, `data_usage`, `payment_request`).
+const WEAK_HEADS: &[&str] = &[
+    "types", "type", "kinds", "usage", "history", "settings", "options", "request", "requests",
+    "summary", "balance",
+];
+/// Statuses a tool name may require (`cancel_pending_order`).
+const STATUS_WORDS: &[&str] = &[
+    "pending",
+    "active",
+    "open",
+    "inactive",
+    "draft",
+    "delivered",
+    "shipped",
+    "processed",
+    "suspended",
+    "confirmed",
+    "completed",
+    "paused",
+    "blocked",
+];
+/// Parameter-name endings that mark an id.
+const ID_SUFFIXES: &[&str] = &["id", "number", "code", "no", "ref"];
 
 /// Splits a name into lowercase words (`getOrder`, `get_order`, `get-order`).
 pub(crate) fn words(name: &str) -> Vec<String> {
@@ -81,118 +184,293 @@ pub(crate) fn words(name: &str) -> Vec<String> {
     out
 }
 
-/// The past participle of a state-changing verb (`cancel` → `cancelled`).
-pub(crate) fn participle(verb: &str) -> String {
-    match verb {
-        "cancel" => "cancelled".to_owned(),
-        "close" => "closed".to_owned(),
-        "remove" => "removed".to_owned(),
-        "delete" => "deleted".to_owned(),
-        v if v.ends_with('e') => format!("{v}d"),
-        v => format!("{v}ed"),
+/// The status a state-changing verb leaves a record in (`cancel` →
+/// `cancelled`, `resume` → `active`).
+pub fn status_after(verb: &str) -> String {
+    if let Some((_, status)) = STATE.iter().find(|(v, _)| *v == verb) {
+        return (*status).to_owned();
+    }
+    if verb.ends_with('e') {
+        format!("{verb}d")
+    } else {
+        format!("{verb}ed")
     }
 }
 
-fn operation(words: &[String]) -> Operation {
-    for w in words {
+/// The plural of a noun, the way fixture keys are named.
+pub(crate) fn plural(noun: &str) -> String {
+    if noun.ends_with('s') || noun.ends_with("sh") || noun.ends_with("ch") || noun.ends_with('x') {
+        if noun.ends_with("ss") || noun.ends_with("sh") || noun.ends_with("ch") {
+            format!("{noun}es")
+        } else {
+            noun.to_owned()
+        }
+    } else if let Some(stem) = noun.strip_suffix('y')
+        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
+    {
+        format!("{stem}ies")
+    } else if noun.ends_with("usage") || noun.ends_with("data") {
+        noun.to_owned()
+    } else {
+        format!("{noun}s")
+    }
+}
+
+fn is_plural(noun: &str) -> bool {
+    singular(noun) != noun
+}
+
+fn verb_of(words: &[String]) -> Option<(usize, Operation, String)> {
+    for (i, w) in words.iter().enumerate() {
         let w = w.as_str();
         if READ.contains(&w) {
-            return Operation::Read;
+            return Some((i, Operation::Read, w.to_owned()));
         }
-        if STATE.contains(&w) {
-            return Operation::StateChange(w.to_owned());
+        if STATE.iter().any(|(v, _)| *v == w) {
+            return Some((i, Operation::StateChange(w.to_owned()), w.to_owned()));
         }
         if UPDATE.contains(&w) {
-            return Operation::Update;
+            return Some((i, Operation::Update, w.to_owned()));
         }
         if CREATE.contains(&w) {
-            return Operation::Create;
+            return Some((i, Operation::Create, w.to_owned()));
         }
     }
-    Operation::Other
+    None
 }
 
-/// Reads a tool's operation, entity and id parameter; `entities` are the
-/// spec's fixture keys.
+/// The entity a stem names: a known entity (fixture key) whose singular is
+/// the stem, else the stem's plural.
+fn entity_for(stem: &str, entities: &[String]) -> String {
+    entities
+        .iter()
+        .find(|e| singular(e) == stem || e.as_str() == stem)
+        .cloned()
+        .unwrap_or_else(|| plural(stem))
+}
+
+/// An id parameter: its stem (`order` for `order_id`), or `None` for a bare
+/// `id`.
+#[allow(clippy::option_option)] // None: not an id; Some(None): a bare `id`.
+fn id_stem(param: &str, schema: Option<&Value>, nouns: &[String]) -> Option<Option<String>> {
+    let pw = words(param);
+    let last = pw.last()?;
+    if pw.len() == 1 {
+        return (last == "id").then_some(None);
+    }
+    let stem = pw[..pw.len() - 1].join("_");
+    let is_string_or_int = schema
+        .and_then(|s| s.get("type"))
+        .and_then(Value::as_str)
+        .is_none_or(|t| t == "string" || t == "integer");
+    if !is_string_or_int {
+        return None;
+    }
+    if last == "id" {
+        return Some(Some(stem));
+    }
+    // `flight_number` is an id when the tool is about flights; a
+    // `phone_number` in `get_customer_by_phone` is a field to search by.
+    if ID_SUFFIXES.contains(&last.as_str()) && nouns.iter().any(|n| singular(n) == stem) {
+        return Some(Some(stem));
+    }
+    None
+}
+
+/// Reads a tool's operation, entity, id parameter and more; `entities` are
+/// the spec's fixture keys.
 pub fn infer_tool(tool: &ToolSpec, entities: &[String]) -> ToolModel {
     let name_words = words(&tool.name);
-    let op = operation(&name_words);
-    let params = tool.parameter_names();
-    let matching = |stem: &str| -> Option<String> {
-        entities
-            .iter()
-            .find(|e| singular(e) == stem || e.as_str() == stem)
-            .cloned()
+    let mut why = Vec::new();
+    let (verb_at, operation, verb) = match verb_of(&name_words) {
+        Some(found) => found,
+        None => (usize::MAX, Operation::Other, String::new()),
     };
-    // Id parameters, with the entity each points at. A parameter named after
-    // an entity in the tool's name comes first.
-    let mut candidates: Vec<(String, String, bool)> = Vec::new();
-    for p in &params {
-        let pw = words(p);
-        let is_id = pw.last().is_some_and(|w| w == "id");
-        if !is_id {
-            continue;
+    match &operation {
+        Operation::Other => why.push("no known verb in the name: other".to_owned()),
+        Operation::StateChange(v) => {
+            why.push(format!("verb `{v}`: state change to `{}`", status_after(v)));
         }
-        let stem = if pw.len() > 1 {
-            pw[..pw.len() - 1].join("_")
-        } else {
-            // A bare `id`: the entity is the noun in the tool's name.
-            match name_words.iter().find_map(|w| matching(w)) {
-                Some(entity) => {
-                    candidates.push(((*p).to_owned(), entity, true));
-                    continue;
-                }
-                None => match name_words.last() {
-                    Some(w) => singular(w),
-                    None => continue,
-                },
-            }
-        };
-        let entity = matching(&stem).unwrap_or_else(|| format!("{stem}s"));
-        let in_name = name_words
-            .iter()
-            .any(|w| singular(w) == singular(&entity) || *w == stem);
-        candidates.push(((*p).to_owned(), entity, in_name));
+        op => why.push(format!("verb `{verb}`: {}", op_name(op))),
     }
-    let chosen = candidates
-        .iter()
-        .find(|c| c.2)
-        .or_else(|| candidates.first())
-        .cloned();
-    if op == Operation::Create {
-        // What a create call makes is named in the tool, not in its ids.
-        let entity = name_words.iter().find_map(|w| matching(w)).or_else(|| {
-            name_words
-                .last()
-                .filter(|_| name_words.len() > 1)
-                .map(|w| format!("{}s", singular(w)))
-        });
-        return ToolModel {
-            name: tool.name.clone(),
-            operation: op,
-            entity,
-            id_param: None,
-        };
-    }
-    let (id_param, entity) = match chosen {
-        Some((p, e, _)) => (Some(p), Some(e)),
-        None => (None, name_words.iter().find_map(|w| matching(w))),
+    // The words after the verb, up to `by`/`for`/`of`: the object phrase.
+    // Words after `by` name fields to search by.
+    let after: Vec<&String> = if verb_at == usize::MAX {
+        name_words.iter().collect()
+    } else {
+        name_words.iter().skip(verb_at + 1).collect()
     };
+    let mut object: Vec<String> = Vec::new();
+    let mut owner: Vec<String> = Vec::new();
+    let mut in_owner = false;
+    for w in after {
+        match w.as_str() {
+            "by" | "with" | "using" => break,
+            "for" | "of" | "from" | "on" | "in" => in_owner = true,
+            _ if in_owner => owner.push(w.clone()),
+            _ => object.push(w.clone()),
+        }
+    }
+    let requires_status = object
+        .iter()
+        .find(|w| STATUS_WORDS.contains(&w.as_str()))
+        .cloned();
+    if let Some(s) = &requires_status {
+        why.push(format!("`{s}` in the name: the record must be {s} first"));
+    }
+    let nouns: Vec<String> = object
+        .iter()
+        .filter(|w| !GENERIC.contains(&w.as_str()) && !STATUS_WORDS.contains(&w.as_str()))
+        .filter(|w| !matches!(w.as_str(), "direct" | "onestop" | "one" | "stop" | "new"))
+        .cloned()
+        .collect();
+    let mut all_nouns = nouns.clone();
+    all_nouns.extend(
+        owner
+            .iter()
+            .filter(|w| !GENERIC.contains(&w.as_str()))
+            .cloned(),
+    );
+    // The head noun of the object phrase names the entity when no id does.
+    let head = nouns.last().map(|last| {
+        if WEAK_HEADS.contains(&last.as_str()) && nouns.len() > 1 {
+            format!("{}_{last}", nouns[nouns.len() - 2])
+        } else {
+            last.clone()
+        }
+    });
+
+    // Id parameters and the entity each names.
+    let mut ids: Vec<(String, Option<String>)> = Vec::new();
+    for p in tool.parameter_names() {
+        if let Some(stem) = id_stem(p, tool.parameter(p), &all_nouns) {
+            ids.push((p.to_owned(), stem));
+        }
+    }
+    // Only the object phrase names the target: in `get_bills_for_customer`
+    // the customer is the owner, the bills are what is read.
+    let stem_in_name = |stem: &str| nouns.iter().any(|n| singular(n) == stem || n == stem);
+    let mut id_param = None;
+    let mut entity = None;
+    let mut any_entity = false;
+    // A bare `id` belongs to the noun of the name.
+    if let Some((p, _)) = ids.iter().find(|(_, s)| s.is_none()) {
+        if let Some(noun) = nouns
+            .iter()
+            .find(|n| entities.iter().any(|e| singular(e) == singular(n)))
+            .or(head.as_ref())
+        {
+            let e = entity_for(&singular(noun), entities);
+            why.push(format!(
+                "bare `{p}` with `{noun}` in the name: entity `{e}`"
+            ));
+            id_param = Some(p.clone());
+            entity = Some(e);
+        } else {
+            why.push(format!(
+                "bare `{p}` and no noun in the name: looked up among every entity"
+            ));
+            id_param = Some(p.clone());
+            any_entity = true;
+        }
+    }
+    let stems: Vec<(String, String)> = ids
+        .iter()
+        .filter_map(|(p, s)| s.clone().map(|s| (p.clone(), s)))
+        .collect();
+    if id_param.is_none() && !any_entity && operation != Operation::Create {
+        // The id whose entity the name mentions; else, for a tool that acts
+        // on a record (not a read), the last id (`customer_id, line_id`
+        // acts on the line).
+        let named = stems.iter().find(|(_, s)| stem_in_name(s)).or_else(|| {
+            let head_is_entity = head
+                .as_ref()
+                .is_some_and(|h| stems.iter().any(|(_, s)| singular(h) == *s));
+            if operation == Operation::Read || head_is_entity {
+                None
+            } else {
+                stems.last()
+            }
+        });
+        if let Some((p, s)) = named {
+            let e = entity_for(s, entities);
+            if stem_in_name(s) {
+                why.push(format!(
+                    "`{p}` names `{s}`, which the name mentions: entity `{e}`"
+                ));
+            } else {
+                why.push(format!("`{p}` is the last id: the tool acts on `{e}`"));
+            }
+            id_param = Some(p.clone());
+            entity = Some(e);
+        }
+    }
+    if entity.is_none()
+        && !any_entity
+        && operation != Operation::Other
+        && let Some(h) = &head
+    {
+        let e = entity_for(&singular(h), entities);
+        why.push(format!("head noun `{h}` of the name: entity `{e}`"));
+        entity = Some(e);
+    }
+    let references: Vec<(String, String)> = stems
+        .iter()
+        .filter(|(p, _)| Some(p) != id_param.as_ref())
+        .map(|(p, s)| (p.clone(), entity_for(s, entities)))
+        .filter(|(_, e)| Some(e) != entity.as_ref())
+        .collect();
+    for (p, e) in &references {
+        why.push(format!("`{p}` refers to a record of `{e}`"));
+    }
+    let switch = match verb.as_str() {
+        "enable" | "disable" => nouns.first().filter(|_| id_param.is_some()).map(|n| {
+            let on = verb == "enable";
+            why.push(format!(
+                "`{verb}_{n}`: sets `{n}_enabled` to {on} on the record"
+            ));
+            (format!("{n}_enabled"), on)
+        }),
+        _ => None,
+    };
+    let list = operation == Operation::Read
+        && id_param.is_none()
+        && !any_entity
+        && (LIST_VERBS.contains(&verb.as_str())
+            || head.as_deref().is_some_and(is_plural)
+            || tool.parameter_names().is_empty());
+    if operation == Operation::Read && id_param.is_none() && !any_entity {
+        if list {
+            why.push("no id of its own: answers with a list of matching records".to_owned());
+        } else {
+            why.push("no id of its own: answers with the one matching record".to_owned());
+        }
+    }
+    if tool.name == "calculate" || verb.is_empty() && name_words.iter().any(|w| w == "calculate") {
+        why.push("`calculate`: evaluates the arithmetic expression".to_owned());
+    }
     ToolModel {
         name: tool.name.clone(),
-        operation: op,
+        operation,
         entity,
         id_param,
+        references,
+        requires_status,
+        switch,
+        list,
+        any_entity,
+        why,
     }
 }
 
-/// Every tool of a spec, inferred.
-pub(crate) fn infer_all(spec: &Spec) -> Vec<ToolModel> {
-    let entities: Vec<String> = spec.fixtures.keys().cloned().collect();
-    spec.tools
-        .iter()
-        .map(|t| infer_tool(t, &entities))
-        .collect()
+fn op_name(op: &Operation) -> &'static str {
+    match op {
+        Operation::Read => "read",
+        Operation::Create => "create",
+        Operation::Update => "update",
+        Operation::StateChange(_) => "state change",
+        Operation::Other => "other",
+    }
 }
 
 #[cfg(test)]
@@ -223,6 +501,7 @@ mod tests {
         assert_eq!(m.operation, Operation::StateChange("cancel".into()));
         assert_eq!(m.entity.as_deref(), Some("orders"));
         assert_eq!(m.id_param.as_deref(), Some("order_id"));
+        assert_eq!(m.requires_status.as_deref(), Some("pending"));
         let m = infer_tool(&tool("getOrder", &["id"]), &entities);
         assert_eq!(m.operation, Operation::Read);
         assert_eq!(m.entity.as_deref(), Some("orders"));
@@ -243,13 +522,60 @@ mod tests {
         assert_eq!(m.operation, Operation::Create);
         assert_eq!(m.entity.as_deref(), Some("reservations"));
         assert_eq!(m.id_param, None);
+        assert_eq!(
+            m.references,
+            vec![
+                ("flight_id".to_owned(), "flights".to_owned()),
+                ("user_id".to_owned(), "users".to_owned())
+            ]
+        );
     }
 
     #[test]
-    fn participles() {
-        assert_eq!(participle("cancel"), "cancelled");
-        assert_eq!(participle("refund"), "refunded");
-        assert_eq!(participle("remove"), "removed");
-        assert_eq!(participle("return"), "returned");
+    fn lookups_sub_resources_and_switches() {
+        let none: Vec<String> = Vec::new();
+        let m = infer_tool(&tool("find_user_id_by_email", &["email"]), &none);
+        assert_eq!(m.entity.as_deref(), Some("users"));
+        assert!(m.list && m.id_param.is_none());
+        let m = infer_tool(&tool("get_customer_by_phone", &["phone_number"]), &none);
+        assert_eq!(m.entity.as_deref(), Some("customers"));
+        assert_eq!(m.id_param, None);
+        let m = infer_tool(&tool("get_details_by_id", &["id"]), &none);
+        assert!(m.any_entity);
+        let m = infer_tool(
+            &tool("get_bills_for_customer", &["customer_id", "limit"]),
+            &none,
+        );
+        assert_eq!(m.entity.as_deref(), Some("bills"));
+        assert!(m.list);
+        assert_eq!(m.references[0].1, "customers");
+        let m = infer_tool(&tool("enable_roaming", &["customer_id", "line_id"]), &none);
+        assert_eq!(m.operation, Operation::Update);
+        assert_eq!(m.entity.as_deref(), Some("lines"));
+        assert_eq!(m.switch, Some(("roaming_enabled".to_owned(), true)));
+        let m = infer_tool(
+            &tool("get_flight_status", &["flight_number", "date"]),
+            &none,
+        );
+        assert_eq!(m.entity.as_deref(), Some("flights"));
+        assert_eq!(m.id_param.as_deref(), Some("flight_number"));
+        let m = infer_tool(&tool("search_direct_flight", &["origin", "date"]), &none);
+        assert_eq!(m.entity.as_deref(), Some("flights"));
+        assert!(m.list);
+        let m = infer_tool(&tool("list_all_product_types", &[]), &none);
+        assert_eq!(m.entity.as_deref(), Some("product_types"));
+        let m = infer_tool(&tool("resume_line", &["customer_id", "line_id"]), &none);
+        assert_eq!(m.operation, Operation::StateChange("resume".into()));
+        assert_eq!(m.entity.as_deref(), Some("lines"));
+    }
+
+    #[test]
+    fn statuses() {
+        assert_eq!(status_after("cancel"), "cancelled");
+        assert_eq!(status_after("refund"), "refunded");
+        assert_eq!(status_after("remove"), "removed");
+        assert_eq!(status_after("resume"), "active");
+        assert_eq!(plural("category"), "categories");
+        assert_eq!(plural("address"), "addresses");
     }
 }

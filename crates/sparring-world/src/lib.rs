@@ -36,10 +36,20 @@
 //! assert_eq!(missing.error_kind(), Some("not_found"));
 //! ```
 
+mod calc;
+mod fault;
+mod generate;
 mod infer;
+mod refuse;
 mod result;
+mod shape;
+mod vocab;
 mod world;
 
-pub use infer::{Operation, ToolModel, infer_tool};
+pub use fault::{FaultKind, FaultRecord, parse_scheduled};
+pub use infer::{Operation, ToolModel, infer_tool, status_after};
+pub use refuse::PLACEHOLDERS;
 pub use result::{ErrorKind, ToolResult};
+pub use shape::{IdShape, description_example};
+pub use sparring_types::WorldOptions;
 pub use world::World;

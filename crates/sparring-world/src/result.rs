@@ -22,6 +22,19 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// The kind with wire name `name`.
+    pub fn parse(name: &str) -> Option<Self> {
+        [
+            Self::NotFound,
+            Self::Refused,
+            Self::InvalidArguments,
+            Self::UnknownTool,
+            Self::Fault,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == name)
+    }
+
     /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -39,6 +52,9 @@ impl ErrorKind {
 pub enum ToolResult {
     /// The call succeeded.
     Ok(Value),
+    /// A malformed answer (a `malformed` fault): text that is not the JSON
+    /// the agent expects, delivered as is.
+    Raw(String),
     /// The call failed.
     Err {
         /// Why.
@@ -51,6 +67,15 @@ pub enum ToolResult {
 }
 
 impl ToolResult {
+    /// A failure with a hint.
+    pub fn failure(kind: ErrorKind, message: impl Into<String>, hint: Option<String>) -> Self {
+        Self::Err {
+            kind,
+            message: message.into(),
+            hint,
+        }
+    }
+
     pub(crate) fn err(kind: ErrorKind, message: impl Into<String>) -> Self {
         Self::Err {
             kind,
@@ -79,15 +104,17 @@ impl ToolResult {
     /// The error kind's wire name, when the call failed.
     pub fn error_kind(&self) -> Option<&'static str> {
         match self {
-            Self::Ok(_) => None,
+            Self::Ok(_) | Self::Raw(_) => None,
             Self::Err { kind, .. } => Some(kind.as_str()),
         }
     }
 
-    /// The JSON the agent receives.
+    /// The JSON the agent receives; a malformed answer is its text as a
+    /// JSON string (see [`ToolResult::to_content`] for what is sent).
     pub fn to_json(&self) -> Value {
         match self {
             Self::Ok(result) => json!({"ok": true, "result": result}),
+            Self::Raw(text) => Value::String(text.clone()),
             Self::Err {
                 kind,
                 message,
@@ -95,6 +122,45 @@ impl ToolResult {
             } => {
                 json!({"ok": false, "error": {"kind": kind.as_str(), "message": message, "hint": hint}})
             }
+        }
+    }
+}
+
+impl ToolResult {
+    /// The text of the tool message the agent receives: the JSON of
+    /// [`ToolResult::to_json`] on one line, or a malformed answer as is.
+    pub fn to_content(&self) -> String {
+        match self {
+            Self::Raw(text) => text.clone(),
+            other => other.to_json().to_string(),
+        }
+    }
+}
+
+impl ToolResult {
+    /// Reads an answer in the wire shape back (as the caller's world sends
+    /// it); an unknown error kind is `refused`, any other shape is kept as
+    /// raw text.
+    pub fn from_json(value: &Value) -> Self {
+        match value.get("ok").and_then(Value::as_bool) {
+            Some(true) => Self::Ok(value.get("result").cloned().unwrap_or(Value::Null)),
+            Some(false) => {
+                let error = value.get("error");
+                let text = |k: &str| {
+                    error
+                        .and_then(|e| e.get(k))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                };
+                Self::Err {
+                    kind: text("kind")
+                        .and_then(|k| ErrorKind::parse(&k))
+                        .unwrap_or(ErrorKind::Refused),
+                    message: text("message").unwrap_or_default(),
+                    hint: text("hint"),
+                }
+            }
+            None => Self::Raw(value.to_string()),
         }
     }
 }

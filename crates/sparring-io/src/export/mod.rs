@@ -154,6 +154,10 @@ pub struct ExportReport {
     pub cut: CutReport,
     /// Things to read before training on the file.
     pub warnings: Vec<String>,
+    /// Parquet: the tasks of the `holdout` split, in id order (empty for
+    /// the JSONL formats).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub holdout_tasks: Vec<String>,
 }
 
 /// Fills in what rows lack: a system message from `system_prompt` for rows
@@ -295,12 +299,30 @@ pub fn export(
 /// in `README.md` (`datasets` infers one builder per folder, so the JSONL
 /// files load with `load_dataset("json", data_files=…)`). A format whose cut
 /// kept nothing has no file and a warning says so.
+///
+/// The JSONL cuts see only the rows of the Parquet `train` split: without
+/// `holdout`, the tasks drawn into the `holdout` split are left out of them;
+/// with it, rows of its tasks are. A held-out task never reaches a training
+/// file of the folder.
 pub fn export_all(
     rows: &[Row],
     holdout: Option<&[Row]>,
     opts: &ExportOptions,
     dir: &Path,
 ) -> Result<Vec<ExportReport>, Error> {
+    let held_tasks: BTreeSet<&str> = match holdout {
+        Some(h) => h.iter().map(|r| r.task_id.as_str()).collect(),
+        None => split_by_task(rows, opts.seed, opts.holdout_fraction)
+            .1
+            .iter()
+            .map(|r| r.task_id.as_str())
+            .collect(),
+    };
+    let train: Vec<Row> = rows
+        .iter()
+        .filter(|r| !held_tasks.contains(r.task_id.as_str()))
+        .cloned()
+        .collect();
     let mut reports = Vec::new();
     let mut configs: Vec<(String, String)> = Vec::new();
     for format in Format::ALL {
@@ -309,7 +331,21 @@ pub fn export_all(
         }
         let name = format.as_str();
         let file = dir.join(name).join("train-00000-of-00001.jsonl");
-        let mut report = export(rows, holdout, format, opts, &file)?;
+        let mut report = export(&train, holdout, format, opts, &file)?;
+        if !held_tasks.is_empty() {
+            report.cut.rows_in = rows.len();
+            report.cut.tasks_in = rows
+                .iter()
+                .map(|r| r.task_id.as_str())
+                .collect::<BTreeSet<_>>()
+                .len();
+            report.cut.exclude(
+                "holdout_task",
+                "rows",
+                "in a task of the holdout split, which never reaches a training file",
+                rows.len() - train.len(),
+            );
+        }
         if report.written == 0 {
             // `datasets` cannot load a config with no rows: leave it out.
             std::fs::remove_file(&file).map_err(|e| Error::write(&file, &e))?;
@@ -347,6 +383,7 @@ fn finish(
         written,
         cut,
         warnings: used.warnings(format),
+        holdout_tasks: Vec::new(),
     })
 }
 
@@ -664,6 +701,12 @@ fn export_parquet(
         written: train.len() + held.len(),
         cut,
         warnings: used.warnings(Format::Parquet),
+        holdout_tasks: held
+            .iter()
+            .map(|r| r.task_id.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
     })
 }
 

@@ -285,12 +285,26 @@ pub(crate) fn write_dataset(
 ) -> Result<Vec<PathBuf>, Error> {
     let data = dir.join("data");
     std::fs::create_dir_all(&data).map_err(|e| Error::write(&data, &e))?;
-    let train_path = data.join("train-00000-of-00001.parquet");
-    let holdout_path = data.join("holdout-00000-of-00001.parquet");
-    write_split(&train_path, train)?;
-    write_split(&holdout_path, holdout)?;
+    let mut files = Vec::new();
+    for (name, split) in [("train", train), ("holdout", holdout)] {
+        let path = data.join(format!("{name}-00000-of-00001.parquet"));
+        if split.is_empty() {
+            // `datasets` refuses a split with no rows; a file left by an
+            // earlier export into the same folder would be stale.
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(Error::write(&path, &e));
+                }
+                _ => {}
+            }
+        } else {
+            write_split(&path, split)?;
+            files.push(path);
+        }
+    }
     let readme = dir.join("README.md");
     std::fs::write(&readme, card(train.len(), holdout.len(), extra))
         .map_err(|e| Error::write(&readme, &e))?;
-    Ok(vec![train_path, holdout_path, readme])
+    files.push(readme);
+    Ok(files)
 }

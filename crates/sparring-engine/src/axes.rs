@@ -1,0 +1,452 @@
+//! The six situation axes of a spec, their constraints, and the grid over
+//! them.
+//!
+//! - **tool**: every tool, plus `none`.
+//! - **policy_rule**: the rules read out of the system prompt (bullets and
+//!   sentences with must / never / always / only / do not / before / confirm
+//!   / unless …), plus `none`.
+//! - **stance**: how the person comes across.
+//! - **world_state**: the person's record exists, is missing, is in a
+//!   terminal state, is one of several that match, or is someone else's.
+//! - **tool_condition**: how the situation's tool behaves; *sampled* at
+//!   `fault_rate` rather than covered, so it is not a column of the array.
+//! - **history**: what went before the conversation.
+//!
+//! Values that cannot meet are forbidden pairs: a world state other than
+//! `exists` with a tool that takes no id; a terminal state for an entity
+//! without a terminal record; a rule that names an action with a tool that
+//! performs another action. Seeds become required rows.
+
+use sparring_grid::{CoveringArray, Effort, GridError, GridProblem};
+use sparring_types::Spec;
+use sparring_world::{Operation, ToolModel, World};
+
+/// Stances of the person.
+pub const STANCES: &[&str] = &[
+    "cooperative",
+    "hurried",
+    "confused",
+    "frustrated",
+    "skeptical",
+    "manipulative",
+];
+/// World states.
+pub const WORLD_STATES: &[&str] = &["exists", "missing", "terminal", "several", "someone_else"];
+/// Tool conditions (sampled, not covered).
+pub const TOOL_CONDITIONS: &[&str] = &[
+    "ok",
+    "timeout",
+    "server_error",
+    "rate_limited",
+    "malformed",
+    "empty",
+];
+/// Histories.
+pub const HISTORIES: &[&str] = &["fresh", "returning", "failed_before", "handed_off"];
+/// Statuses after which a record takes no further action.
+pub const TERMINAL_STATUSES: &[&str] = &[
+    "cancelled",
+    "canceled",
+    "refunded",
+    "deleted",
+    "closed",
+    "returned",
+    "removed",
+    "voided",
+];
+
+/// The covered axes, in column order.
+pub const AXIS_NAMES: &[&str] = &["tool", "policy_rule", "stance", "world_state", "history"];
+
+const RULE_WORDS: &[&str] = &[
+    "must",
+    "never",
+    "always",
+    "only",
+    "do not",
+    "don't",
+    "before",
+    "confirm",
+    "unless",
+    "should not",
+    "cannot",
+    "may not",
+    "required",
+    "have to",
+];
+
+/// A policy rule and the sentence it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// A short id (`rule_1` …) used as the axis value.
+    pub id: String,
+    /// The sentence, as written.
+    pub text: String,
+}
+
+/// Reads the rules out of a system prompt: each bullet or sentence holding a
+/// rule word.
+pub fn rules(system_prompt: &str) -> Vec<Rule> {
+    // Items: a bullet with its continuation lines, or a paragraph.
+    let mut items: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for raw in system_prompt.lines() {
+        let line = raw.trim();
+        let bullet = line.starts_with(['-', '*', '•'])
+            || line
+                .split_once(". ")
+                .is_some_and(|(n, _)| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty());
+        if line.is_empty() || line.starts_with('#') || bullet {
+            if !current.trim().is_empty() {
+                items.push(std::mem::take(&mut current));
+            }
+            current.clear();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+        }
+        let text = line.trim_start_matches(['-', '*', '•']).trim();
+        if !current.is_empty() {
+            current.push(' ');
+        }
+        current.push_str(text);
+    }
+    if !current.trim().is_empty() {
+        items.push(current);
+    }
+    let mut out: Vec<Rule> = Vec::new();
+    for item in &items {
+        for sentence in crate::text::sentences(item) {
+            let lower = format!(" {} ", sentence.to_lowercase().replace(['*', '`'], ""));
+            let is_rule = RULE_WORDS
+                .iter()
+                .any(|w| lower.contains(&format!(" {w} ")) || lower.contains(&format!(" {w},")));
+            if is_rule && !out.iter().any(|r| r.text == sentence) {
+                out.push(Rule {
+                    id: format!("rule_{}", out.len() + 1),
+                    text: sentence.replace("**", ""),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The axes of a spec with their values, constraints and required rows.
+#[derive(Clone, Debug)]
+pub struct Axes {
+    /// Tool names, `none` last.
+    pub tools: Vec<String>,
+    /// The tools as the world reads them, in the order of `tools` (without `none`).
+    pub models: Vec<ToolModel>,
+    /// Rules, in prompt order.
+    pub rules: Vec<Rule>,
+    /// Values per covered axis, in [`AXIS_NAMES`] order.
+    pub values: Vec<Vec<String>>,
+    /// Forbidden pairs as `((axis, value), (axis, value))` indices.
+    pub forbidden: Vec<((usize, usize), (usize, usize))>,
+    /// Required (partial) rows, one per seed, in seed order.
+    pub required: Vec<Vec<Option<usize>>>,
+}
+
+const TOOL: usize = 0;
+const RULE: usize = 1;
+const STATE: usize = 3;
+
+impl Axes {
+    /// Derives the axes of a spec.
+    pub fn of(spec: &Spec) -> Self {
+        let world = World::new(spec, 0);
+        let models: Vec<ToolModel> = world.models().to_vec();
+        let mut tools: Vec<String> = models.iter().map(|m| m.name.clone()).collect();
+        tools.push("none".to_owned());
+        let rules = rules(&spec.system_prompt);
+        let mut rule_values: Vec<String> = rules.iter().map(|r| r.id.clone()).collect();
+        rule_values.push("none".to_owned());
+        let values = vec![
+            tools.clone(),
+            rule_values,
+            STANCES.iter().map(|s| (*s).to_owned()).collect(),
+            WORLD_STATES.iter().map(|s| (*s).to_owned()).collect(),
+            HISTORIES.iter().map(|s| (*s).to_owned()).collect(),
+        ];
+        let mut forbidden = Vec::new();
+        for (t, model) in models.iter().enumerate() {
+            let records = model
+                .entity
+                .as_ref()
+                .map(|e| world.ids(e))
+                .unwrap_or_default();
+            for (s, state) in WORLD_STATES.iter().enumerate() {
+                let possible = match *state {
+                    "exists" => true,
+                    _ if model.id_param.is_none() && *state != "several" => false,
+                    "missing" => model.entity.is_some(),
+                    "terminal" => records.iter().any(|id| {
+                        model
+                            .entity
+                            .as_ref()
+                            .and_then(|e| world.record(e, id))
+                            .and_then(|r| {
+                                r.get("status").and_then(|v| v.as_str()).map(str::to_owned)
+                            })
+                            .is_some_and(|st| TERMINAL_STATUSES.contains(&st.as_str()))
+                    }),
+                    "several" | "someone_else" => records.len() >= 2,
+                    _ => false,
+                };
+                if !possible {
+                    forbidden.push(((TOOL, t), (STATE, s)));
+                }
+            }
+            for (r, rule) in rules.iter().enumerate() {
+                if !rule_applies(rule, model, &models) {
+                    forbidden.push(((TOOL, t), (RULE, r)));
+                }
+            }
+        }
+        // No tool: the world state is whatever the person says.
+        let none = tools.len() - 1;
+        for s in 1..WORLD_STATES.len() {
+            forbidden.push(((TOOL, none), (STATE, s)));
+        }
+        let required = spec
+            .seeds
+            .iter()
+            .map(|seed| {
+                let lower = seed.to_lowercase();
+                let tool = models
+                    .iter()
+                    .position(|m| action_words(m).iter().any(|w| lower.contains(w.as_str())));
+                vec![Some(tool.unwrap_or(none)), None, Some(0), Some(0), Some(0)]
+            })
+            .collect();
+        Self {
+            tools,
+            models,
+            rules,
+            values,
+            forbidden,
+            required,
+        }
+    }
+
+    /// Values per covered axis.
+    pub fn levels(&self) -> Vec<usize> {
+        self.values.iter().map(Vec::len).collect()
+    }
+
+    /// The covering array over the axes.
+    pub fn grid(&self, seed: u64, effort: Effort) -> Result<CoveringArray, GridError> {
+        let mut problem = GridProblem::new(self.levels())
+            .with_seed(seed)
+            .with_effort(effort);
+        for (a, b) in &self.forbidden {
+            problem = problem.forbid(*a, *b);
+        }
+        for row in &self.required {
+            problem = problem.require(row.clone());
+        }
+        CoveringArray::generate(&problem)
+    }
+
+    /// The axis values of an array row, by axis name.
+    pub fn named(&self, row: &[usize]) -> Vec<(&'static str, String)> {
+        AXIS_NAMES
+            .iter()
+            .zip(row)
+            .zip(&self.values)
+            .map(|((name, v), values)| (*name, values.get(*v).cloned().unwrap_or_default()))
+            .collect()
+    }
+
+    /// The rule with this id.
+    pub fn rule(&self, id: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.id == id)
+    }
+}
+
+/// Words that name what a tool does, for matching rules and seeds: the verb
+/// of an acting tool, plus the words of its name that are not the entity.
+fn action_words(model: &ToolModel) -> Vec<String> {
+    let mut words = Vec::new();
+    match &model.operation {
+        Operation::StateChange(verb) => words.push(verb.clone()),
+        Operation::Update => {
+            words.extend(["change", "update", "modify"].map(str::to_owned));
+            for part in model.name.split('_').skip(1) {
+                if part.len() > 3
+                    && Some(part) != model.entity.as_deref().map(|e| e.trim_end_matches('s'))
+                {
+                    words.push(part.to_owned());
+                }
+            }
+        }
+        Operation::Create => words.extend(["book", "create", "new"].map(str::to_owned)),
+        Operation::Read | Operation::Other => {}
+    }
+    words
+}
+
+/// A rule applies to a tool unless it names the action of another acting
+/// tool and not this one's. Reads go with every rule.
+fn rule_applies(rule: &Rule, model: &ToolModel, all: &[ToolModel]) -> bool {
+    if matches!(model.operation, Operation::Read | Operation::Other) {
+        return true;
+    }
+    let lower = rule.text.to_lowercase();
+    let names = |m: &ToolModel| {
+        action_words(m).iter().any(|w| lower.contains(w.as_str())) || lower.contains(&m.name)
+    };
+    let mentions_any = all
+        .iter()
+        .any(|m| !matches!(m.operation, Operation::Read | Operation::Other) && names(m));
+    !mentions_any || names(model)
+}
+
+/// What a list of asks never touches.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Gap {
+    /// Tools no ask names the action or object of.
+    pub tools: Vec<String>,
+    /// Rules no ask comes near.
+    pub rules: Vec<Rule>,
+}
+
+const STOP: &[&str] = &[
+    "the",
+    "and",
+    "that",
+    "with",
+    "your",
+    "this",
+    "have",
+    "from",
+    "they",
+    "their",
+    "them",
+    "what",
+    "when",
+    "will",
+    "must",
+    "never",
+    "always",
+    "only",
+    "before",
+    "unless",
+    "should",
+    "customer",
+    "customers",
+    "user",
+    "users",
+    "agent",
+    "tool",
+    "tools",
+    "about",
+    "into",
+    "than",
+    "then",
+    "there",
+    "which",
+    "while",
+    "would",
+    "could",
+    "does",
+    "done",
+    "make",
+    "sure",
+];
+
+fn content_words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| w.len() >= 4 && !STOP.contains(w))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Which tools and policy rules none of `asks` touches.
+///
+/// An ask touches a tool when it uses the tool's action word (its verb, or
+/// for reads the entity and a word of the tool's name), and a rule when it
+/// shares at least two content words with it (words of four letters or
+/// more, common function words aside).
+pub fn coverage_gap(spec: &Spec, asks: &[String]) -> Gap {
+    let axes = Axes::of(spec);
+    let ask_words: Vec<std::collections::BTreeSet<String>> = asks
+        .iter()
+        .map(|a| content_words(a).into_iter().collect())
+        .collect();
+    let lowered: Vec<String> = asks.iter().map(|a| a.to_lowercase()).collect();
+    let mut gap = Gap::default();
+    for model in &axes.models {
+        let mut words = action_words(model);
+        if words.is_empty() {
+            words = model
+                .name
+                .split('_')
+                .filter(|w| w.len() >= 4)
+                .map(str::to_owned)
+                .collect();
+        }
+        let touched = lowered
+            .iter()
+            .any(|a| words.iter().any(|w| a.contains(w.as_str())));
+        if !touched {
+            gap.tools.push(model.name.clone());
+        }
+    }
+    for rule in &axes.rules {
+        let words: std::collections::BTreeSet<String> =
+            content_words(&rule.text).into_iter().collect();
+        let need = words.len().min(2);
+        let touched = ask_words
+            .iter()
+            .any(|a| a.intersection(&words).count() >= need && need > 0);
+        if !touched {
+            gap.rules.push(rule.clone());
+        }
+    }
+    gap
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_rules_from_bullets_and_sentences() {
+        let prompt = "# Policy\n\nYou help customers.\n- You must confirm with the customer before issuing\n  a refund.\n- Be kind. Never guess an order number.\n\nOnly pending orders can be cancelled.";
+        let r = rules(prompt);
+        let texts: Vec<&str> = r.iter().map(|r| r.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            vec![
+                "You must confirm with the customer before issuing a refund.",
+                "Never guess an order number.",
+                "Only pending orders can be cancelled."
+            ]
+        );
+        assert_eq!(r[0].id, "rule_1");
+    }
+
+    #[test]
+    fn finds_what_asks_never_touch() {
+        let spec = Spec::from_value(&serde_json::json!({
+            "name": "s",
+            "system_prompt": "You must confirm the amount before issuing a refund. Never cancel shipped orders.",
+            "tools": [
+                {"name": "refund_order", "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string"}}}},
+                {"name": "cancel_order", "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string"}}}},
+            ],
+        }))
+        .unwrap();
+        let gap = coverage_gap(
+            &spec,
+            &["Please refund order 12, confirm the amount first.".to_owned()],
+        );
+        assert_eq!(gap.tools, vec!["cancel_order".to_owned()]);
+        assert_eq!(gap.rules.len(), 1);
+        assert!(gap.rules[0].text.starts_with("Never cancel"));
+    }
+}

@@ -1,0 +1,142 @@
+//! Grading a row in stages: conduct checks, then a grader hook, then the
+//! judge.
+//!
+//! Each stage that runs leaves its verdict in the row's `grades`, in order;
+//! the row's `reward`, `reason` and `failure_class` are the last stage's.
+//! A stage that could not grade (a grader that crashed or timed out, a
+//! judge whose verdict never parsed) is recorded with its error, and since
+//! it is the last word the row is then ungraded (`reward: null`) rather than
+//! silently keeping an earlier stage's reward.
+
+use crate::grade;
+use crate::judge::Judge;
+use sparring_types::{EndedBy, Grader, Row, StageVerdict};
+
+/// The stages to run.
+#[derive(Clone, Copy)]
+pub struct Stages<'a> {
+    /// Run the conduct checks.
+    pub conduct: bool,
+    /// A grader hook.
+    pub grader: Option<&'a dyn Grader>,
+    /// An LLM judge.
+    pub judge: Option<&'a Judge>,
+}
+
+impl std::fmt::Debug for Stages<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stages")
+            .field("conduct", &self.conduct)
+            .field("grader", &self.grader.map(Grader::describe))
+            .field("judge", &self.judge.map(Judge::model))
+            .finish()
+    }
+}
+
+/// The conduct stage's verdict on a row, setting `conduct_checks`. A row
+/// that ended in an agent error gets reward 0 with the error as reason.
+pub fn conduct_stage(row: &mut Row) -> StageVerdict {
+    if row.ended_by == EndedBy::AgentError {
+        row.conduct_checks = None;
+        return StageVerdict {
+            stage: "conduct".to_owned(),
+            by: "conduct".to_owned(),
+            reward: Some(0.0),
+            reason: Some(format!(
+                "agent_error: {}",
+                row.error.as_deref().unwrap_or("unknown")
+            )),
+            failure_class: Some("agent_error".to_owned()),
+            error: None,
+        };
+    }
+    let verdict = grade::conduct(&row.messages, &row.tools);
+    row.conduct_checks = Some(verdict.checks);
+    StageVerdict {
+        stage: "conduct".to_owned(),
+        by: "conduct".to_owned(),
+        reward: Some(verdict.reward),
+        reason: Some(verdict.reason),
+        failure_class: verdict.failure_class,
+        error: None,
+    }
+}
+
+/// Grades one row in place with the given stages. Earlier grades on the row
+/// are replaced; `scoring_run_id` goes to `lineage.scoring_run_id`.
+pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) {
+    let mut grades = Vec::new();
+    // Markers are recomputed so rows from older runs or other tools get them.
+    for (k, v) in grade::markers(&row.messages) {
+        row.markers.insert(k, v);
+    }
+    if stages.conduct {
+        grades.push(conduct_stage(row));
+    }
+    if let Some(grader) = stages.grader {
+        let verdict = match grader.grade(row).await {
+            Ok(v) => {
+                for (k, m) in &v.markers {
+                    row.markers.insert(k.clone(), *m);
+                }
+                StageVerdict {
+                    stage: "grader".to_owned(),
+                    by: grader.describe(),
+                    reward: Some(v.reward),
+                    reason: v.reason,
+                    failure_class: v.failure_class,
+                    error: None,
+                }
+            }
+            Err(e) => StageVerdict {
+                stage: "grader".to_owned(),
+                by: grader.describe(),
+                reward: None,
+                reason: None,
+                failure_class: None,
+                error: Some(e.to_string()),
+            },
+        };
+        grades.push(verdict);
+    }
+    if let Some(judge) = stages.judge {
+        let outcome = judge.judge(&row.row_id, &row.messages, &row.tools).await;
+        row.judge_meta = Some(outcome.meta);
+        grades.push(match outcome.verdict {
+            Ok(v) => StageVerdict {
+                stage: "judge".to_owned(),
+                by: judge.model(),
+                reward: Some(v.reward),
+                reason: Some(v.reason),
+                failure_class: if v.reward < 0.5 {
+                    Some(v.failure_class.unwrap_or_else(|| "other".to_owned()))
+                } else {
+                    None
+                },
+                error: None,
+            },
+            Err(e) => StageVerdict {
+                stage: "judge".to_owned(),
+                by: judge.model(),
+                reward: None,
+                reason: None,
+                failure_class: None,
+                error: Some(e),
+            },
+        });
+    }
+    if let Some(last) = grades.last() {
+        row.reward = last.reward;
+        row.reason = match (&last.error, &last.reason) {
+            (Some(e), _) => Some(format!("ungraded: the {} stage failed: {e}", last.stage)),
+            (None, r) => r.clone(),
+        };
+        row.failure_class = if last.reward.is_some_and(|r| r < 0.5) {
+            last.failure_class.clone()
+        } else {
+            None
+        };
+        row.lineage.scoring_run_id = Some(scoring_run_id.to_owned());
+    }
+    row.grades = Some(grades);
+}

@@ -1,0 +1,478 @@
+//! The offline writer: situations into asks.
+//!
+//! The writer turns a situation (its tool's operation, the person's facts, a
+//! tier, a stance, a history and a writing style) into the person's opening
+//! message, in `n` distinct wordings (phrasings). Its wordings come from the
+//! data file `data/asks.toml`, not from string literals in code, so they can
+//! grow without touching logic.
+//!
+//! - **Tiers** decide difficulty: `ordinary`; `complex` (a second need in the
+//!   same message); and the hard tiers `ambiguous` (the id or the goal left
+//!   out), `boundary` (right at the edge of a policy rule) and `adversarial`
+//!   (pressure to break the rule). [`draw_tier`] draws them: a hard tier with
+//!   probability `hard_share`, split evenly among the three; otherwise
+//!   `ordinary` three times in four and `complex` once.
+//! - **Stance** frames the ask (an opener and a closer).
+//! - **History** puts what went before in front of the ask.
+//! - **Style** is the last layer, applied to the text itself: lowercase,
+//!   clipped, sarcastic, rambling, typos, formal or non-native phrasing. Ids
+//!   (words with digits) are never altered, so a style never turns an
+//!   existing record into a missing one.
+
+use sparring_types::seed::Stream;
+use sparring_world::Operation;
+use std::collections::BTreeMap;
+
+/// The tiers, easy to hard.
+pub const TIERS: &[&str] = &[
+    "ordinary",
+    "complex",
+    "ambiguous",
+    "boundary",
+    "adversarial",
+];
+/// The tiers `hard_share` draws from.
+pub const HARD_TIERS: &[&str] = &["ambiguous", "boundary", "adversarial"];
+/// The writing styles a person may have.
+pub const STYLES: &[&str] = &[
+    "plain",
+    "lowercase",
+    "clipped",
+    "sarcastic",
+    "rambling",
+    "typos",
+    "formal",
+    "non_native",
+];
+/// Share of the non-hard tiers that are `complex`.
+pub const COMPLEX_SHARE: f64 = 0.25;
+
+/// The writer's templates could not be read. A packaging error, never the
+/// user's: the templates ship inside the binary and a test parses them.
+#[derive(Debug, thiserror::Error)]
+#[error("the built-in ask templates are malformed: {0}")]
+pub struct TemplateError(String);
+
+/// The parsed `data/asks.toml`.
+#[derive(Clone, Debug)]
+pub struct Templates {
+    sections: BTreeMap<String, BTreeMap<String, Vec<String>>>,
+}
+
+const ASKS: &str = include_str!("../data/asks.toml");
+
+impl Templates {
+    /// The templates that ship with sparring.
+    pub fn builtin() -> Result<Self, TemplateError> {
+        Self::parse(ASKS)
+    }
+
+    /// Parses templates from TOML text: sections of string lists.
+    pub fn parse(text: &str) -> Result<Self, TemplateError> {
+        let sections: BTreeMap<String, BTreeMap<String, Vec<String>>> =
+            toml::from_str(text).map_err(|e| TemplateError(e.message().to_owned()))?;
+        Ok(Self { sections })
+    }
+
+    /// One list of templates (empty when absent).
+    pub fn list(&self, section: &str, key: &str) -> &[String] {
+        self.sections
+            .get(section)
+            .and_then(|s| s.get(key))
+            .map_or(&[], Vec::as_slice)
+    }
+}
+
+/// Draws a tier: hard with probability `hard_share` (evenly among
+/// [`HARD_TIERS`]), else `complex` with probability [`COMPLEX_SHARE`] and
+/// `ordinary` otherwise.
+pub fn draw_tier(hard_share: f64, stream: &mut Stream) -> &'static str {
+    if stream.chance(hard_share) {
+        HARD_TIERS[stream.index(HARD_TIERS.len())]
+    } else if stream.chance(COMPLEX_SHARE) {
+        "complex"
+    } else {
+        "ordinary"
+    }
+}
+
+/// Draws a writing style.
+pub fn draw_style(stream: &mut Stream) -> &'static str {
+    STYLES[stream.index(STYLES.len())]
+}
+
+/// What the writer needs to know about one situation.
+#[derive(Clone, Debug)]
+pub struct AskInput<'a> {
+    /// What the tool does.
+    pub operation: &'a Operation,
+    /// Whether the tool takes an id but not the person's details (a search
+    /// by email is written differently from a look-up by id).
+    pub search: bool,
+    /// The entity, singular (`order`).
+    pub thing: &'a str,
+    /// The record's id, if the person has one.
+    pub id: Option<&'a str>,
+    /// Values the person wants set (parameter → value).
+    pub wants: &'a [(String, String)],
+    /// The person's email and name.
+    pub email: &'a str,
+    /// The person's name.
+    pub name: &'a str,
+    /// The tool's name.
+    pub tool: &'a str,
+    /// The policy rule the situation is about, if any.
+    pub rule: Option<&'a str>,
+    /// What the person wants, as a verb phrase (`cancel my order`).
+    pub goal: &'a str,
+    /// The tier.
+    pub tier: &'a str,
+    /// The stance.
+    pub stance: &'a str,
+    /// The history value (`fresh`, `returning`, `failed_before`, `handed_off`).
+    pub history: &'a str,
+    /// The style.
+    pub style: &'a str,
+}
+
+/// The verb phrase a state change is asked with.
+pub fn verb_phrase(verb: &str) -> String {
+    match verb {
+        "refund" => "get a refund for".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+fn core_key(input: &AskInput<'_>) -> &'static str {
+    match input.operation {
+        Operation::Read if input.search => "search",
+        Operation::Read => "read",
+        Operation::StateChange(_) => "state_change",
+        Operation::Update => "update",
+        Operation::Create => "create",
+        Operation::Other if input.tool == "none" => "none",
+        Operation::Other => "other",
+    }
+}
+
+fn fill(template: &str, input: &AskInput<'_>, with_id: bool) -> String {
+    let id = match (input.id, with_id) {
+        (Some(id), true) => format!(" {id}"),
+        _ => String::new(),
+    };
+    let want = input
+        .wants
+        .iter()
+        .find(|(p, _)| !p.contains("reason"))
+        .map_or_else(
+            || " a detail".to_owned(),
+            |(p, v)| format!(" the {} to {v}", p.replace('_', " ")),
+        );
+    let reason = input
+        .wants
+        .iter()
+        .find(|(p, _)| p.contains("reason"))
+        .map(|(_, v)| v.clone());
+    let verb = match input.operation {
+        Operation::StateChange(v) => verb_phrase(v),
+        _ => "sort out".to_owned(),
+    };
+    let rule = input.rule.map_or_else(
+        || "your policy".to_owned(),
+        |r| {
+            format!(
+                "your rule \"{}\"",
+                r.trim_end_matches(['.', '!']).replace('`', "")
+            )
+        },
+    );
+    let text = template
+        .replace("{thing}", input.thing)
+        .replace("{id}", &id)
+        .replace("{want}", &want)
+        .replace(
+            "{reason_sentence}",
+            &reason
+                .as_ref()
+                .map(|r| format!(" It's because {r}."))
+                .unwrap_or_default(),
+        )
+        .replace(
+            "{reason}",
+            &reason.map(|r| format!(" because {r}")).unwrap_or_default(),
+        )
+        .replace("{verb}", &verb)
+        .replace("{goal}", input.goal)
+        .replace("{rule}", &rule)
+        .replace("{tool}", &input.tool.replace('_', " "))
+        .replace("{email}", input.email)
+        .replace("{name}", input.name);
+    if input.thing.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        text.replace(
+            &format!(" a {}", input.thing),
+            &format!(" an {}", input.thing),
+        )
+    } else {
+        text
+    }
+}
+
+/// Up to `n` distinct phrasings of one situation.
+pub fn phrasings(
+    templates: &Templates,
+    input: &AskInput<'_>,
+    second: Option<&AskInput<'_>>,
+    n: usize,
+    stream: &mut Stream,
+) -> Vec<String> {
+    let base = stream.index(1 << 16);
+    let cores = templates.list("core", core_key(input));
+    let mut order: Vec<usize> = (0..cores.len()).collect();
+    stream.shuffle(&mut order);
+    let mut out: Vec<String> = Vec::with_capacity(n);
+    let mut attempt = 0;
+    while out.len() < n && attempt < n * 4 + 8 {
+        let k = attempt;
+        attempt += 1;
+        let with_id = input.tier != "ambiguous";
+        let core = if input.tier == "ambiguous" && (input.id.is_none() || k % 2 == 1) {
+            pick_nth(templates.list("core", "vague"), k, base)
+        } else {
+            order
+                .get(k % order.len().max(1))
+                .and_then(|i| cores.get(*i))
+                .cloned()
+                .unwrap_or_default()
+        };
+        let mut body = fill(&core, input, with_id);
+        match input.tier {
+            "complex" => {
+                if let Some(second) = second {
+                    let joiner = pick_nth(templates.list("tier", "complex_joiners"), k, base);
+                    let other = pick_nth(templates.list("core", core_key(second)), k + 1, base);
+                    let other = fill(&other, second, true);
+                    body = format!("{body} {}", joiner.replace("{second}", &other));
+                }
+            }
+            "boundary" | "adversarial" => {
+                let extra = pick_nth(templates.list("tier", input.tier), k, base);
+                body = format!("{body} {}", fill(&capitalise(&extra), input, true));
+            }
+            _ => {}
+        }
+        let text = frame(templates, input, &body, k, base);
+        let text = apply_style(templates, input, &text, k, base, stream);
+        if !out.contains(&text) {
+            out.push(text);
+        }
+    }
+    out
+}
+
+/// Varies a seed ask: the seed itself first, then framings of it.
+pub fn seed_phrasings(
+    templates: &Templates,
+    seed: &str,
+    input: &AskInput<'_>,
+    n: usize,
+    stream: &mut Stream,
+) -> Vec<String> {
+    let base = stream.index(1 << 16);
+    let mut out = vec![seed.to_owned()];
+    let mut attempt = 0;
+    while out.len() < n && attempt < n * 4 + 8 {
+        attempt += 1;
+        let framed = frame(templates, input, seed, attempt, base);
+        let text = apply_style(templates, input, &framed, attempt, base, stream);
+        if !out.contains(&text) {
+            out.push(text);
+        }
+    }
+    out
+}
+
+/// The `k`th entry of a list after a per-situation offset: phrasing `k` of a
+/// situation gets entry `base + k`, so the phrasings of one situation never
+/// share an opener, closer or aside while the list is long enough.
+fn pick_nth(list: &[String], k: usize, base: usize) -> String {
+    if list.is_empty() {
+        return String::new();
+    }
+    list[(base + k) % list.len()].clone()
+}
+
+/// Stance opener and closer, history in front.
+fn frame(templates: &Templates, input: &AskInput<'_>, body: &str, k: usize, base: usize) -> String {
+    let open = pick_nth(
+        templates.list("stance", &format!("{}_open", input.stance)),
+        k,
+        base,
+    );
+    let close = pick_nth(
+        templates.list("stance", &format!("{}_close", input.stance)),
+        k,
+        base,
+    );
+    let history = if input.history == "fresh" {
+        String::new()
+    } else {
+        pick_nth(templates.list("history", input.history), k, base)
+    };
+    let mut text = open;
+    for part in [history, body.to_owned(), close] {
+        if part.is_empty() {
+            continue;
+        }
+        // After a sentence, a capital; after "Hi," or "…, but", carry on.
+        let ends_sentence = text.is_empty() || text.ends_with(['.', '!', '?']);
+        let part = if ends_sentence {
+            capitalise(&part)
+        } else {
+            decapitalise(&part)
+        };
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
+fn decapitalise(text: &str) -> String {
+    let mut chars = text.chars();
+    match (
+        chars.next(),
+        text.starts_with("I ") || text.starts_with("I'"),
+    ) {
+        (Some(c), false) if !protected(text.split(' ').next().unwrap_or("")) => {
+            c.to_lowercase().chain(chars).collect()
+        }
+        _ => text.to_owned(),
+    }
+}
+
+fn capitalise(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// Whether a word must survive every style untouched (ids, emails, amounts).
+fn protected(word: &str) -> bool {
+    word.chars().any(|c| c.is_ascii_digit()) || word.contains('@')
+}
+
+/// Lowercases text, leaving ids, emails and amounts as they are.
+pub fn lowercase_keep_ids(text: &str) -> String {
+    text.split(' ')
+        .map(|w| {
+            if protected(w) {
+                w.to_owned()
+            } else {
+                w.to_lowercase()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Applies a writing style to text; `k` is the phrasing index.
+pub fn apply_style(
+    templates: &Templates,
+    input: &AskInput<'_>,
+    text: &str,
+    k: usize,
+    base: usize,
+    stream: &mut Stream,
+) -> String {
+    let map_words = |text: &str, f: &mut dyn FnMut(&str) -> String| -> String {
+        text.split(' ')
+            .map(|w| if protected(w) { w.to_owned() } else { f(w) })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    match input.style {
+        "lowercase" => map_words(text, &mut |w| w.to_lowercase()),
+        "clipped" => {
+            let cut = [
+                "hi,",
+                "hello,",
+                "hi there,",
+                "good morning,",
+                "please",
+                "thanks!",
+                "thank you.",
+                "thanks a lot.",
+                "could you",
+                "can you",
+            ];
+            let kept: Vec<&str> = text
+                .split(' ')
+                .filter(|w| !cut.contains(&w.to_lowercase().as_str()))
+                .collect();
+            kept.join(" ").trim_end_matches(['.', '!']).to_owned()
+        }
+        "sarcastic" => format!(
+            "{text} {}",
+            pick_nth(templates.list("style", "sarcastic"), k, base)
+        ),
+        "rambling" => {
+            let aside = pick_nth(templates.list("style", "rambling_asides"), k, base);
+            format!("{aside} {text}")
+        }
+        "typos" => {
+            let mut budget = 2;
+            map_words(text, &mut |w| {
+                if budget > 0
+                    && w.len() >= 6
+                    && w.chars().all(|c| c.is_ascii_alphabetic())
+                    && stream.chance(0.5)
+                {
+                    budget -= 1;
+                    let mut chars: Vec<char> = w.chars().collect();
+                    let i = 1 + stream.index(chars.len() - 3);
+                    chars.swap(i, i + 1);
+                    chars.into_iter().collect()
+                } else {
+                    w.to_owned()
+                }
+            })
+        }
+        "formal" => {
+            let open = pick_nth(templates.list("style", "formal_open"), k, base);
+            let close = pick_nth(templates.list("style", "formal_close"), k, base)
+                .replace("{name}", input.name);
+            format!("{open} {text} {close}")
+        }
+        "non_native" => text
+            .replace("I'd like to", "I am wanting to")
+            .replace("I need to", "I am needing to")
+            .replace(" the ", " ")
+            .replace("can you", "you can")
+            .replace("Can you", "You can"),
+        _ => text.to_owned(),
+    }
+}
+
+/// Word 3-grams of a text, lowercased.
+pub fn trigrams(text: &str) -> std::collections::BTreeSet<String> {
+    let words: Vec<String> = text
+        .to_lowercase()
+        .split(|c: char| !(c.is_alphanumeric() || c == '#' || c == '\''))
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    words.windows(3).map(|w| w.join(" ")).collect()
+}
+
+/// The share of the smaller text's 3-grams that the other shares.
+pub fn trigram_overlap(a: &str, b: &str) -> f64 {
+    let (ta, tb) = (trigrams(a), trigrams(b));
+    let smaller = ta.len().min(tb.len());
+    if smaller == 0 {
+        return 0.0;
+    }
+    ta.intersection(&tb).count() as f64 / smaller as f64
+}

@@ -1,0 +1,310 @@
+//! The writer and the person: determinism, tier shares, variety, patience,
+//! and a person who never says what it was not told.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use sparring_engine::person::{Facts, Move, Person};
+use sparring_engine::plan::plan;
+use sparring_engine::writer::{self, HARD_TIERS, Templates, draw_tier, trigram_overlap, trigrams};
+use sparring_testkit::{ScriptedAgent, shop_spec};
+use sparring_types::seed::Stream;
+use sparring_types::{Message, Role, SimulateOptions};
+use sparring_world::Operation;
+use std::collections::{BTreeMap, BTreeSet};
+
+fn support_desk() -> sparring_types::Spec {
+    let path = sparring_testkit::support_desk_dir().join("spec.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut value: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    let policy =
+        std::fs::read_to_string(sparring_testkit::support_desk_dir().join("policy.md")).unwrap();
+    value["system_prompt"] = serde_json::Value::String(policy);
+    sparring_types::Spec::from_value(&value).unwrap()
+}
+
+#[test]
+fn templates_parse_and_every_list_is_filled() {
+    let t = Templates::builtin().unwrap();
+    for (section, key) in [
+        ("core", "read"),
+        ("core", "state_change"),
+        ("core", "update"),
+        ("core", "none"),
+        ("tier", "adversarial"),
+        ("history", "returning"),
+        ("stance", "hurried_close"),
+        ("style", "formal_open"),
+    ] {
+        assert!(t.list(section, key).len() >= 3, "{section}.{key}");
+    }
+}
+
+#[test]
+fn tiers_come_at_the_asked_share() {
+    let n = 1000;
+    for hard_share in [0.0, 0.4, 0.8] {
+        let mut counts: BTreeMap<&str, u32> = BTreeMap::new();
+        for i in 0..n {
+            *counts
+                .entry(draw_tier(hard_share, &mut Stream::derive(1, "tier", &[i])))
+                .or_default() += 1;
+        }
+        let share = |t: &str| f64::from(*counts.get(t).unwrap_or(&0)) / f64::from(n as u32);
+        let hard: f64 = HARD_TIERS.iter().map(|t| share(t)).sum();
+        assert!(
+            (hard - hard_share).abs() <= 0.05,
+            "hard {hard} for {hard_share}"
+        );
+        for t in HARD_TIERS {
+            assert!(
+                (share(t) - hard_share / 3.0).abs() <= 0.05,
+                "{t}: {}",
+                share(t)
+            );
+        }
+        let rest = 1.0 - hard_share;
+        assert!((share("complex") - rest * writer::COMPLEX_SHARE).abs() <= 0.05);
+        assert!((share("ordinary") - rest * (1.0 - writer::COMPLEX_SHARE)).abs() <= 0.05);
+    }
+}
+
+#[test]
+fn the_plan_is_deterministic_per_seed() {
+    let spec = support_desk();
+    let asks = |seed| {
+        plan(
+            &spec,
+            &SimulateOptions {
+                seed,
+                phrasings: 2,
+                ..SimulateOptions::default()
+            },
+        )
+        .unwrap()
+        .tasks
+        .into_iter()
+        .map(|t| t.ask)
+        .collect::<Vec<_>>()
+    };
+    assert_eq!(asks(3), asks(3));
+    assert_ne!(asks(3), asks(4));
+}
+
+#[test]
+fn seeds_are_kept_word_for_word_and_come_first() {
+    let spec = support_desk();
+    let p = plan(
+        &spec,
+        &SimulateOptions {
+            phrasings: 3,
+            ..SimulateOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(p.tasks[0].ask, spec.seeds[0]);
+    assert_eq!(p.tasks[0].situation.tier, "seed");
+    assert_eq!(p.tasks[3].ask, spec.seeds[1]);
+    assert!(p.tasks[..6].iter().all(|t| t.arm == "seed"));
+    // The refund seed is placed on the refund tool's row.
+    assert_eq!(p.tasks[0].situation.axes["tool"], "refund_order");
+}
+
+#[test]
+fn phrasings_of_one_situation_read_differently() {
+    let spec = support_desk();
+    let mut worst: f64 = 0.0;
+    let mut pairs = 0;
+    for seed in 0..5 {
+        let p = plan(
+            &spec,
+            &SimulateOptions {
+                seed,
+                phrasings: 3,
+                ..SimulateOptions::default()
+            },
+        )
+        .unwrap();
+        let mut by_situation: BTreeMap<Vec<usize>, Vec<&str>> = BTreeMap::new();
+        for t in p.tasks.iter().filter(|t| t.arm != "seed") {
+            by_situation
+                .entry(t.grid_row.clone())
+                .or_default()
+                .push(&t.ask);
+        }
+        for asks in by_situation.values() {
+            assert!(asks.len() >= 2, "{asks:?}");
+            for i in 0..asks.len() {
+                for j in i + 1..asks.len() {
+                    let o = trigram_overlap(asks[i], asks[j]);
+                    worst = worst.max(o);
+                    pairs += 1;
+                    assert!(
+                        o <= 0.60,
+                        "phrasings share {o:.2} of their 3-grams:\n  {}\n  {}",
+                        asks[i],
+                        asks[j]
+                    );
+                }
+            }
+        }
+    }
+    println!("phrasing pairs checked: {pairs}; worst 3-gram overlap: {worst:.2}");
+}
+
+#[test]
+fn asks_across_two_hundred_situations_are_mostly_distinct() {
+    let spec = support_desk();
+    let mut asks: Vec<String> = Vec::new();
+    let mut seed = 0;
+    while asks.len() < 200 {
+        let p = plan(
+            &spec,
+            &SimulateOptions {
+                seed,
+                ..SimulateOptions::default()
+            },
+        )
+        .unwrap();
+        asks.extend(
+            p.tasks
+                .into_iter()
+                .filter(|t| t.arm != "seed")
+                .map(|t| t.ask),
+        );
+        seed += 1;
+    }
+    asks.truncate(200);
+    let distinct_asks: BTreeSet<&String> = asks.iter().collect();
+    let mut all = 0usize;
+    let mut distinct: BTreeSet<String> = BTreeSet::new();
+    for a in &asks {
+        let t = trigrams(a);
+        all += t.len();
+        distinct.extend(t);
+    }
+    let ratio = distinct.len() as f64 / all as f64;
+    println!(
+        "200 asks: {} distinct; distinct-3-gram ratio {ratio:.3}",
+        distinct_asks.len()
+    );
+    assert!(distinct_asks.len() >= 195, "{}", distinct_asks.len());
+    assert!(ratio >= 0.25, "{ratio}");
+}
+
+#[test]
+fn patience_walks_away_at_the_documented_rates() {
+    let n = 10_000u32;
+    for (patience, second, later) in [("normal", 0.35, 0.60), ("short", 0.60, 0.90)] {
+        let (mut left2, mut asked3, mut left3) = (0u32, 0u32, 0u32);
+        for i in 0..n {
+            let mut p = Person::new(
+                facts(),
+                "cooperative",
+                patience,
+                Stream::derive(9, "person", &[u64::from(i)]),
+            );
+            assert_ne!(
+                p.answer("What is your order number?"),
+                Move::Leave,
+                "the first question is always answered"
+            );
+            if p.answer("And your email?") == Move::Leave {
+                left2 += 1;
+                continue;
+            }
+            asked3 += 1;
+            if p.answer("And your name?") == Move::Leave {
+                left3 += 1;
+            }
+        }
+        let r2 = f64::from(left2) / f64::from(n);
+        let r3 = f64::from(left3) / f64::from(asked3);
+        assert!(
+            (r2 - second).abs() <= 0.02,
+            "{patience}: second question {r2}"
+        );
+        assert!(
+            (r3 - later).abs() <= 0.02,
+            "{patience}: later question {r3}"
+        );
+    }
+    let mut p = Person::new(
+        facts(),
+        "cooperative",
+        "endless",
+        Stream::derive(1, "person", &[]),
+    );
+    assert!((0..50).all(|_| p.answer("Anything else?") != Move::Leave));
+}
+
+fn facts() -> Facts {
+    let mut f = Facts::new(
+        "Ana Lima",
+        &Operation::StateChange("refund".into()),
+        Some("orders"),
+        "refund_order",
+    );
+    f.id = Some(("order_id".into(), "#W1001".into()));
+    f.known.insert("order_id".into(), "#W1001".into());
+    f
+}
+
+/// Ids, emails and numbers a text states.
+fn stated_facts(text: &str) -> Vec<String> {
+    text.split(|c: char| c.is_whitespace() || c == ',' || c == '(' || c == ')')
+        .map(|w| w.trim_end_matches(['.', '?', '!', ':', ';']))
+        .filter(|w| w.contains('@') || w.chars().any(|c| c.is_ascii_digit()))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_person_never_states_a_fact_it_was_not_given() {
+    use sparring_engine::run::{NoClock, RunConfig, run};
+    use std::sync::Arc;
+    // An agent that asks for everything, every turn.
+    let nosy = ScriptedAgent::new("nosy", |_| {
+        Message::text(
+            Role::Assistant,
+            "What is your order number? And your email? Your phone number? Your date of birth? Your address?",
+        )
+    });
+    let mut rows = Vec::new();
+    let config = RunConfig {
+        spec: Arc::new(shop_spec()),
+        options: SimulateOptions {
+            patience: "endless".into(),
+            max_turns: 4,
+            phrasings: 2,
+            ..SimulateOptions::default()
+        },
+        agent: Arc::new(nosy),
+        clock: Arc::new(NoClock),
+        cancel: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        done: std::collections::BTreeMap::new(),
+        executor: None,
+    };
+    run(config, &mut rows, &mut |_| {}).await.unwrap();
+    assert!(rows.len() > 20);
+    let mut checked = 0;
+    for row in &rows {
+        let ask = row.messages[1].content_str();
+        let known: Vec<String> = row
+            .persona
+            .knows
+            .values()
+            .flat_map(|v| stated_facts(v))
+            .collect();
+        for m in row.messages.iter().skip(2).filter(|m| m.role == Role::User) {
+            for fact in stated_facts(m.content_str()) {
+                checked += 1;
+                assert!(
+                    known.contains(&fact) || ask.contains(&fact),
+                    "the person said `{fact}`, which it was never given: {:?}",
+                    row.persona.knows
+                );
+            }
+        }
+    }
+    assert!(checked > 20, "{checked}");
+}

@@ -1,0 +1,288 @@
+//! The caller's world as a command: tool calls answered by a long-lived
+//! subprocess speaking JSON lines (`docs/world.md`, "The caller's world").
+//!
+//! Each call is one line on the command's stdin, `{"id", "tool",
+//! "arguments", "rollout": {"prompt", "rollout_index", "seed"}}`; the answer
+//! is one line on its stdout, `{"id", "result"}` or `{"id", "error": {"kind",
+//! "message", "hint"}}`. Calls go to the process one at a time (a world's
+//! state is usually not safe to touch concurrently). A command that exits,
+//! prints a line that is not JSON, or misses the timeout fails that call and
+//! is restarted for the next one; its stderr goes to the run's log.
+
+use crate::Error;
+use crate::command_agent::redact_command;
+use crate::log::RunLog;
+use serde_json::{Value, json};
+use sparring_types::{BoxFuture, ExecuteError, ExecuteRequest, ToolExecutor};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+struct Running {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: Lines<BufReader<ChildStdout>>,
+}
+
+/// A world run as a subprocess.
+pub struct CommandWorld {
+    argv: Vec<String>,
+    display: String,
+    timeout: Duration,
+    log: Option<RunLog>,
+    current: tokio::sync::Mutex<Option<Running>>,
+}
+
+impl std::fmt::Debug for CommandWorld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommandWorld")
+            .field("command", &self.display)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CommandWorld {
+    /// Parses `command` like a shell would and starts it once to prove it
+    /// runs.
+    pub async fn start(
+        command: &str,
+        timeout: Duration,
+        log: Option<RunLog>,
+    ) -> Result<Self, Error> {
+        let argv = shlex::split(command)
+            .filter(|a| !a.is_empty())
+            .ok_or_else(|| Error::Spawn {
+                command: command.to_owned(),
+                message: "cannot split it into words (an unclosed quote?)".to_owned(),
+            })?;
+        let world = Self {
+            display: redact_command(&argv),
+            argv,
+            timeout,
+            log,
+            current: tokio::sync::Mutex::new(None),
+        };
+        let running = world.spawn()?;
+        *world.current.lock().await = Some(running);
+        Ok(world)
+    }
+
+    fn spawn(&self) -> Result<Running, Error> {
+        let spawn_error = |message: String| Error::Spawn {
+            command: self.display.clone(),
+            message,
+        };
+        let program = self
+            .argv
+            .first()
+            .ok_or_else(|| spawn_error("the command is empty".to_owned()))?;
+        let mut child = Command::new(program)
+            .args(&self.argv[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    spawn_error(format!("`{program}` not found"))
+                } else {
+                    spawn_error(e.to_string().to_lowercase())
+                }
+            })?;
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(spawn_error(
+                "its standard streams could not be opened".to_owned(),
+            ));
+        };
+        let pid = child.id().unwrap_or(0);
+        let log = self.log.clone();
+        if let Some(log) = &log {
+            log.line(&format!("world: started `{}` (pid {pid})", self.display));
+        }
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(log) = &log {
+                    log.line(&format!("world[{pid}] stderr: {line}"));
+                }
+            }
+        });
+        Ok(Running {
+            child,
+            stdin,
+            stdout: BufReader::new(stdout).lines(),
+        })
+    }
+
+    async fn ask(&self, request: ExecuteRequest) -> Result<Value, ExecuteError> {
+        let mut current = self.current.lock().await;
+        if current.is_none() {
+            *current = Some(self.spawn().map_err(|e| ExecuteError(e.to_string()))?);
+        }
+        let result = match current.as_mut() {
+            Some(running) => self.exchange(running, &request).await,
+            None => Err("the world process is not running".to_owned()),
+        };
+        if let Err(reason) = &result {
+            // Whatever went wrong, the next call gets a fresh process.
+            if let Some(mut running) = current.take() {
+                let _ = running.child.start_kill();
+            }
+            if let Some(log) = &self.log {
+                log.line(&format!("world: {reason}; restarting it"));
+            }
+        }
+        result.map_err(ExecuteError)
+    }
+
+    async fn exchange(
+        &self,
+        running: &mut Running,
+        request: &ExecuteRequest,
+    ) -> Result<Value, String> {
+        let mut line = json!({
+            "id": request.id,
+            "tool": request.tool,
+            "arguments": request.arguments,
+            "rollout": request.rollout,
+        })
+        .to_string();
+        line.push('\n');
+        running
+            .stdin
+            .write_all(line.as_bytes())
+            .await
+            .map_err(|e| {
+                format!(
+                    "cannot write to the world: {}",
+                    e.to_string().to_lowercase()
+                )
+            })?;
+        running.stdin.flush().await.map_err(|e| {
+            format!(
+                "cannot write to the world: {}",
+                e.to_string().to_lowercase()
+            )
+        })?;
+        let read = async {
+            loop {
+                let Some(line) = running
+                    .stdout
+                    .next_line()
+                    .await
+                    .map_err(|e| format!("cannot read the world: {e}"))?
+                else {
+                    return Err("the world process exited".to_owned());
+                };
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let shown: String = line.chars().take(120).collect();
+                let value: Value = serde_json::from_str(&line)
+                    .map_err(|_| format!("the world printed a line that is not JSON: `{shown}`"))?;
+                if value.get("id").and_then(Value::as_str) != Some(request.id.as_str()) {
+                    // A late answer to an earlier call that timed out.
+                    continue;
+                }
+                return Ok(answer(&value));
+            }
+        };
+        match tokio::time::timeout(self.timeout, read).await {
+            Ok(result) => result,
+            Err(_) => Err(format!(
+                "the world did not answer within {} s",
+                self.timeout.as_secs_f64()
+            )),
+        }
+    }
+}
+
+/// A reply line as the JSON the agent receives.
+fn answer(reply: &Value) -> Value {
+    if let Some(error) = reply.get("error").filter(|e| !e.is_null()) {
+        let field = |k: &str| error.get(k).cloned().unwrap_or(Value::Null);
+        let message = error
+            .as_str()
+            .map_or_else(|| field("message"), |s| Value::String(s.to_owned()));
+        let kind = error
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("refused")
+            .to_owned();
+        return json!({"ok": false, "error": {"kind": kind, "message": message, "hint": field("hint")}});
+    }
+    json!({"ok": true, "result": reply.get("result").cloned().unwrap_or(Value::Null)})
+}
+
+impl ToolExecutor for CommandWorld {
+    fn execute(&self, request: ExecuteRequest) -> BoxFuture<'_, Result<Value, ExecuteError>> {
+        Box::pin(self.ask(request))
+    }
+
+    fn describe(&self) -> String {
+        format!("command:{}", self.display)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sparring_types::RolloutContext;
+
+    fn request(id: &str, tool: &str) -> ExecuteRequest {
+        ExecuteRequest {
+            id: id.to_owned(),
+            tool: tool.to_owned(),
+            arguments: json!({"order_id": "A1"}),
+            rollout: RolloutContext {
+                prompt: "where is A1?".to_owned(),
+                rollout_index: 4,
+                seed: 9,
+            },
+        }
+    }
+
+    const ECHO: &str = r#"python3 -c '
+import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    if r["tool"] == "crash":
+        sys.exit(3)
+    if r["tool"] == "nope":
+        print(json.dumps({"id": r["id"], "error": {"message": "no such order"}}), flush=True)
+        continue
+    print(json.dumps({"id": r["id"], "result": {"tool": r["tool"], "args": r["arguments"], "rollout": r["rollout"]}}), flush=True)
+'"#;
+
+    #[tokio::test]
+    async fn answers_fails_and_restarts() {
+        let world = CommandWorld::start(ECHO, Duration::from_secs(10), None)
+            .await
+            .unwrap();
+        let ok = world.execute(request("1", "get_order")).await.unwrap();
+        assert_eq!(ok["ok"], true);
+        assert_eq!(ok["result"]["args"]["order_id"], "A1");
+        assert_eq!(ok["result"]["rollout"]["rollout_index"], 4);
+        assert_eq!(ok["result"]["rollout"]["prompt"], "where is A1?");
+        let no = world.execute(request("2", "nope")).await.unwrap();
+        assert_eq!(no["ok"], false);
+        assert_eq!(no["error"]["kind"], "refused");
+        assert_eq!(no["error"]["message"], "no such order");
+        let crash = world.execute(request("3", "crash")).await.unwrap_err();
+        assert!(crash.0.contains("exited"), "{crash}");
+        let again = world.execute(request("4", "get_order")).await.unwrap();
+        assert_eq!(again["ok"], true);
+    }
+
+    #[tokio::test]
+    async fn a_missing_command_is_an_error() {
+        let e = CommandWorld::start("no-such-world-binary-xyz", Duration::from_secs(1), None)
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("not found"), "{e}");
+    }
+}

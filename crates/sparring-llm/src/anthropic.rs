@@ -1,0 +1,328 @@
+//! The Anthropic Messages API (`POST {base}/messages`).
+//!
+//! Chat-format conversations map to the Messages shape and back:
+//! - system messages become the top-level `system` text;
+//! - an assistant message's text and tool calls become `text` and
+//!   `tool_use` blocks (arguments parsed into the `input` object);
+//! - tool messages become `tool_result` blocks in a user message;
+//! - consecutive messages of one role merge into one message, because the
+//!   API requires user and assistant to alternate;
+//! - a reply's `text` blocks join into `content` and its `tool_use` blocks
+//!   become tool calls; `thinking` and unknown blocks are skipped, and
+//!   `stop_reason` may be any string.
+//!
+//! `max_tokens` is always sent (the API requires it); the API has no seed
+//! and no log-probabilities.
+
+use crate::backend::Resolved;
+use crate::defaults;
+use crate::http::{Failure, Transport, label};
+use crate::settings::{self, BackendOptions, Sampling, TemperatureState};
+use serde_json::{Map, Value, json};
+use sparring_types::{
+    Agent, AgentError, AgentReply, AgentRequest, BoxFuture, FunctionCall, Message, Role, ToolCall,
+};
+
+/// An agent that is a model behind the Anthropic Messages API.
+pub struct AnthropicAgent {
+    model: String,
+    url: String,
+    describe: String,
+    sampling: Sampling,
+    max_tokens: u32,
+    transport: Transport,
+    temperature: TemperatureState,
+}
+
+impl std::fmt::Debug for AnthropicAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnthropicAgent")
+            .field("backend", &self.describe)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AnthropicAgent {
+    /// An agent for a resolved `anthropic:` endpoint. Asking it for
+    /// log-probabilities is an error: the API has none.
+    pub fn new(resolved: Resolved, options: BackendOptions) -> Result<Self, crate::Error> {
+        let Resolved {
+            endpoint,
+            base_url,
+            key,
+        } = resolved;
+        let describe = endpoint.describe();
+        if options.sampling.logprobs {
+            return Err(crate::Error::Unsupported {
+                spec: describe,
+                message: "the Anthropic Messages API returns no log-probabilities; drop `logprobs` or use an openai: backend".to_owned(),
+            });
+        }
+        let model = endpoint.model.clone();
+        let transport = Transport::new(
+            label("anthropic", &model, &base_url),
+            key,
+            options.timeout,
+            options.retry,
+            options.limiter,
+        )?;
+        Ok(Self {
+            url: format!("{base_url}/messages"),
+            describe,
+            model,
+            max_tokens: options
+                .sampling
+                .max_tokens
+                .unwrap_or(defaults::ANTHROPIC_MAX_TOKENS),
+            sampling: options.sampling,
+            transport,
+            temperature: TemperatureState::default(),
+        })
+    }
+
+    fn body(&self, request: &AgentRequest, send_temperature: bool) -> Value {
+        let (system, messages) = to_messages(&request.messages);
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.model));
+        body.insert("max_tokens".into(), json!(self.max_tokens));
+        if !system.is_empty() {
+            body.insert("system".into(), json!(system));
+        }
+        body.insert("messages".into(), Value::Array(messages));
+        if !request.tools.is_empty() {
+            body.insert(
+                "tools".into(),
+                Value::Array(request.tools.iter().map(to_tool).collect()),
+            );
+        }
+        if send_temperature && let Some(t) = self.sampling.temperature {
+            body.insert("temperature".into(), json!(t));
+        }
+        if let Some(p) = self.sampling.top_p {
+            body.insert("top_p".into(), json!(p));
+        }
+        Value::Object(body)
+    }
+
+    async fn ask(&self, request: AgentRequest) -> Result<AgentReply, AgentError> {
+        let mut headers = vec![("anthropic-version", defaults::ANTHROPIC_VERSION.to_owned())];
+        if let Some(key) = self.transport.key() {
+            headers.push(("x-api-key", key.expose().to_owned()));
+        }
+        let mut dropped = self.temperature.dropped();
+        let mut retried_without = false;
+        let value = loop {
+            let send_temperature = self.sampling.temperature.is_some() && !dropped;
+            let body = self.body(&request, send_temperature);
+            match self
+                .transport
+                .post(&self.url, &headers, &body, &request.id)
+                .await
+            {
+                Ok(v) => break v,
+                Err(Failure::Status {
+                    status: 400,
+                    body,
+                    text,
+                }) if send_temperature
+                    && !retried_without
+                    && settings::rejects_temperature(&body, &text) =>
+                {
+                    self.temperature.drop_it();
+                    dropped = true;
+                    retried_without = true;
+                }
+                Err(Failure::Status { text, .. } | Failure::Other(text)) => {
+                    return Err(AgentError::backend(text));
+                }
+            }
+        };
+        let dropped = dropped && self.sampling.temperature.is_some();
+        let sampling = settings::record(
+            "anthropic",
+            &self.model,
+            &self.sampling,
+            Some(self.max_tokens),
+            None,
+            dropped,
+        );
+        from_reply(&value)
+            .map(|message| AgentReply {
+                message,
+                sampling: Some(sampling),
+                logprobs: None,
+            })
+            .map_err(|e| {
+                AgentError::backend(self.transport.redact(&format!("{}: {e}", self.describe)))
+            })
+    }
+}
+
+impl Agent for AnthropicAgent {
+    fn respond(&self, request: AgentRequest) -> BoxFuture<'_, Result<AgentReply, AgentError>> {
+        Box::pin(self.ask(request))
+    }
+
+    fn describe(&self) -> String {
+        self.describe.clone()
+    }
+}
+
+/// An OpenAI function tool as an Anthropic tool.
+fn to_tool(tool: &Value) -> Value {
+    let f = tool.get("function").unwrap_or(tool);
+    json!({
+        "name": f.get("name").cloned().unwrap_or(Value::Null),
+        "description": f.get("description").cloned().unwrap_or(json!("")),
+        "input_schema": f.get("parameters").cloned().unwrap_or(json!({"type": "object"})),
+    })
+}
+
+/// Chat-format messages as `(system, messages)` in the Messages shape.
+pub(crate) fn to_messages(messages: &[Message]) -> (String, Vec<Value>) {
+    let mut system: Vec<&str> = Vec::new();
+    let mut out: Vec<(String, Vec<Value>)> = Vec::new();
+    for m in messages {
+        let (role, blocks) = match m.role {
+            Role::System => {
+                system.push(m.content_str());
+                continue;
+            }
+            Role::User => (
+                "user",
+                vec![json!({"type": "text", "text": m.content_str()})],
+            ),
+            Role::Tool => (
+                "user",
+                vec![json!({"type": "tool_result",
+                            "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
+                            "content": m.content_str()})],
+            ),
+            Role::Assistant => {
+                let mut blocks = Vec::new();
+                if !m.content_str().is_empty() {
+                    blocks.push(json!({"type": "text", "text": m.content_str()}));
+                }
+                for c in &m.tool_calls {
+                    let input = match c.function.parsed_arguments() {
+                        Some(v @ Value::Object(_)) => v,
+                        _ => json!({"_arguments": c.function.arguments}),
+                    };
+                    blocks.push(json!({"type": "tool_use", "id": c.id, "name": c.function.name, "input": input}));
+                }
+                if blocks.is_empty() {
+                    blocks.push(json!({"type": "text", "text": ""}));
+                }
+                ("assistant", blocks)
+            }
+        };
+        match out.last_mut() {
+            Some((last, existing)) if last == role => existing.extend(blocks),
+            _ => out.push((role.to_owned(), blocks)),
+        }
+    }
+    let messages = out
+        .into_iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect();
+    (system.join("\n\n"), messages)
+}
+
+/// A Messages API reply as an assistant message.
+pub(crate) fn from_reply(value: &Value) -> Result<Message, String> {
+    let blocks = value
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or_else(|| {
+            format!(
+                "the reply has no `content`: `{}`",
+                crate::http::excerpt(&value.to_string())
+            )
+        })?;
+    let mut text = String::new();
+    let mut tool_calls = Vec::new();
+    for b in blocks {
+        match b.get("type").and_then(Value::as_str) {
+            Some("text") => text.push_str(b.get("text").and_then(Value::as_str).unwrap_or("")),
+            Some("tool_use") => {
+                let name = b
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or("a tool_use block has no name")?;
+                let arguments = match b.get("input") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(v) if !v.is_null() => v.to_string(),
+                    _ => "{}".to_owned(),
+                };
+                tool_calls.push(ToolCall {
+                    id: b.get("id").and_then(Value::as_str).unwrap_or("").to_owned(),
+                    kind: "function".to_owned(),
+                    function: FunctionCall {
+                        name: name.to_owned(),
+                        arguments,
+                    },
+                });
+            }
+            _ => {}
+        }
+    }
+    let content = if tool_calls.is_empty() || !text.is_empty() {
+        Some(text)
+    } else {
+        None
+    };
+    Ok(Message {
+        role: Role::Assistant,
+        content,
+        tool_calls,
+        tool_call_id: None,
+        name: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_round_trip_alternates() {
+        let call = ToolCall {
+            id: "t1".into(),
+            kind: "function".into(),
+            function: FunctionCall {
+                name: "get_order".into(),
+                arguments: r##"{"order_id":"#W1"}"##.into(),
+            },
+        };
+        let call2 = ToolCall {
+            id: "t2".into(),
+            ..call.clone()
+        };
+        let mut assistant = Message::text(Role::Assistant, "Looking.");
+        assistant.tool_calls = vec![call.clone(), call2.clone()];
+        let msgs = vec![
+            Message::text(Role::System, "Be kind."),
+            Message::text(Role::User, "Where is #W1?"),
+            assistant,
+            Message::tool_result(&call, "{\"ok\":true}"),
+            Message::tool_result(&call2, "{\"ok\":true}"),
+        ];
+        let (system, out) = to_messages(&msgs);
+        assert_eq!(system, "Be kind.");
+        assert_eq!(out.len(), 3, "{out:?}");
+        assert_eq!(out[1]["content"][1]["input"]["order_id"], "#W1");
+        assert_eq!(out[2]["role"], "user");
+        assert_eq!(out[2]["content"].as_array().unwrap().len(), 2);
+        assert_eq!(out[2]["content"][1]["tool_use_id"], "t2");
+        let reply = json!({"content": [{"type": "thinking", "thinking": "hmm"},
+            {"type": "text", "text": "Sure."},
+            {"type": "tool_use", "id": "toolu_1", "name": "get_order", "input": {"order_id": "#W1"}}],
+            "stop_reason": "something_new"});
+        let m = from_reply(&reply).unwrap();
+        assert_eq!(m.content.as_deref(), Some("Sure."));
+        assert_eq!(
+            m.tool_calls[0].function.arguments,
+            r##"{"order_id":"#W1"}"##
+        );
+    }
+}

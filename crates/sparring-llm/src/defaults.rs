@@ -1,0 +1,38 @@
+//! Every constant of the model backends, named once.
+//!
+//! Run options that users set (retries, timeouts, sampling) have their
+//! defaults in `sparring_types::defaults`; these are the protocol constants
+//! and the backoff shape, documented in `docs/options.md`.
+
+use std::time::Duration;
+
+/// Base URL of `openai:` backends when the spec names none and
+/// `OPENAI_BASE_URL` is unset.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+/// Base URL of `anthropic:` backends when the spec names none.
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
+/// The `anthropic-version` header sent with every Messages API request.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// `max_tokens` of an Anthropic request when the run sets none (the API
+/// requires one).
+pub const ANTHROPIC_MAX_TOKENS: u32 = 1024;
+/// Environment variable holding the OpenAI key, unless the spec names another.
+pub const OPENAI_API_KEY_ENV: &str = "OPENAI_API_KEY";
+/// Environment variable holding the Anthropic key, unless the spec names another.
+pub const ANTHROPIC_API_KEY_ENV: &str = "ANTHROPIC_API_KEY";
+/// Environment variable overriding [`OPENAI_BASE_URL`].
+pub const OPENAI_BASE_URL_ENV: &str = "OPENAI_BASE_URL";
+/// First backoff ceiling: attempt `n` (from 0) waits a uniform draw in
+/// `0..min(RETRY_CAP, RETRY_BASE * 2^n)` (full jitter).
+pub const RETRY_BASE: Duration = Duration::from_millis(500);
+/// Largest backoff ceiling.
+pub const RETRY_CAP: Duration = Duration::from_secs(30);
+/// A server's `Retry-After` is honoured up to this long.
+pub const RETRY_AFTER_CAP: Duration = Duration::from_mins(2);
+/// Time to establish a TCP (and TLS) connection.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Idle connections kept per host, so a thousand requests in flight reuse
+/// their connections instead of reconnecting.
+pub const POOL_MAX_IDLE_PER_HOST: usize = 2048;
+/// Characters of a server's error message kept in a row's `error`.
+pub const ERROR_TEXT_CHARS: usize = 300;

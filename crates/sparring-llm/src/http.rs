@@ -1,0 +1,382 @@
+//! The HTTP layer both backends share: one pooled client, a global limiter
+//! (requests in flight, requests per minute), per-attempt timeouts, and
+//! retries with exponential backoff and full jitter that honour
+//! `Retry-After`.
+//!
+//! Retried: HTTP 408, 409, 429 and every 5xx; connection errors; timeouts;
+//! a connection that breaks mid-reply. Not retried: other 4xx (bad request,
+//! auth, not found), which are the caller's to handle (the temperature drop)
+//! or report. Every message that leaves this module has the key and any URL
+//! credentials removed.
+
+use crate::backend::{Secret, display_url};
+use crate::defaults;
+use serde_json::Value;
+use sparring_types::seed::Stream;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Mutex, Semaphore};
+use tokio::time::Instant;
+
+/// Retry settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt; 0 never retries.
+    pub retries: u32,
+    /// First backoff ceiling (doubles per attempt).
+    pub base: Duration,
+    /// Largest backoff ceiling.
+    pub cap: Duration,
+    /// Longest `Retry-After` honoured; longer ones are cut to this.
+    pub retry_after_cap: Duration,
+}
+
+impl RetryPolicy {
+    /// The default shape with `retries` retries.
+    pub fn with_retries(retries: u32) -> Self {
+        Self {
+            retries,
+            base: defaults::RETRY_BASE,
+            cap: defaults::RETRY_CAP,
+            retry_after_cap: defaults::RETRY_AFTER_CAP,
+        }
+    }
+
+    /// The wait before retry number `attempt + 1` (full jitter: a uniform
+    /// draw below the exponential ceiling), drawn from a stream seeded by
+    /// the request id so runs are reproducible.
+    pub fn backoff(&self, request_id: &str, attempt: u32) -> Duration {
+        let ceiling = self
+            .base
+            .saturating_mul(2u32.saturating_pow(attempt.min(30)))
+            .min(self.cap);
+        let mut stream = Stream::derive(0, "backoff", &[fnv(request_id), u64::from(attempt)]);
+        ceiling.mul_f64(stream.unit())
+    }
+}
+
+/// A small stable hash of a request id, to index its backoff stream.
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The global limits on requests: at most `concurrency` in flight, and at
+/// most `rpm` started per minute (evenly spaced). Clone it to share it
+/// between backends: every clone draws from the same limits.
+#[derive(Clone, Debug)]
+pub struct Limiter {
+    in_flight: Arc<Semaphore>,
+    spacing: Option<Duration>,
+    next_start: Arc<Mutex<Option<Instant>>>,
+}
+
+impl Limiter {
+    /// At most `concurrency` requests in flight (at least 1) and, when
+    /// given, `rpm` requests started per minute.
+    pub fn new(concurrency: usize, rpm: Option<u32>) -> Self {
+        Self {
+            in_flight: Arc::new(Semaphore::new(concurrency.max(1))),
+            spacing: rpm.filter(|r| *r > 0).map(|r| Duration::from_mins(1) / r),
+            next_start: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    async fn acquire(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        let permit = self.in_flight.acquire().await.ok()?;
+        if let Some(spacing) = self.spacing {
+            let start = {
+                let mut next = self.next_start.lock().await;
+                let now = Instant::now();
+                let start = next.map_or(now, |n| n.max(now));
+                *next = Some(start + spacing);
+                start
+            };
+            tokio::time::sleep_until(start).await;
+        }
+        Some(permit)
+    }
+}
+
+/// How a request failed for good.
+#[derive(Clone, Debug)]
+pub(crate) enum Failure {
+    /// A status that is not retried (most 4xx): the status and the body.
+    Status {
+        status: u16,
+        body: Value,
+        text: String,
+    },
+    /// Retries exhausted, or a reply that is not JSON: the message says which.
+    Other(String),
+}
+
+/// One backend's HTTP transport.
+#[derive(Clone)]
+pub(crate) struct Transport {
+    client: reqwest::Client,
+    limiter: Limiter,
+    policy: RetryPolicy,
+    timeout: Duration,
+    key: Option<Secret>,
+    label: String,
+}
+
+impl Transport {
+    pub(crate) fn new(
+        label: String,
+        key: Option<Secret>,
+        timeout: Duration,
+        policy: RetryPolicy,
+        limiter: Limiter,
+    ) -> Result<Self, crate::Error> {
+        // ring, not aws-lc (a slow C build); installing twice is harmless.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .connect_timeout(defaults::CONNECT_TIMEOUT)
+            .pool_max_idle_per_host(defaults::POOL_MAX_IDLE_PER_HOST)
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|e| crate::Error::Client(e.to_string()))?;
+        Ok(Self {
+            client,
+            limiter,
+            policy,
+            timeout,
+            key,
+            label,
+        })
+    }
+
+    pub(crate) fn key(&self) -> Option<&Secret> {
+        self.key.as_ref()
+    }
+
+    /// Removes the key from any text that may leave the crate.
+    pub(crate) fn redact(&self, text: &str) -> String {
+        match &self.key {
+            Some(k) if !k.expose().is_empty() => text.replace(k.expose(), "***"),
+            _ => text.to_owned(),
+        }
+    }
+
+    /// POSTs `body` to `url` with `headers`, retrying as the policy says.
+    pub(crate) async fn post(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &Value,
+        request_id: &str,
+    ) -> Result<Value, Failure> {
+        let bytes = serde_json::to_vec(body).map_err(|e| Failure::Other(e.to_string()))?;
+        let attempts = self.policy.retries.saturating_add(1);
+        let mut last = String::new();
+        for attempt in 0..attempts {
+            let outcome = self.attempt(url, headers, &bytes).await;
+            let wait = match outcome {
+                Attempt::Done(value) => return Ok(value),
+                Attempt::Fatal(failure) => return Err(self.redact_failure(failure)),
+                Attempt::Retry { reason, after } => {
+                    last = reason;
+                    after.map_or_else(
+                        || self.policy.backoff(request_id, attempt),
+                        |a| a.min(self.policy.retry_after_cap),
+                    )
+                }
+            };
+            if attempt + 1 < attempts {
+                tokio::time::sleep(wait).await;
+            }
+        }
+        Err(Failure::Other(self.redact(&format!(
+            "{}: {last}; gave up after {attempts} attempt{}",
+            self.label,
+            if attempts == 1 { "" } else { "s" }
+        ))))
+    }
+
+    fn redact_failure(&self, failure: Failure) -> Failure {
+        match failure {
+            Failure::Status { status, body, text } => Failure::Status {
+                status,
+                body,
+                text: self.redact(&text),
+            },
+            Failure::Other(m) => Failure::Other(self.redact(&m)),
+        }
+    }
+
+    async fn attempt(&self, url: &str, headers: &[(&str, String)], bytes: &[u8]) -> Attempt {
+        let Some(_permit) = self.limiter.acquire().await else {
+            return Attempt::Fatal(Failure::Other(format!(
+                "{}: the request limiter was closed",
+                self.label
+            )));
+        };
+        let mut request = self
+            .client
+            .post(url)
+            .timeout(self.timeout)
+            .header("content-type", "application/json")
+            .body(bytes.to_vec());
+        for (name, value) in headers {
+            request = request.header(*name, value.as_str());
+        }
+        let response = match request.send().await {
+            Ok(r) => r,
+            Err(e) => return self.transport_error(&e),
+        };
+        let status = response.status().as_u16();
+        let retry_after = retry_after(response.headers());
+        let body = match response.bytes().await {
+            Ok(b) => b,
+            Err(e) => return self.transport_error(&e),
+        };
+        let parsed = serde_json::from_slice::<Value>(&body);
+        if (200..300).contains(&status) {
+            return match parsed {
+                Ok(v) => Attempt::Done(v),
+                Err(_) => Attempt::Fatal(Failure::Other(format!(
+                    "{}: HTTP {status} with a body that is not JSON: `{}`",
+                    self.label,
+                    excerpt(&String::from_utf8_lossy(&body))
+                ))),
+            };
+        }
+        let message = parsed
+            .as_ref()
+            .ok()
+            .and_then(error_message)
+            .unwrap_or_else(|| excerpt(&String::from_utf8_lossy(&body)));
+        let text = format!("HTTP {status}: {message}");
+        if matches!(status, 408 | 409 | 429) || status >= 500 {
+            Attempt::Retry {
+                reason: text,
+                after: retry_after,
+            }
+        } else {
+            Attempt::Fatal(Failure::Status {
+                status,
+                body: parsed.unwrap_or(Value::Null),
+                text: format!("{}: {text}", self.label),
+            })
+        }
+    }
+
+    fn transport_error(&self, e: &reqwest::Error) -> Attempt {
+        let reason = if e.is_timeout() {
+            format!(
+                "no reply within {} s (request timeout)",
+                self.timeout.as_secs_f64()
+            )
+        } else if e.is_connect() {
+            "cannot connect".to_owned()
+        } else {
+            "the connection broke".to_owned()
+        };
+        Attempt::Retry {
+            reason,
+            after: None,
+        }
+    }
+}
+
+enum Attempt {
+    Done(Value),
+    Retry {
+        reason: String,
+        after: Option<Duration>,
+    },
+    Fatal(Failure),
+}
+
+/// `Retry-After` in seconds (integer or decimal), or OpenAI's
+/// `retry-after-ms`. An HTTP-date is not understood and falls back to the
+/// backoff.
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+    };
+    get("retry-after-ms")
+        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+        .or_else(|| get("retry-after").map(|s| Duration::from_secs_f64(s.min(86_400.0))))
+}
+
+/// The message of an OpenAI (`{"error": {"message"}}`) or Anthropic
+/// (`{"type": "error", "error": {"message"}}`) error body.
+fn error_message(body: &Value) -> Option<String> {
+    let error = body.get("error").unwrap_or(body);
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .or_else(|| error.as_str().map(str::to_owned))?;
+    Some(excerpt(&message))
+}
+
+/// One line of at most [`defaults::ERROR_TEXT_CHARS`] characters.
+pub(crate) fn excerpt(text: &str) -> String {
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() > defaults::ERROR_TEXT_CHARS {
+        let cut: String = line.chars().take(defaults::ERROR_TEXT_CHARS).collect();
+        format!("{cut}…")
+    } else {
+        line
+    }
+}
+
+/// `openai gpt-4o at https://host/v1`: how messages name a backend.
+pub(crate) fn label(provider: &str, model: &str, base_url: &str) -> String {
+    format!("{provider} `{model}` at {}", display_url(base_url))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_is_full_jitter_under_a_doubling_ceiling() {
+        let p = RetryPolicy::with_retries(5);
+        for attempt in 0..8 {
+            let ceiling = (p.base * 2u32.pow(attempt)).min(p.cap);
+            for id in ["a", "b", "c", "d"] {
+                let w = p.backoff(id, attempt);
+                assert!(w <= ceiling, "{attempt} {w:?} {ceiling:?}");
+            }
+        }
+        assert_eq!(p.backoff("x", 3), p.backoff("x", 3), "reproducible");
+        let draws: Vec<Duration> = (0..20).map(|i| p.backoff(&i.to_string(), 4)).collect();
+        assert!(
+            draws.iter().any(|d| *d < p.base * 4),
+            "jitter spreads: {draws:?}"
+        );
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert("retry-after", "7".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(7)));
+        h.insert("retry-after-ms", "250".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn error_messages_are_found_and_cut() {
+        let v = serde_json::json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+        assert_eq!(error_message(&v).as_deref(), Some("Overloaded"));
+        let long = "x".repeat(1000);
+        assert!(excerpt(&long).chars().count() <= defaults::ERROR_TEXT_CHARS + 1);
+    }
+}

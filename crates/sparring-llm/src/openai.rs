@@ -1,0 +1,347 @@
+//! OpenAI-compatible chat completions (`POST {base}/chat/completions`).
+//!
+//! Requests carry the conversation, the tools with `tool_choice: "auto"`,
+//! the sampling settings, a `seed` derived from the request id (so a re-run
+//! asks for the same samples), and `logprobs` / `top_logprobs` when asked.
+//! Replies are read leniently, from the JSON value rather than a strict
+//! schema: unknown fields are ignored, `content` may be a string, a list of
+//! parts or null, tool-call `arguments` a string or an object, a missing
+//! tool-call id is left for the engine to fill, and `finish_reason` may be
+//! any string or none.
+
+use crate::backend::Resolved;
+use crate::http::{Failure, Transport, label};
+use crate::settings::{self, BackendOptions, Sampling, TemperatureState};
+use serde_json::{Map, Value, json};
+use sparring_types::{
+    Agent, AgentError, AgentReply, AgentRequest, BoxFuture, FunctionCall, Message, Role, ToolCall,
+    seed,
+};
+
+/// An agent that is a model behind an OpenAI-compatible endpoint.
+pub struct OpenAiAgent {
+    model: String,
+    url: String,
+    describe: String,
+    sampling: Sampling,
+    transport: Transport,
+    temperature: TemperatureState,
+}
+
+impl std::fmt::Debug for OpenAiAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiAgent")
+            .field("backend", &self.describe)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenAiAgent {
+    /// An agent for a resolved `openai:` endpoint.
+    pub fn new(resolved: Resolved, options: BackendOptions) -> Result<Self, crate::Error> {
+        let Resolved {
+            endpoint,
+            base_url,
+            key,
+        } = resolved;
+        let model = endpoint.model.clone();
+        let transport = Transport::new(
+            label("openai", &model, &base_url),
+            key,
+            options.timeout,
+            options.retry,
+            options.limiter,
+        )?;
+        Ok(Self {
+            url: format!("{base_url}/chat/completions"),
+            describe: endpoint.describe(),
+            model,
+            sampling: options.sampling,
+            transport,
+            temperature: TemperatureState::default(),
+        })
+    }
+
+    fn body(&self, request: &AgentRequest, seed: u64, send_temperature: bool) -> Value {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(self.model));
+        body.insert(
+            "messages".into(),
+            Value::Array(request.messages.iter().map(wire_message).collect()),
+        );
+        if !request.tools.is_empty() {
+            body.insert("tools".into(), Value::Array(request.tools.to_vec()));
+            body.insert("tool_choice".into(), json!("auto"));
+        }
+        if send_temperature && let Some(t) = self.sampling.temperature {
+            body.insert("temperature".into(), json!(t));
+        }
+        if let Some(p) = self.sampling.top_p {
+            body.insert("top_p".into(), json!(p));
+        }
+        if let Some(m) = self.sampling.max_tokens {
+            body.insert("max_tokens".into(), json!(m));
+        }
+        body.insert("seed".into(), json!(seed));
+        if self.sampling.logprobs {
+            body.insert("logprobs".into(), json!(true));
+            if let Some(k) = self.sampling.top_logprobs {
+                body.insert("top_logprobs".into(), json!(k));
+            }
+        }
+        Value::Object(body)
+    }
+
+    async fn ask(&self, request: AgentRequest) -> Result<AgentReply, AgentError> {
+        let seed = request_seed(&request.id);
+        let mut headers = Vec::new();
+        if let Some(key) = self.transport.key() {
+            headers.push(("authorization", format!("Bearer {}", key.expose())));
+        }
+        let mut dropped = self.temperature.dropped();
+        let mut retried_without = false;
+        let value = loop {
+            let send_temperature = self.sampling.temperature.is_some() && !dropped;
+            let body = self.body(&request, seed, send_temperature);
+            match self
+                .transport
+                .post(&self.url, &headers, &body, &request.id)
+                .await
+            {
+                Ok(v) => break v,
+                Err(Failure::Status {
+                    status: 400,
+                    body,
+                    text,
+                }) if send_temperature
+                    && !retried_without
+                    && settings::rejects_temperature(&body, &text) =>
+                {
+                    self.temperature.drop_it();
+                    dropped = true;
+                    retried_without = true;
+                }
+                Err(Failure::Status { text, .. } | Failure::Other(text)) => {
+                    return Err(AgentError::backend(text));
+                }
+            }
+        };
+        let dropped = dropped && self.sampling.temperature.is_some();
+        let sampling = settings::record(
+            "openai",
+            &self.model,
+            &self.sampling,
+            self.sampling.max_tokens,
+            Some(seed),
+            dropped,
+        );
+        parse_reply(&value, self.sampling.logprobs)
+            .map(|(message, logprobs)| AgentReply {
+                message,
+                sampling: Some(sampling),
+                logprobs,
+            })
+            .map_err(|e| {
+                AgentError::backend(self.transport.redact(&format!("{}: {e}", self.describe)))
+            })
+    }
+}
+
+impl Agent for OpenAiAgent {
+    fn respond(&self, request: AgentRequest) -> BoxFuture<'_, Result<AgentReply, AgentError>> {
+        Box::pin(self.ask(request))
+    }
+
+    fn describe(&self) -> String {
+        self.describe.clone()
+    }
+}
+
+/// The sampling seed of a request: derived from its id, which the engine
+/// makes unique per run, rollout and step, so a re-run asks for the same
+/// samples and repeats of one task ask for different ones. Kept below 2^31
+/// for servers that read it as a 32-bit integer.
+pub(crate) fn request_seed(request_id: &str) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for b in request_id.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    seed::derive_u64(h, "sampling", &[]) & 0x7fff_ffff
+}
+
+/// A message in the chat-completions request shape (a tool message carries
+/// only its call id, not the tool name, which OpenAI does not accept).
+fn wire_message(m: &Message) -> Value {
+    let mut o = Map::new();
+    let role = match m.role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    };
+    o.insert("role".into(), json!(role));
+    o.insert("content".into(), json!(m.content));
+    if !m.tool_calls.is_empty() {
+        o.insert(
+            "tool_calls".into(),
+            Value::Array(
+                m.tool_calls
+                    .iter()
+                    .map(|c| {
+                        json!({"id": c.id, "type": "function",
+                               "function": {"name": c.function.name, "arguments": c.function.arguments}})
+                    })
+                    .collect(),
+            ),
+        );
+    }
+    if let Some(id) = &m.tool_call_id {
+        o.insert("tool_call_id".into(), json!(id));
+    }
+    Value::Object(o)
+}
+
+/// Reads a chat-completions reply: the first choice's message and, when
+/// asked, its log-probabilities.
+fn parse_reply(value: &Value, want_logprobs: bool) -> Result<(Message, Option<Value>), String> {
+    let choice = value
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+        .ok_or_else(|| {
+            format!(
+                "the reply has no `choices`: `{}`",
+                crate::http::excerpt(&value.to_string())
+            )
+        })?;
+    let m = choice
+        .get("message")
+        .or_else(|| choice.get("delta"))
+        .ok_or("the reply's choice has no `message`")?;
+    let content = match m.get("content") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Array(parts)) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p.as_str().or_else(|| p.get("text").and_then(Value::as_str)))
+                .collect::<Vec<_>>()
+                .join(""),
+        ),
+        Some(other) => Some(other.to_string()),
+    };
+    let mut tool_calls = Vec::new();
+    for call in m
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let function = call.get("function").unwrap_or(call);
+        let name = function
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or("a tool call has no function name")?;
+        let arguments = match function.get("arguments") {
+            None | Some(Value::Null) => "{}".to_owned(),
+            Some(Value::String(s)) if s.trim().is_empty() => "{}".to_owned(),
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+        };
+        tool_calls.push(ToolCall {
+            id: call
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+            kind: "function".to_owned(),
+            function: FunctionCall {
+                name: name.to_owned(),
+                arguments,
+            },
+        });
+    }
+    let content = if tool_calls.is_empty() {
+        Some(content.unwrap_or_default())
+    } else {
+        content.filter(|c| !c.is_empty())
+    };
+    let message = Message {
+        role: Role::Assistant,
+        content,
+        tool_calls,
+        tool_call_id: None,
+        name: None,
+    };
+    let logprobs = want_logprobs.then(|| logprobs_record(value, choice));
+    Ok((message, logprobs))
+}
+
+/// `{sum, tokens, content, policy_version}` for one turn. `policy_version`
+/// is the server's `system_fingerprint`, else the model it says answered.
+fn logprobs_record(value: &Value, choice: &Value) -> Value {
+    let policy_version = value
+        .get("system_fingerprint")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .or_else(|| value.get("model").and_then(Value::as_str));
+    let content = choice
+        .pointer("/logprobs/content")
+        .and_then(Value::as_array);
+    let Some(content) = content else {
+        return json!({"sum": null, "tokens": 0, "content": [], "policy_version": policy_version, "missing": true});
+    };
+    let mut sum = 0.0;
+    let tokens: Vec<Value> = content
+        .iter()
+        .map(|t| {
+            let lp = t.get("logprob").and_then(Value::as_f64).unwrap_or(0.0);
+            sum += lp;
+            let mut entry = json!({"token": t.get("token").cloned().unwrap_or(Value::Null), "logprob": lp});
+            if let Some(top) = t.get("top_logprobs").and_then(Value::as_array)
+                && !top.is_empty()
+            {
+                entry["top_logprobs"] = Value::Array(
+                    top.iter()
+                        .map(|a| json!({"token": a.get("token").cloned().unwrap_or(Value::Null),
+                                        "logprob": a.get("logprob").cloned().unwrap_or(Value::Null)}))
+                        .collect(),
+                );
+            }
+            entry
+        })
+        .collect();
+    json!({"sum": sum, "tokens": tokens.len(), "content": tokens, "policy_version": policy_version})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lenient_replies() {
+        let v = json!({"choices": [{"message": {"content": [{"type": "text", "text": "hi"}, " there"],
+            "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}},
+                           {"id": "c2", "function": {"name": "g", "arguments": ""}}]},
+            "finish_reason": ""}], "weird": 1});
+        let (m, lp) = parse_reply(&v, false).unwrap();
+        assert_eq!(m.content.as_deref(), Some("hi there"));
+        assert_eq!(m.tool_calls[0].function.arguments, r#"{"a":1}"#);
+        assert_eq!(m.tool_calls[0].id, "");
+        assert_eq!(m.tool_calls[1].function.arguments, "{}");
+        assert!(lp.is_none());
+        let v = json!({"choices": [{"message": {"role": "assistant", "content": null}, "finish_reason": null}]});
+        assert_eq!(
+            parse_reply(&v, false).unwrap().0.content.as_deref(),
+            Some("")
+        );
+        assert!(parse_reply(&json!({"object": "error"}), false).is_err());
+    }
+
+    #[test]
+    fn seeds_differ_per_request_and_repeat() {
+        assert_eq!(request_seed("run-1-0-1"), request_seed("run-1-0-1"));
+        assert_ne!(request_seed("run-1-0-1"), request_seed("run-1-1-1"));
+        assert!(request_seed("x") < 1 << 31);
+    }
+}

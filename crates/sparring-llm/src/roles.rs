@@ -1,0 +1,133 @@
+//! Model roles: the agent, the writer, the person and the judge each take a
+//! backend spec. When one backend plays two roles, the run is weaker than it
+//! looks (a model grading or imitating its own side), so it is named in
+//! `degraded` as `same_model` and a warning says which option separates them.
+
+use crate::backend::{BackendSpec, Endpoint};
+use std::collections::BTreeMap;
+
+/// The name `degraded` carries.
+pub const SAME_MODEL: &str = "same_model";
+
+/// What [`same_model`] found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RoleCheck {
+    /// `["same_model"]` when two roles share a backend, else empty.
+    pub degraded: Vec<String>,
+    /// One warning per shared backend, naming the roles and the option to
+    /// change.
+    pub warnings: Vec<String>,
+}
+
+/// Checks a role → backend spec map (`"agent"`, `"writer"`, `"person"`,
+/// `"judge"`). Specs that are not backends (`template`, the offline writer
+/// and person) never count. Two specs are the same backend when they name
+/// the same provider, model and base URL (a key variable does not make a
+/// model different).
+pub fn same_model(roles: &BTreeMap<String, String>) -> RoleCheck {
+    let mut by_backend: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for (role, spec) in roles {
+        if spec.trim().is_empty() || spec.trim() == "template" {
+            continue;
+        }
+        let Ok(parsed) = BackendSpec::parse(spec) else {
+            continue;
+        };
+        let identity = match parsed {
+            BackendSpec::Model(e) => Endpoint { key_env: None, ..e }.describe(),
+            BackendSpec::Command(c) => format!("command:{c}"),
+        };
+        by_backend.entry(identity).or_default().push(role);
+    }
+    let mut check = RoleCheck::default();
+    for (backend, mut shared) in by_backend {
+        if shared.len() < 2 {
+            continue;
+        }
+        // The agent is what is under test; the other role is the one to move.
+        shared.sort_by_key(|r| (*r != "agent", *r));
+        let others: Vec<String> = shared[1..].iter().map(|r| format!("`{r}`")).collect();
+        check.warnings.push(format!(
+            "`{backend}` plays {}: set {} to a different backend to separate them",
+            join_roles(&shared),
+            others.join(" and ")
+        ));
+    }
+    if !check.warnings.is_empty() {
+        check.degraded.push(SAME_MODEL.to_owned());
+    }
+    check
+}
+
+fn join_roles(roles: &[&str]) -> String {
+    if let [a, b] = roles {
+        format!("both the {a} and the {b}")
+    } else {
+        let (last, rest) = roles.split_last().unwrap_or((&"", &[]));
+        format!("the {} and the {last}", rest.join(", the "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roles(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(r, s)| ((*r).to_owned(), (*s).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn shared_backend_is_degraded_and_names_the_option() {
+        let c = same_model(&roles(&[
+            ("agent", "openai:gpt-4o"),
+            ("person", "openai:gpt-4o#key=OTHER_KEY"),
+            ("writer", "template"),
+            ("judge", "anthropic:claude"),
+        ]));
+        assert_eq!(c.degraded, vec!["same_model"]);
+        assert_eq!(c.warnings.len(), 1);
+        let w = &c.warnings[0];
+        assert!(w.contains("both the agent and the person"), "{w}");
+        assert!(w.contains("set `person`"), "{w}");
+    }
+
+    #[test]
+    fn three_roles_and_distinct_urls() {
+        let c = same_model(&roles(&[
+            ("agent", "openai:m@http://a:1/v1"),
+            ("person", "openai:m@http://b:1/v1"),
+            ("writer", "anthropic:c"),
+            ("judge", "anthropic:c"),
+        ]));
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert!(
+            c.warnings[0].contains("the judge and the writer: set `writer`"),
+            "{:?}",
+            c.warnings
+        );
+        let c = same_model(&roles(&[
+            ("agent", "openai:m"),
+            ("person", "openai:m"),
+            ("judge", "openai:m"),
+        ]));
+        assert!(
+            c.warnings[0].contains("the agent, the judge and the person"),
+            "{:?}",
+            c.warnings
+        );
+    }
+
+    #[test]
+    fn templates_and_distinct_models_are_fine() {
+        let c = same_model(&roles(&[
+            ("agent", "openai:gpt-4o"),
+            ("person", "template"),
+            ("writer", "template"),
+            ("judge", "openai:gpt-4o-mini"),
+        ]));
+        assert_eq!(c, RoleCheck::default());
+    }
+}

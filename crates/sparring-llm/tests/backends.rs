@@ -1,0 +1,572 @@
+//! The model backends against the testkit's fake servers: tool calls,
+//! sampling, the temperature drop, logprobs, retries and give-ups, timeouts,
+//! limits, lenient parsing, the Anthropic mapping, and key redaction.
+//! Retry and timeout tests run under tokio's paused clock, so a 30 s
+//! `Retry-After` takes no real time and elapsed time is exact.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use serde_json::{Value, json};
+use sparring_llm::{BackendOptions, BackendSpec, Limiter, RetryPolicy, Sampling, model_agent};
+use sparring_testkit::fake_llm::{Behaviour, FakeLlm, FakeOptions, Reply};
+use sparring_types::{Agent, AgentErrorKind, AgentRequest, Message, Role};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+const KEY: &str = "sk-test-SECRET-4d9f0c";
+
+fn options(sampling: Sampling, retries: u32) -> BackendOptions {
+    BackendOptions {
+        sampling,
+        timeout: Duration::from_secs(10),
+        retry: RetryPolicy {
+            retries,
+            base: Duration::from_millis(100),
+            cap: Duration::from_secs(2),
+            retry_after_cap: Duration::from_mins(2),
+        },
+        limiter: Limiter::new(64, None),
+    }
+}
+
+fn backend(spec: &str, server: &FakeLlm, options: BackendOptions) -> Arc<dyn Agent> {
+    let spec = spec.replace("URL", &server.base_url());
+    let BackendSpec::Model(endpoint) = BackendSpec::parse(&spec).unwrap() else {
+        panic!("not a model spec")
+    };
+    let env = |name: &str| (name == "TEST_KEY").then(|| KEY.to_owned());
+    model_agent(endpoint.resolve(&env).unwrap(), options).unwrap()
+}
+
+fn openai(server: &FakeLlm, options: BackendOptions) -> Arc<dyn Agent> {
+    backend("openai:fake-model@URL#key=TEST_KEY", server, options)
+}
+
+fn tools() -> Arc<Vec<Value>> {
+    Arc::new(vec![json!({"type": "function", "function": {
+        "name": "get_order", "description": "Look up an order",
+        "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}}}})])
+}
+
+fn request(id: &str) -> AgentRequest {
+    AgentRequest {
+        id: id.to_owned(),
+        messages: vec![
+            Message::text(Role::System, "You help shop customers."),
+            Message::text(Role::User, "Where is order #W1001?"),
+        ],
+        tools: tools(),
+    }
+}
+
+#[tokio::test]
+async fn tool_calls_parallel_and_what_was_sent() {
+    let server = FakeLlm::start().await.unwrap();
+    server.push([Reply::ToolCalls(vec![
+        ("get_order".into(), json!({"order_id": "#W1001"})),
+        ("get_order".into(), json!({"order_id": "#W1002"})),
+    ])]);
+    let agent = openai(
+        &server,
+        options(
+            Sampling {
+                temperature: Some(0.3),
+                top_p: Some(0.9),
+                max_tokens: Some(50),
+                ..Sampling::default()
+            },
+            0,
+        ),
+    );
+    let reply = agent.respond(request("r-1")).await.unwrap();
+    let calls = &reply.message.tool_calls;
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[1].function.arguments, r##"{"order_id":"#W1002"}"##);
+    assert!(calls.iter().all(|c| !c.id.is_empty()));
+    assert_eq!(reply.message.content, None);
+    let sampling = reply.sampling.unwrap();
+    assert_eq!(sampling["model"], "fake-model");
+    assert_eq!(sampling["temperature"], 0.3);
+    assert_eq!(sampling["top_p"], 0.9);
+    assert_eq!(sampling["max_tokens"], 50);
+    assert!(sampling["seed"].as_u64().is_some());
+    assert!(sampling.get("temperature_dropped").is_none());
+    assert!(reply.logprobs.is_none());
+
+    let sent = &server.requests()[0];
+    assert_eq!(sent.path, "/v1/chat/completions");
+    assert_eq!(
+        sent.authorization.as_deref(),
+        Some(&*format!("Bearer {KEY}"))
+    );
+    assert_eq!(sent.body["tool_choice"], "auto");
+    assert_eq!(sent.body["tools"][0]["function"]["name"], "get_order");
+    assert_eq!(sent.body["messages"][0]["role"], "system");
+    assert_eq!(sent.body["seed"], sampling["seed"]);
+    assert_eq!(sent.body["temperature"], 0.3);
+
+    // The seed follows the request id: the same id asks for the same sample.
+    let again = agent.respond(request("r-1")).await.unwrap();
+    assert_eq!(again.sampling.unwrap()["seed"], sampling["seed"]);
+    let other = agent.respond(request("r-2")).await.unwrap();
+    assert_ne!(other.sampling.unwrap()["seed"], sampling["seed"]);
+}
+
+#[tokio::test]
+async fn temperature_rejected_is_dropped_once_and_recorded() {
+    let server = FakeLlm::with(FakeOptions {
+        reject_temperature: vec!["fake-model".into()],
+        record: true,
+        behaviour: Behaviour::Text,
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap();
+    let sampling = Sampling {
+        temperature: Some(0.2),
+        ..Sampling::default()
+    };
+    let agent = openai(&server, options(sampling, 0));
+    let reply = agent.respond(request("a")).await.unwrap();
+    assert_eq!(reply.message.content.as_deref(), Some("Done."));
+    let s = reply.sampling.unwrap();
+    assert_eq!(s["temperature"], Value::Null);
+    assert_eq!(s["temperature_dropped"], true);
+    assert_eq!(s["temperature_requested"], 0.2);
+    let sent = server.requests();
+    assert_eq!(sent.len(), 2, "rejected, then retried without it");
+    assert_eq!(sent[0].body["temperature"], 0.2);
+    assert!(sent[1].body.get("temperature").is_none());
+    // Later requests no longer send it and still say it was dropped.
+    let reply = agent.respond(request("b")).await.unwrap();
+    assert_eq!(server.count(), 3);
+    assert!(server.requests()[2].body.get("temperature").is_none());
+    assert_eq!(reply.sampling.unwrap()["temperature_dropped"], true);
+
+    // Another model keeps its temperature.
+    let keeps = backend(
+        "openai:other@URL#key=TEST_KEY",
+        &server,
+        options(sampling, 0),
+    );
+    let reply = keeps.respond(request("c")).await.unwrap();
+    assert_eq!(reply.sampling.unwrap()["temperature"], 0.2);
+}
+
+#[tokio::test]
+async fn a_400_about_something_else_is_not_retried() {
+    let server = FakeLlm::start().await.unwrap();
+    server.push([Reply::error(400, "messages: bad role")]);
+    let agent = openai(&server, options(Sampling::default(), 5));
+    let e = agent.respond(request("a")).await.unwrap_err();
+    assert_eq!(e.kind, AgentErrorKind::Backend);
+    assert!(
+        e.message.contains("HTTP 400: messages: bad role"),
+        "{}",
+        e.message
+    );
+    assert_eq!(server.count(), 1);
+}
+
+#[tokio::test]
+async fn logprobs_sum_tokens_and_policy_version() {
+    let server = FakeLlm::start().await.unwrap();
+    server.push([Reply::Text("one two three".into())]);
+    let sampling = Sampling {
+        logprobs: true,
+        top_logprobs: Some(2),
+        ..Sampling::default()
+    };
+    let agent = openai(&server, options(sampling, 0));
+    let reply = agent.respond(request("a")).await.unwrap();
+    let lp = reply.logprobs.unwrap();
+    assert_eq!(lp["tokens"], 3);
+    assert!((lp["sum"].as_f64().unwrap() - -1.5).abs() < 1e-9, "{lp}");
+    assert_eq!(lp["content"][1]["token"], "two");
+    assert_eq!(lp["content"][1]["logprob"], -0.5);
+    assert_eq!(
+        lp["content"][0]["top_logprobs"].as_array().unwrap().len(),
+        2
+    );
+    assert_eq!(lp["policy_version"], "fp_fake");
+    let sent = &server.requests()[0].body;
+    assert_eq!(
+        (sent["logprobs"].clone(), sent["top_logprobs"].clone()),
+        (json!(true), json!(2))
+    );
+    assert_eq!(reply.sampling.unwrap()["top_logprobs"], 2);
+
+    // Asked for but not given: recorded as missing, not silently absent.
+    server.push([Reply::Raw(
+        json!({"choices": [{"message": {"content": "hi"}}], "model": "m2"}),
+    )]);
+    let lp = agent.respond(request("b")).await.unwrap().logprobs.unwrap();
+    assert_eq!(lp["missing"], true);
+    assert_eq!(lp["policy_version"], "m2");
+}
+
+#[tokio::test]
+async fn lenient_parsing_of_other_servers() {
+    let server = FakeLlm::start().await.unwrap();
+    server.push([
+        Reply::Raw(json!({
+            "choices": [{"index": 0, "finish_reason": "", "message": {
+                "content": [{"type": "text", "text": "Checking"}],
+                "reasoning_content": "think",
+                "tool_calls": [{"function": {"name": "get_order", "arguments": {"order_id": "#W1"}}}]}}],
+            "unknown_extra": {"x": 1}
+        })),
+        Reply::Raw(json!({"choices": [{"message": {"role": "assistant", "content": null}, "finish_reason": "weird_new_reason"}]})),
+        Reply::Raw(json!({"object": "list", "data": []})),
+    ]);
+    let agent = openai(&server, options(Sampling::default(), 0));
+    let m = agent.respond(request("a")).await.unwrap().message;
+    assert_eq!(m.content.as_deref(), Some("Checking"));
+    assert_eq!(
+        m.tool_calls[0].function.arguments,
+        r##"{"order_id":"#W1"}"##
+    );
+    let m = agent.respond(request("b")).await.unwrap().message;
+    assert_eq!(m.content.as_deref(), Some(""));
+    let e = agent.respond(request("c")).await.unwrap_err();
+    assert!(e.message.contains("no `choices`"), "{}", e.message);
+    assert_eq!(e.kind, AgentErrorKind::Backend);
+}
+
+#[tokio::test(start_paused = true)]
+async fn rate_limit_honours_retry_after() {
+    let server = FakeLlm::start().await.unwrap();
+    server.push([Reply::rate_limited("30"), Reply::Text("ok".into())]);
+    let agent = openai(&server, options(Sampling::default(), 3));
+    let started = Instant::now();
+    let reply = agent.respond(request("a")).await.unwrap();
+    let waited = started.elapsed();
+    assert_eq!(reply.message.content.as_deref(), Some("ok"));
+    assert_eq!(server.count(), 2);
+    assert!(
+        waited >= Duration::from_secs(30) && waited < Duration::from_secs(31),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn server_errors_back_off_then_succeed() {
+    let server = FakeLlm::start().await.unwrap();
+    server.push([
+        Reply::error(500, "boom"),
+        Reply::error(503, "busy"),
+        Reply::Text("ok".into()),
+    ]);
+    let agent = openai(&server, options(Sampling::default(), 3));
+    let started = Instant::now();
+    let reply = agent.respond(request("a")).await.unwrap();
+    assert_eq!(reply.message.content.as_deref(), Some("ok"));
+    assert_eq!(server.count(), 3);
+    // Full jitter under ceilings of 100 ms and 200 ms.
+    assert!(
+        started.elapsed() <= Duration::from_millis(300),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn give_up_after_the_retry_budget() {
+    let server = FakeLlm::with(FakeOptions {
+        behaviour: Behaviour::Status(500),
+        record: true,
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap();
+    let agent = openai(&server, options(Sampling::default(), 2));
+    let e = agent.respond(request("a")).await.unwrap_err();
+    assert_eq!(e.kind, AgentErrorKind::Backend);
+    assert_eq!(server.count(), 3);
+    assert!(
+        e.message.contains("HTTP 500: the fake server is down"),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message.contains("gave up after 3 attempts"),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message
+            .contains("openai `fake-model` at http://127.0.0.1:"),
+        "{}",
+        e.message
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn slow_replies_time_out_and_are_retried() {
+    let server = FakeLlm::start().await.unwrap();
+    server.push([
+        Reply::Delayed(
+            Duration::from_secs(30),
+            Box::new(Reply::Text("late".into())),
+        ),
+        Reply::Text("quick".into()),
+    ]);
+    let mut o = options(Sampling::default(), 1);
+    o.timeout = Duration::from_secs(5);
+    let agent = openai(&server, o.clone());
+    let started = Instant::now();
+    let reply = agent.respond(request("a")).await.unwrap();
+    assert_eq!(reply.message.content.as_deref(), Some("quick"));
+    assert!(
+        started.elapsed() >= Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // Without retries the timeout is the row's error.
+    server.push([Reply::Delayed(
+        Duration::from_secs(30),
+        Box::new(Reply::Text("late".into())),
+    )]);
+    o.retry.retries = 0;
+    let agent = openai(&server, o);
+    let e = agent.respond(request("b")).await.unwrap_err();
+    assert!(e.message.contains("no reply within 5 s"), "{}", e.message);
+    assert!(
+        e.message.contains("gave up after 1 attempt"),
+        "{}",
+        e.message
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn connection_refused_is_retried_then_reported() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let spec = format!("openai:m@http://127.0.0.1:{port}/v1");
+    let BackendSpec::Model(endpoint) = BackendSpec::parse(&spec).unwrap() else {
+        panic!()
+    };
+    let agent = model_agent(
+        endpoint.resolve(&|_| None).unwrap(),
+        options(Sampling::default(), 2),
+    )
+    .unwrap();
+    let e = agent.respond(request("a")).await.unwrap_err();
+    assert_eq!(e.kind, AgentErrorKind::Backend);
+    assert!(e.message.contains("cannot connect"), "{}", e.message);
+    assert!(
+        e.message.contains("gave up after 3 attempts"),
+        "{}",
+        e.message
+    );
+}
+
+#[tokio::test]
+async fn the_concurrency_limit_is_global() {
+    let server = FakeLlm::with(FakeOptions {
+        latency: Duration::from_millis(40),
+        behaviour: Behaviour::Text,
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap();
+    let limiter = Limiter::new(4, None);
+    let mut o = options(Sampling::default(), 0);
+    o.limiter = limiter.clone();
+    // Two backends sharing one limiter: together at most 4 in flight.
+    let a = openai(&server, o.clone());
+    let b = backend("openai:other@URL#key=TEST_KEY", &server, o);
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..24 {
+        let agent = Arc::clone(if i % 2 == 0 { &a } else { &b });
+        tasks.spawn(async move { agent.respond(request(&format!("r{i}"))).await });
+    }
+    while let Some(r) = tasks.join_next().await {
+        assert!(r.unwrap().is_ok());
+    }
+    assert_eq!(server.count(), 24);
+    assert_eq!(server.max_in_flight(), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn requests_per_minute_are_spaced() {
+    let server = FakeLlm::with(FakeOptions {
+        behaviour: Behaviour::Text,
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap();
+    let mut o = options(Sampling::default(), 0);
+    o.limiter = Limiter::new(100, Some(60));
+    let agent = openai(&server, o);
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..5 {
+        let agent = Arc::clone(&agent);
+        tasks.spawn(async move { agent.respond(request(&format!("r{i}"))).await });
+    }
+    while let Some(r) = tasks.join_next().await {
+        assert!(r.unwrap().is_ok());
+    }
+    let elapsed = started.elapsed();
+    // 60 per minute: one a second, the first at once.
+    assert!(
+        elapsed >= Duration::from_secs(4) && elapsed < Duration::from_secs(5),
+        "{elapsed:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_key_never_appears_in_errors_or_descriptions() {
+    let server = FakeLlm::with(FakeOptions {
+        behaviour: Behaviour::EchoKey(401),
+        record: true,
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap();
+    let agent = openai(&server, options(Sampling::default(), 0));
+    let e = agent.respond(request("a")).await.unwrap_err();
+    assert!(
+        e.message.contains("Incorrect API key provided: Bearer ***"),
+        "{}",
+        e.message
+    );
+    assert!(!e.message.contains(KEY), "{}", e.message);
+    assert!(!agent.describe().contains(KEY));
+    // The same for a retried status and for Anthropic's header.
+    server.push([Reply::EchoKey(500), Reply::EchoKey(500)]);
+    let agent = openai(&server, options(Sampling::default(), 1));
+    let e = agent.respond(request("b")).await.unwrap_err();
+    assert!(
+        !e.message.contains(KEY) && e.message.contains("***"),
+        "{}",
+        e.message
+    );
+    let anthropic = agent_anthropic(&server, options(Sampling::default(), 0));
+    let e = anthropic.respond(request("c")).await.unwrap_err();
+    assert!(
+        !e.message.contains(KEY) && e.message.contains("***"),
+        "{}",
+        e.message
+    );
+    assert_eq!(
+        server.requests().last().unwrap().api_key.as_deref(),
+        Some(KEY)
+    );
+}
+
+fn agent_anthropic(server: &FakeLlm, options: BackendOptions) -> Arc<dyn Agent> {
+    backend("anthropic:claude-fake@URL#key=TEST_KEY", server, options)
+}
+
+#[tokio::test]
+async fn anthropic_maps_tool_use_and_tool_results() {
+    let server = FakeLlm::start().await.unwrap();
+    server.push([
+        Reply::ToolCalls(vec![
+            ("get_order".into(), json!({"order_id": "#W1001"})),
+            ("get_order".into(), json!({"order_id": "#W1002"})),
+        ]),
+        Reply::Text("Both orders are on their way.".into()),
+    ]);
+    let sampling = Sampling {
+        temperature: Some(0.5),
+        ..Sampling::default()
+    };
+    let agent = agent_anthropic(&server, options(sampling, 0));
+    let mut req = request("a");
+    let reply = agent.respond(req.clone()).await.unwrap();
+    let calls = reply.message.tool_calls.clone();
+    assert_eq!(calls.len(), 2);
+    assert!(calls[0].id.starts_with("toolu_"));
+    assert_eq!(calls[0].function.arguments, r##"{"order_id":"#W1001"}"##);
+    let s = reply.sampling.clone().unwrap();
+    assert_eq!(
+        (s["backend"].clone(), s["max_tokens"].clone()),
+        (json!("anthropic"), json!(1024))
+    );
+    assert_eq!(s["temperature"], 0.5);
+    assert_eq!(s["seed"], Value::Null);
+    // Tool results go back as tool_result blocks in one user message; the
+    // fake refuses any other shape, as the real API does.
+    req.messages.push(reply.message);
+    for c in &calls {
+        req.messages
+            .push(Message::tool_result(c, r#"{"ok": true}"#));
+    }
+    let reply = agent.respond(req).await.unwrap();
+    assert_eq!(
+        reply.message.content.as_deref(),
+        Some("Both orders are on their way.")
+    );
+    let sent = server.requests();
+    assert_eq!(sent[0].path, "/v1/messages");
+    assert_eq!(sent[0].api_key.as_deref(), Some(KEY));
+    assert!(sent[0].authorization.is_none());
+    assert_eq!(sent[0].body["system"], "You help shop customers.");
+    assert_eq!(sent[0].body["tools"][0]["input_schema"]["type"], "object");
+    let second = &sent[1].body["messages"];
+    assert_eq!(second.as_array().unwrap().len(), 3, "{second}");
+    assert_eq!(second[2]["content"][1]["type"], "tool_result");
+}
+
+#[tokio::test(start_paused = true)]
+async fn anthropic_overloaded_is_retried() {
+    let server = FakeLlm::start().await.unwrap();
+    server.push([
+        Reply::Status {
+            code: 529,
+            body: json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+            retry_after: Some("2".into()),
+        },
+        Reply::Text("fine".into()),
+    ]);
+    let agent = agent_anthropic(&server, options(Sampling::default(), 2));
+    let started = Instant::now();
+    let reply = agent.respond(request("a")).await.unwrap();
+    assert_eq!(reply.message.content.as_deref(), Some("fine"));
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    // Gives up the same way.
+    server.push((0..3).map(|_| Reply::Status {
+        code: 529,
+        body: json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+        retry_after: None,
+    }));
+    let e = agent.respond(request("b")).await.unwrap_err();
+    assert!(e.message.contains("HTTP 529: Overloaded"), "{}", e.message);
+    assert!(
+        e.message.contains("gave up after 3 attempts"),
+        "{}",
+        e.message
+    );
+}
+
+#[tokio::test]
+async fn anthropic_rejects_logprobs_at_setup() {
+    let server = FakeLlm::start().await.unwrap();
+    let BackendSpec::Model(endpoint) =
+        BackendSpec::parse(&format!("anthropic:c@{}", server.base_url())).unwrap()
+    else {
+        panic!()
+    };
+    let resolved = endpoint
+        .resolve(&|n| (n == "ANTHROPIC_API_KEY").then(|| KEY.to_owned()))
+        .unwrap();
+    let e = model_agent(
+        resolved,
+        options(
+            Sampling {
+                logprobs: true,
+                ..Sampling::default()
+            },
+            0,
+        ),
+    )
+    .err()
+    .unwrap();
+    assert!(e.to_string().contains("no log-probabilities"), "{e}");
+}

@@ -1,0 +1,559 @@
+//! A fake model server for tests and benchmarks: OpenAI-compatible chat
+//! completions (`POST /v1/chat/completions`) and the Anthropic Messages API
+//! (`POST /v1/messages`) on one loopback port.
+//!
+//! `GET /stats` answers `{"requests", "max_in_flight"}` and
+//! `POST /stats/reset` zeroes them (for benchmarks).
+//!
+//! Replies come from a script (a queue of [`Reply`] values, consumed one per
+//! request in arrival order) and, once the script is empty, from the default
+//! [`Behaviour`]. The server records every request it received (path, the
+//! credential headers, the JSON body) so tests can check what a client sent.
+//!
+//! Built-in misbehaviour, besides what a script injects:
+//! - a model listed in [`FakeOptions::reject_temperature`] answers any request
+//!   that carries `temperature` with OpenAI's 400 `unsupported_value` error;
+//! - `logprobs: true` in a chat-completions request adds a per-token
+//!   `logprobs.content` list (tokens are the reply's words; the i-th token's
+//!   log-probability is `-0.25 * (i + 1)`, so sums are easy to check);
+//! - the Anthropic route refuses (400) requests without `x-api-key`,
+//!   `anthropic-version` or `max_tokens`, and conversations that do not
+//!   alternate user / assistant starting with the user, or whose
+//!   `tool_result` blocks answer no `tool_use` of the previous message, as
+//!   the real API does.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+use std::collections::{HashSet, VecDeque};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// One scripted answer.
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// A text answer.
+    Text(String),
+    /// Tool calls: `(name, arguments)`; several make a parallel call.
+    ToolCalls(Vec<(String, Value)>),
+    /// A 200 answer with exactly this JSON body (leniency tests).
+    Raw(Value),
+    /// An HTTP error: status, JSON body, optional `Retry-After` header value.
+    Status {
+        /// The HTTP status.
+        code: u16,
+        /// The body.
+        body: Value,
+        /// The `Retry-After` header, verbatim, if any.
+        retry_after: Option<String>,
+    },
+    /// An HTTP error whose message quotes the credential the client sent
+    /// (a badly behaved proxy): tests that the key never leaks.
+    EchoKey(u16),
+    /// Waits this long, then answers with the inner reply.
+    Delayed(Duration, Box<Reply>),
+}
+
+impl Reply {
+    /// An OpenAI-style error body with this status.
+    pub fn error(code: u16, message: &str) -> Self {
+        Self::Status {
+            code,
+            body: json!({"error": {"message": message, "type": "server_error"}}),
+            retry_after: None,
+        }
+    }
+
+    /// A 429 with a `Retry-After` header.
+    pub fn rate_limited(retry_after: &str) -> Self {
+        Self::Status {
+            code: 429,
+            body: json!({"error": {"message": "Rate limit reached", "type": "rate_limit_error"}}),
+            retry_after: Some(retry_after.to_owned()),
+        }
+    }
+
+    /// A tool call of one tool.
+    pub fn tool_call(name: &str, arguments: Value) -> Self {
+        Self::ToolCalls(vec![(name.to_owned(), arguments)])
+    }
+}
+
+/// What the server answers once the script is empty.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Behaviour {
+    /// A tool-calling agent: calls the first tool (arguments `{}`) when the
+    /// last message is not a tool result, else answers in text.
+    #[default]
+    Agent,
+    /// Always the text "Done.".
+    Text,
+    /// Always this HTTP error status (an outage).
+    Status(u16),
+    /// Always this HTTP error status, quoting the credential it was sent.
+    EchoKey(u16),
+}
+
+/// How the fake server behaves.
+#[derive(Clone, Debug, Default)]
+pub struct FakeOptions {
+    /// Added before every answer.
+    pub latency: Duration,
+    /// Models that reject `temperature`.
+    pub reject_temperature: Vec<String>,
+    /// The answer once the script is empty.
+    pub behaviour: Behaviour,
+    /// Keep every request for [`FakeLlm::requests`] (off for benchmarks).
+    pub record: bool,
+}
+
+/// One request the server received.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    /// The path (`/v1/chat/completions`).
+    pub path: String,
+    /// The `authorization` header, if sent.
+    pub authorization: Option<String>,
+    /// The `x-api-key` header, if sent.
+    pub api_key: Option<String>,
+    /// The body.
+    pub body: Value,
+}
+
+struct Inner {
+    options: FakeOptions,
+    script: Mutex<VecDeque<Reply>>,
+    recorded: Mutex<Vec<Recorded>>,
+    count: AtomicUsize,
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
+    next_id: AtomicU64,
+}
+
+/// A running fake server; it stops when dropped.
+pub struct FakeLlm {
+    addr: SocketAddr,
+    inner: Arc<Inner>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for FakeLlm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeLlm")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for FakeLlm {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl FakeLlm {
+    /// Starts a server on `127.0.0.1:0` that records requests.
+    pub async fn start() -> std::io::Result<Self> {
+        Self::with(FakeOptions {
+            record: true,
+            ..FakeOptions::default()
+        })
+        .await
+    }
+
+    /// Starts a server with these options on `127.0.0.1:0`.
+    pub async fn with(options: FakeOptions) -> std::io::Result<Self> {
+        Self::bind(options, SocketAddr::from(([127, 0, 0, 1], 0))).await
+    }
+
+    /// Starts a server with these options on `addr`.
+    pub async fn bind(options: FakeOptions, addr: SocketAddr) -> std::io::Result<Self> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let inner = Arc::new(Inner {
+            options,
+            script: Mutex::new(VecDeque::new()),
+            recorded: Mutex::new(Vec::new()),
+            count: AtomicUsize::new(0),
+            in_flight: AtomicUsize::new(0),
+            max_in_flight: AtomicUsize::new(0),
+            next_id: AtomicU64::new(0),
+        });
+        let app = Router::new()
+            .route("/v1/chat/completions", post(chat))
+            .route("/v1/messages", post(messages))
+            .route("/stats", get(stats))
+            .route("/stats/reset", post(reset))
+            .with_state(Arc::clone(&inner));
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(Self { addr, inner, task })
+    }
+
+    /// The base URL clients use: `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The socket address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Appends replies to the script.
+    pub fn push(&self, replies: impl IntoIterator<Item = Reply>) {
+        if let Ok(mut s) = self.inner.script.lock() {
+            s.extend(replies);
+        }
+    }
+
+    /// Every request received so far, in arrival order (when recording).
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.inner
+            .recorded
+            .lock()
+            .map(|r| r.clone())
+            .unwrap_or_default()
+    }
+
+    /// Requests received so far.
+    pub fn count(&self) -> usize {
+        self.inner.count.load(Ordering::SeqCst)
+    }
+
+    /// The most requests that were being answered at once.
+    pub fn max_in_flight(&self) -> usize {
+        self.inner.max_in_flight.load(Ordering::SeqCst)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Api {
+    OpenAi,
+    Anthropic,
+}
+
+async fn chat(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Bytes) -> Response {
+    serve(&inner, Api::OpenAi, &headers, &body).await
+}
+
+async fn messages(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Bytes) -> Response {
+    serve(&inner, Api::Anthropic, &headers, &body).await
+}
+
+/// `GET /stats`: requests served and the most in flight at once.
+async fn stats(State(inner): State<Arc<Inner>>) -> Response {
+    axum::Json(json!({
+        "requests": inner.count.load(Ordering::SeqCst),
+        "max_in_flight": inner.max_in_flight.load(Ordering::SeqCst),
+    }))
+    .into_response()
+}
+
+/// `POST /stats/reset`: zero the counters.
+async fn reset(State(inner): State<Arc<Inner>>) -> Response {
+    inner.count.store(0, Ordering::SeqCst);
+    inner.max_in_flight.store(0, Ordering::SeqCst);
+    axum::Json(json!({"ok": true})).into_response()
+}
+
+fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+struct InFlight<'a>(&'a Inner);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+async fn serve(inner: &Inner, api: Api, headers: &HeaderMap, body: &[u8]) -> Response {
+    inner.count.fetch_add(1, Ordering::SeqCst);
+    let now = inner.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+    inner.max_in_flight.fetch_max(now, Ordering::SeqCst);
+    let _guard = InFlight(inner);
+    let Ok(request) = serde_json::from_slice::<Value>(body) else {
+        return status(
+            400,
+            &json!({"error": {"message": "body is not JSON"}}),
+            None,
+        );
+    };
+    let authorization = header(headers, "authorization");
+    let api_key = header(headers, "x-api-key");
+    if inner.options.record
+        && let Ok(mut r) = inner.recorded.lock()
+    {
+        r.push(Recorded {
+            path: match api {
+                Api::OpenAi => "/v1/chat/completions".to_owned(),
+                Api::Anthropic => "/v1/messages".to_owned(),
+            },
+            authorization: authorization.clone(),
+            api_key: api_key.clone(),
+            body: request.clone(),
+        });
+    }
+    if !inner.options.latency.is_zero() {
+        tokio::time::sleep(inner.options.latency).await;
+    }
+    if api == Api::Anthropic
+        && let Err(message) = anthropic_valid(headers, &request)
+    {
+        return status(
+            400,
+            &json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}}),
+            None,
+        );
+    }
+    let model = request
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("fake");
+    if request.get("temperature").is_some()
+        && inner.options.reject_temperature.iter().any(|m| m == model)
+    {
+        return status(
+            400,
+            &json!({"error": {
+                "message": "Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is supported.",
+                "type": "invalid_request_error", "param": "temperature", "code": "unsupported_value"}}),
+            None,
+        );
+    }
+    let scripted = inner.script.lock().ok().and_then(|mut s| s.pop_front());
+    let mut reply = scripted.unwrap_or_else(|| default_reply(inner.options.behaviour, &request));
+    loop {
+        match reply {
+            Reply::Delayed(delay, then) => {
+                tokio::time::sleep(delay).await;
+                reply = *then;
+            }
+            Reply::Status {
+                code,
+                body,
+                retry_after,
+            } => return status(code, &body, retry_after.as_deref()),
+            Reply::EchoKey(code) => {
+                let key = authorization.or(api_key).unwrap_or_default();
+                return status(
+                    code,
+                    &json!({"error": {"message": format!("Incorrect API key provided: {key}")}}),
+                    None,
+                );
+            }
+            Reply::Raw(body) => return (StatusCode::OK, axum::Json(body)).into_response(),
+            Reply::Text(_) | Reply::ToolCalls(_) => break,
+        }
+    }
+    let n = inner.next_id.fetch_add(1, Ordering::SeqCst);
+    let body = match api {
+        Api::OpenAi => openai_body(&reply, &request, model, n),
+        Api::Anthropic => anthropic_body(&reply, model, n),
+    };
+    (StatusCode::OK, axum::Json(body)).into_response()
+}
+
+fn status(code: u16, body: &Value, retry_after: Option<&str>) -> Response {
+    let code = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = (code, axum::Json(body.clone())).into_response();
+    if let Some(value) = retry_after
+        && let Ok(v) = value.parse()
+    {
+        response.headers_mut().insert("retry-after", v);
+    }
+    response
+}
+
+fn default_reply(behaviour: Behaviour, request: &Value) -> Reply {
+    let done = || Reply::Text("Done.".to_owned());
+    match behaviour {
+        Behaviour::Text => return done(),
+        Behaviour::Status(code) => return Reply::error(code, "the fake server is down"),
+        Behaviour::EchoKey(code) => return Reply::EchoKey(code),
+        Behaviour::Agent => {}
+    }
+    let messages = request
+        .get("messages")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let last_is_result = messages.last().is_some_and(|m| {
+        m.get("role").and_then(Value::as_str) == Some("tool")
+            || m.get("content").and_then(Value::as_array).is_some_and(|c| {
+                c.iter()
+                    .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            })
+    });
+    let first_tool = request
+        .get("tools")
+        .and_then(Value::as_array)
+        .and_then(|t| t.first())
+        .and_then(|t| {
+            t.pointer("/function/name")
+                .or_else(|| t.get("name"))
+                .and_then(Value::as_str)
+        });
+    match first_tool {
+        Some(name) if !last_is_result => Reply::tool_call(name, json!({})),
+        _ => done(),
+    }
+}
+
+fn tokens_of(reply: &Reply) -> Vec<String> {
+    match reply {
+        Reply::Text(t) => t.split_whitespace().map(str::to_owned).collect(),
+        Reply::ToolCalls(calls) => calls
+            .iter()
+            .flat_map(|(n, a)| [n.clone(), a.to_string()])
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn openai_body(reply: &Reply, request: &Value, model: &str, n: u64) -> Value {
+    let (message, finish) = match reply {
+        Reply::ToolCalls(calls) => (
+            json!({"role": "assistant", "content": null, "tool_calls": calls.iter().enumerate().map(|(i, (name, args))| json!({
+                "id": format!("call_{n}_{i}"), "type": "function",
+                "function": {"name": name, "arguments": args.to_string()}})).collect::<Vec<_>>()}),
+            "tool_calls",
+        ),
+        Reply::Text(text) => (json!({"role": "assistant", "content": text}), "stop"),
+        _ => (json!({"role": "assistant", "content": ""}), "stop"),
+    };
+    let logprobs = if request.get("logprobs").and_then(Value::as_bool) == Some(true) {
+        let top = request
+            .get("top_logprobs")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        let content: Vec<Value> = tokens_of(reply)
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let lp = -0.25 * (i as f64 + 1.0);
+                let alternatives: Vec<Value> = (0..top)
+                    .map(|k| json!({"token": format!("{t}~{k}"), "logprob": lp - k as f64, "bytes": null}))
+                    .collect();
+                json!({"token": t, "logprob": lp, "bytes": null, "top_logprobs": alternatives})
+            })
+            .collect();
+        json!({"content": content})
+    } else {
+        Value::Null
+    };
+    json!({
+        "id": format!("chatcmpl-{n}"),
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": model,
+        "system_fingerprint": "fp_fake",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": logprobs}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        "service_tier": "default",
+    })
+}
+
+fn anthropic_body(reply: &Reply, model: &str, n: u64) -> Value {
+    let (content, stop) = match reply {
+        Reply::ToolCalls(calls) => (
+            calls
+                .iter()
+                .enumerate()
+                .map(|(i, (name, args))| {
+                    json!({"type": "tool_use", "id": format!("toolu_{n}_{i}"), "name": name, "input": args})
+                })
+                .collect::<Vec<_>>(),
+            "tool_use",
+        ),
+        Reply::Text(text) => (vec![json!({"type": "text", "text": text})], "end_turn"),
+        _ => (Vec::new(), "end_turn"),
+    };
+    json!({
+        "id": format!("msg_{n}"),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": null,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    })
+}
+
+/// The checks the real Messages API makes that a client can get wrong.
+fn anthropic_valid(headers: &HeaderMap, request: &Value) -> Result<(), String> {
+    if header(headers, "x-api-key").is_none() {
+        return Err("x-api-key header is required".to_owned());
+    }
+    if header(headers, "anthropic-version").is_none() {
+        return Err("anthropic-version header is required".to_owned());
+    }
+    if request.get("max_tokens").and_then(Value::as_u64).is_none() {
+        return Err("max_tokens: Field required".to_owned());
+    }
+    if let Some(tools) = request.get("tools").and_then(Value::as_array) {
+        for (i, t) in tools.iter().enumerate() {
+            if t.get("name").is_none() || t.get("input_schema").is_none() {
+                return Err(format!("tools.{i}: name and input_schema are required"));
+            }
+        }
+    }
+    let messages = request
+        .get("messages")
+        .and_then(Value::as_array)
+        .ok_or("messages: Field required")?;
+    let mut expected = "user";
+    let mut open_calls: HashSet<String> = HashSet::new();
+    for (i, m) in messages.iter().enumerate() {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+        if role != expected {
+            return Err(format!(
+                "messages.{i}: roles must alternate between \"user\" and \"assistant\" starting with \"user\""
+            ));
+        }
+        let blocks: Vec<Value> = match m.get("content") {
+            Some(Value::String(_)) => Vec::new(),
+            Some(Value::Array(b)) => b.clone(),
+            _ => return Err(format!("messages.{i}.content: Field required")),
+        };
+        let mut calls = HashSet::new();
+        for b in &blocks {
+            match b.get("type").and_then(Value::as_str) {
+                Some("tool_use") => {
+                    if !b.get("input").is_some_and(Value::is_object) {
+                        return Err(format!("messages.{i}: tool_use.input must be an object"));
+                    }
+                    if let Some(id) = b.get("id").and_then(Value::as_str) {
+                        calls.insert(id.to_owned());
+                    }
+                }
+                Some("tool_result") => {
+                    let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+                    if !open_calls.contains(id) {
+                        return Err(format!(
+                            "messages.{i}: tool_result block(s) provided without a matching tool_use `{id}` in the previous message"
+                        ));
+                    }
+                }
+                Some("text") => {}
+                other => return Err(format!("messages.{i}: unknown block type {other:?}")),
+            }
+        }
+        open_calls = calls;
+        expected = if role == "user" { "assistant" } else { "user" };
+    }
+    Ok(())
+}

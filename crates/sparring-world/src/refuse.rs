@@ -1,0 +1,324 @@
+//! Arguments that echo the schema instead of giving real data.
+//!
+//! An agent that has not asked the customer often fills an argument with
+//! what the schema says about it: the parameter's own name or title, words
+//! of its description, the description's example, or a template value such
+//! as `user@example.com`, `John Doe` or `<order_id>`. The world refuses
+//! those with a hint naming the parameter and what a real value looks like.
+
+use crate::infer::words;
+use crate::shape;
+use serde_json::Value;
+
+/// Whole values that are never real data (compared lowercase, trimmed).
+pub const PLACEHOLDERS: &[&str] = &[
+    "string",
+    "str",
+    "text",
+    "value",
+    "user@example.com",
+    "email@example.com",
+    "name@example.com",
+    "test@test.com",
+    "john doe",
+    "jane doe",
+    "john smith",
+    "jane smith",
+    "first last",
+    "firstname lastname",
+    "first name",
+    "last name",
+    "full name",
+    "your name",
+    "customer name",
+    "test user",
+    "foo",
+    "bar",
+    "foo bar",
+    "xxx",
+    "123",
+    "1234",
+    "12345",
+    "123456",
+    "1234567",
+    "12345678",
+    "123456789",
+    "abc",
+    "abc123",
+    "example",
+    "sample",
+    "placeholder",
+    "unknown",
+    "n/a",
+    "na",
+    "none",
+    "null",
+    "undefined",
+    "todo",
+    "tbd",
+    "id",
+    "your_order_id",
+    "order_id_here",
+    "insert id here",
+    "123 main st",
+];
+
+/// Email local parts that only stand for an address.
+const EMAIL_LOCALS: &[&str] = &[
+    "user",
+    "email",
+    "name",
+    "example",
+    "test",
+    "your",
+    "youremail",
+    "your.email",
+    "someone",
+    "something",
+    "customer",
+    "username",
+    "firstname.lastname",
+    "john.doe",
+    "jane.doe",
+];
+
+/// What one parameter's schema says, prepared once per tool.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ParamEcho {
+    /// The parameter name.
+    pub name: String,
+    /// Forms of the name and title that only repeat it (`order_id`,
+    /// `order id`, `orderid`, `Order Id`), lowercase.
+    pub forms: Vec<String>,
+    /// The words of the name (`order`, `id`).
+    pub name_words: Vec<String>,
+    /// Words of the description outside quotes, lowercase.
+    pub description_words: Vec<String>,
+    /// Quoted examples in the description, lowercase.
+    pub examples: Vec<String>,
+    /// Whether the parameter names a record or a person (an id, an email,
+    /// a name, a phone): copying its example is then an echo.
+    pub identifying: bool,
+    /// The parameter has an `enum`: validation already decides.
+    pub enumerated: bool,
+    /// What a real value looks like, for the hint.
+    pub looks_like: Option<String>,
+}
+
+impl ParamEcho {
+    pub(crate) fn new(name: &str, schema: Option<&Value>) -> Self {
+        let title = schema
+            .and_then(|s| s.get("title"))
+            .and_then(Value::as_str)
+            .map(str::to_lowercase);
+        let description = schema
+            .and_then(|s| s.get("description"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let name_words = words(name);
+        let mut forms = vec![
+            name.to_lowercase(),
+            name_words.join(" "),
+            name_words.concat(),
+            name_words.join("-"),
+        ];
+        if let Some(t) = title {
+            forms.push(t);
+        }
+        let examples: Vec<String> = shape::quoted(description)
+            .into_iter()
+            .map(|q| q.trim().to_lowercase())
+            .collect();
+        let mut unquoted = description.to_owned();
+        for q in shape::quoted(description) {
+            unquoted = unquoted.replacen(&q, " ", 1);
+        }
+        let description_words = text_words(&unquoted);
+        let last = name_words.last().map_or("", String::as_str);
+        let identifying = matches!(last, "id" | "number" | "code" | "email" | "name" | "phone")
+            || name.contains("email")
+            || name.contains("phone");
+        let enumerated =
+            schema.is_some_and(|s| s.get("enum").is_some() || s.get("const").is_some());
+        Self {
+            name: name.to_owned(),
+            forms,
+            name_words,
+            description_words,
+            examples,
+            identifying,
+            enumerated,
+            looks_like: None,
+        }
+    }
+
+    /// Why `value` only echoes the schema, if it does.
+    pub(crate) fn echo(&self, value: &str, min_words: usize) -> Option<String> {
+        let v = value.trim().to_lowercase();
+        if v.is_empty() || self.enumerated {
+            return None;
+        }
+        if PLACEHOLDERS.contains(&v.as_str()) {
+            return Some(format!("`{value}` is a placeholder"));
+        }
+        if self.forms.contains(&v) {
+            return Some(format!("`{value}` is the parameter's own name"));
+        }
+        if !v.contains(' ') && self.name_words.contains(&v) && v.len() > 1 {
+            return Some(format!("`{value}` is a word of the parameter's name"));
+        }
+        if let Some(inner) = wrapped(&v)
+            && inner
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == ' ' || c == '-' || c == '.')
+        {
+            return Some(format!("`{value}` is a template slot"));
+        }
+        let alnum: Vec<char> = v.chars().filter(|c| c.is_alphanumeric()).collect();
+        if alnum.len() >= 3 && alnum.iter().all(|c| *c == 'x') {
+            return Some(format!("`{value}` is a mask, not a value"));
+        }
+        if alnum.len() >= 3 && alnum.iter().all(|c| *c == '0') && !v.starts_with('#') {
+            return Some(format!("`{value}` is a mask, not a value"));
+        }
+        if let Some((local, domain)) = v.split_once('@') {
+            let reserved = [
+                "example.com",
+                "example.org",
+                "example.net",
+                "domain.com",
+                "email.com",
+            ];
+            if reserved.contains(&domain) || EMAIL_LOCALS.contains(&local) {
+                return Some(format!("`{value}` is a template email address"));
+            }
+        }
+        if self.identifying && self.examples.contains(&v) {
+            return Some(format!(
+                "`{value}` is the example from the parameter's description"
+            ));
+        }
+        let vw = text_words(&v);
+        if vw.len() >= min_words.max(1)
+            && self
+                .description_words
+                .windows(vw.len())
+                .any(|window| window == vw.as_slice())
+        {
+            return Some(format!("`{value}` repeats the parameter's description"));
+        }
+        None
+    }
+
+    /// The hint for a refused value.
+    pub(crate) fn hint(&self) -> String {
+        let what = self.name_words.join(" ");
+        match &self.looks_like {
+            Some(example) => format!(
+                "ask the customer for their real {what}; a real `{}` looks like `{example}`",
+                self.name
+            ),
+            None => format!("ask the customer for their real {what}"),
+        }
+    }
+}
+
+/// The inside of `<x>`, `{x}`, `{{x}}`, `[x]`, `$x`, `%x%`.
+fn wrapped(v: &str) -> Option<&str> {
+    for (open, close) in [("{{", "}}"), ("<", ">"), ("{", "}"), ("[", "]"), ("%", "%")] {
+        if let Some(inner) = v.strip_prefix(open).and_then(|r| r.strip_suffix(close))
+            && !inner.is_empty()
+        {
+            return Some(inner);
+        }
+    }
+    v.strip_prefix('$')
+        .filter(|r| !r.is_empty() && !r.contains(' '))
+}
+
+fn text_words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .map(|w| w.trim_matches('\'').to_owned())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn order_id() -> ParamEcho {
+        ParamEcho::new(
+            "order_id",
+            Some(&json!({"type": "string", "title": "Order Id",
+                "description": "The order id, such as '#W0000000'. Be careful there is a '#' symbol."})),
+        )
+    }
+
+    #[test]
+    fn echoes_are_caught() {
+        let p = order_id();
+        for v in [
+            "order_id",
+            "Order Id",
+            "order id",
+            "<order_id>",
+            "{order_id}",
+            "{{order_id}}",
+            "#W0000000",
+            "the order id",
+            "string",
+            "xxx",
+            "XXXX-XXXX",
+            "123",
+            "order",
+        ] {
+            assert!(p.echo(v, 2).is_some(), "{v}");
+        }
+        let email = ParamEcho::new(
+            "email",
+            Some(&json!({"type": "string", "description": "The customer's email address."})),
+        );
+        for v in [
+            "user@example.com",
+            "test@test.com",
+            "email",
+            "customer's email",
+            "john.doe@gmail.com",
+        ] {
+            assert!(email.echo(v, 2).is_some(), "{v}");
+        }
+        let name = ParamEcho::new("name", Some(&json!({"type": "string"})));
+        for v in ["John Doe", "first name", "full name", "[name]", "$NAME"] {
+            assert!(name.echo(v, 2).is_some(), "{v}");
+        }
+    }
+
+    #[test]
+    fn real_values_pass() {
+        let p = order_id();
+        for v in ["#W1001", "#W4817320"] {
+            assert!(p.echo(v, 2).is_none(), "{v}");
+        }
+        let email = ParamEcho::new("email", Some(&json!({"type": "string"})));
+        for v in ["ana.lima@mail.test", "grace.kim@gmail.com"] {
+            assert!(email.echo(v, 2).is_none(), "{v}");
+        }
+        let name = ParamEcho::new("full_name", Some(&json!({"type": "string"})));
+        assert!(name.echo("Grace Kim", 2).is_none());
+        let reason = ParamEcho::new(
+            "reason",
+            Some(
+                &json!({"type": "string", "description": "The reason for cancellation, which should be either 'no longer needed' or 'ordered by mistake'."}),
+            ),
+        );
+        assert!(reason.echo("no longer needed", 2).is_none());
+        let expr = ParamEcho::new(
+            "expression",
+            Some(&json!({"type": "string", "description": "The expression, such as '2 + 2'."})),
+        );
+        assert!(expr.echo("2 + 2", 2).is_none());
+    }
+}
