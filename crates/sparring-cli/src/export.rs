@@ -243,7 +243,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
 
     let reports: Vec<ExportReport> = match format {
         Some(f) => vec![export(&rows, holdout_rows.as_deref(), f, &opts, &args.out)?],
-        None => export_all(&rows, holdout_rows.as_deref(), &opts, &args.out)?,
+        None => export_all(rows, holdout_rows.as_deref(), &opts, &args.out)?,
     };
     for r in &reports {
         let files: Vec<String> = r.files.iter().map(|p| p.display().to_string()).collect();

@@ -19,6 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sparring_types::{Role, Row};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fmt::Write as _;
 use std::path::Path;
 
 /// Options of [`decontaminate`].
@@ -227,7 +228,7 @@ impl DecontamReport {
             self.rows_in, self.rows_out, self.ngram, self.threshold
         );
         for (reason, n) in &self.by_reason {
-            out.push_str(&format!("  dropped {n} rows [{reason}]\n"));
+            let _ = writeln!(out, "  dropped {n} rows [{reason}]");
         }
         out
     }

@@ -22,6 +22,7 @@ use serde::Serialize;
 use sparring_types::seed::Stream;
 use sparring_types::{EndedBy, Message, Role, Row};
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 /// One class of exclusion: how many, of what, and the rule.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -89,10 +90,11 @@ impl CutReport {
             self.cut, self.rows_in, self.tasks_in, self.items_out, self.item, self.rows_out
         );
         for (class, e) in &self.excluded {
-            out.push_str(&format!(
-                "  excluded {} {} [{class}]: {}\n",
+            let _ = writeln!(
+                out,
+                "  excluded {} {} [{class}]: {}",
                 e.count, e.unit, e.why
-            ));
+            );
         }
         out
     }
@@ -395,10 +397,10 @@ fn task_pairs<'a>(
 
 /// Sorts a task's pairs best first (largest margin, then closest lengths,
 /// then the seeded key) and keeps `max`; returns how many were cut.
-fn keep_best<'a>(
-    mut pairs: Vec<(PreferencePair<'a>, u64)>,
+fn keep_best(
+    mut pairs: Vec<(PreferencePair<'_>, u64)>,
     max: usize,
-) -> (Vec<PreferencePair<'a>>, usize) {
+) -> (Vec<PreferencePair<'_>>, usize) {
     pairs.sort_by(|(a, ka), (b, kb)| {
         b.margin
             .total_cmp(&a.margin)

@@ -189,7 +189,7 @@ struct Used<'a> {
     broken_arguments: usize,
 }
 
-impl<'a> Used<'a> {
+impl Used<'_> {
     fn new() -> Self {
         Self {
             rows: Vec::new(),
@@ -255,8 +255,8 @@ impl Lines {
         })
     }
 
-    fn push(&mut self, line: Map<String, Value>) -> Result<(), Error> {
-        serde_json::to_writer(&mut self.out, &line).map_err(|e| Error::Write {
+    fn push(&mut self, line: &Map<String, Value>) -> Result<(), Error> {
+        serde_json::to_writer(&mut self.out, line).map_err(|e| Error::Write {
             path: self.path.clone(),
             message: e.to_string(),
         })?;
@@ -303,26 +303,31 @@ pub fn export(
 /// The JSONL cuts see only the rows of the Parquet `train` split: without
 /// `holdout`, the tasks drawn into the `holdout` split are left out of them;
 /// with it, rows of its tasks are. A held-out task never reaches a training
-/// file of the folder.
+/// file of the folder. The rows are taken by value so the split moves them
+/// instead of copying.
 pub fn export_all(
-    rows: &[Row],
+    rows: Vec<Row>,
     holdout: Option<&[Row]>,
     opts: &ExportOptions,
     dir: &Path,
 ) -> Result<Vec<ExportReport>, Error> {
-    let held_tasks: BTreeSet<&str> = match holdout {
-        Some(h) => h.iter().map(|r| r.task_id.as_str()).collect(),
-        None => split_by_task(rows, opts.seed, opts.holdout_fraction)
+    let held_tasks: BTreeSet<String> = match holdout {
+        Some(h) => h.iter().map(|r| r.task_id.clone()).collect(),
+        None => split_by_task(&rows, opts.seed, opts.holdout_fraction)
             .1
             .iter()
-            .map(|r| r.task_id.as_str())
+            .map(|r| r.task_id.clone())
             .collect(),
     };
-    let train: Vec<Row> = rows
+    let rows_in = rows.len();
+    let tasks_in = rows
         .iter()
-        .filter(|r| !held_tasks.contains(r.task_id.as_str()))
-        .cloned()
-        .collect();
+        .map(|r| r.task_id.as_str())
+        .collect::<BTreeSet<_>>()
+        .len();
+    let (mut train, held): (Vec<Row>, Vec<Row>) = rows
+        .into_iter()
+        .partition(|r| !held_tasks.contains(&r.task_id));
     let mut reports = Vec::new();
     let mut configs: Vec<(String, String)> = Vec::new();
     for format in Format::ALL {
@@ -332,18 +337,14 @@ pub fn export_all(
         let name = format.as_str();
         let file = dir.join(name).join("train-00000-of-00001.jsonl");
         let mut report = export(&train, holdout, format, opts, &file)?;
-        if !held_tasks.is_empty() {
-            report.cut.rows_in = rows.len();
-            report.cut.tasks_in = rows
-                .iter()
-                .map(|r| r.task_id.as_str())
-                .collect::<BTreeSet<_>>()
-                .len();
+        if !held.is_empty() {
+            report.cut.rows_in = rows_in;
+            report.cut.tasks_in = tasks_in;
             report.cut.exclude(
                 "holdout_task",
                 "rows",
                 "in a task of the holdout split, which never reaches a training file",
-                rows.len() - train.len(),
+                held.len(),
             );
         }
         if report.written == 0 {
@@ -366,7 +367,28 @@ pub fn export_all(
         .iter()
         .map(|(n, p)| (n.as_str(), p.clone()))
         .collect();
-    reports.push(export_parquet(rows, holdout, opts, dir, &named)?);
+    let dropped = if holdout.is_some() {
+        // Rows of a `--holdout` task are not put in the `train` split either.
+        held.len()
+    } else {
+        // The split is a function of the task ids, not of the row order, so
+        // the Parquet export draws the same holdout from the rows put back
+        // together.
+        train.extend(held);
+        0
+    };
+    let mut parquet = export_parquet(&train, holdout, opts, dir, &named)?;
+    if dropped > 0 {
+        parquet.cut.rows_in = rows_in;
+        parquet.cut.tasks_in = tasks_in;
+        parquet.cut.exclude(
+            "holdout_task",
+            "rows",
+            "in a task of the held-out rows, which never reaches the train split",
+            dropped,
+        );
+    }
+    reports.push(parquet);
     Ok(reports)
 }
 
@@ -438,7 +460,7 @@ fn export_sft(
             line.insert("tools".into(), tools_value(ex.row));
         }
         trace(&mut line, ex.row);
-        lines.push(line)?;
+        lines.push(&line)?;
         used.rows.push(ex.row);
     }
     finish(format, lines, cut, &used)
@@ -503,7 +525,7 @@ fn export_dpo(
             line.insert("tools".into(), tools_value(p.chosen));
         }
         pair_trace(&mut line, p.chosen, p.rejected, p.margin);
-        lines.push(line)?;
+        lines.push(&line)?;
         used.rows.push(p.chosen);
         used.rows.push(p.rejected);
     }
@@ -539,7 +561,7 @@ fn export_reward(rows: &[Row], opts: &RewardOptions, path: &Path) -> Result<Expo
         );
         line.insert("tools".into(), tools_value(p.chosen));
         pair_trace(&mut line, p.chosen, p.rejected, p.margin);
-        lines.push(line)?;
+        lines.push(&line)?;
         used.rows.push(p.chosen);
         used.rows.push(p.rejected);
     }
@@ -577,7 +599,7 @@ fn export_kto(rows: &[Row], path: &Path) -> Result<ExportReport, Error> {
         );
         line.insert("tools".into(), tools_value(row));
         trace(&mut line, row);
-        lines.push(line)?;
+        lines.push(&line)?;
         used.rows.push(row);
     }
     cut.items_out = lines.written;
@@ -620,7 +642,7 @@ fn export_grpo(rows: &[Row], opts: &RlOptions, path: &Path) -> Result<ExportRepo
             message: e.to_string(),
         })?;
         line.insert("situation".into(), Value::from(situation));
-        lines.push(line)?;
+        lines.push(&line)?;
         used.rows.extend(g.rows.iter().copied());
     }
     finish(Format::TrlGrpo, lines, cut, &used)

@@ -22,6 +22,7 @@ use parquet::file::properties::WriterProperties;
 use serde_json::Value;
 use sparring_types::Row;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -199,11 +200,12 @@ fn batch(rows: &[&Row], path: &Path) -> Result<RecordBatch, Error> {
         col(&|r| Some(r.row_id.clone())),
         col(&|r| Some(r.task_id.clone())),
         col(&|r| Some(r.scenario_id.clone())),
-        Arc::new(Float64Array::from_iter(rows.iter().map(|r| r.reward))),
-        Arc::new(BooleanArray::from_iter(
+        Arc::new(rows.iter().map(|r| r.reward).collect::<Float64Array>()),
+        Arc::new(
             rows.iter()
-                .map(|r| r.reward.map(|x| x >= crate::defaults::PASS_THRESHOLD)),
-        )),
+                .map(|r| r.reward.map(|x| x >= crate::defaults::PASS_THRESHOLD))
+                .collect::<BooleanArray>(),
+        ),
         col(&|r| Some(r.ended_by.as_str().to_owned())),
         col(&|r| r.failure_class.clone()),
         col(&|r| Some(r.behavior_signature.clone())),
@@ -243,9 +245,7 @@ pub(crate) fn card(train: usize, holdout: usize, extra: &[(&str, String)]) -> St
     let mut splits = String::new();
     for (name, n) in [("train", train), ("holdout", holdout)] {
         if n > 0 {
-            splits.push_str(&format!(
-                "  - split: {name}\n    path: data/{name}-*.parquet\n"
-            ));
+            let _ = writeln!(splits, "  - split: {name}\n    path: data/{name}-*.parquet");
         }
     }
     // `datasets` picks one builder for a whole folder from its files'
@@ -255,7 +255,7 @@ pub(crate) fn card(train: usize, holdout: usize, extra: &[(&str, String)]) -> St
     if !extra.is_empty() {
         others.push_str("Training files, each loaded with `load_dataset(\"json\", data_files=PATH)`\n(shapes in sparring's `docs/export.md`):\n\n");
         for (name, path) in extra {
-            others.push_str(&format!("- `{name}`: `{path}`\n"));
+            let _ = writeln!(others, "- `{name}`: `{path}`");
         }
         others.push('\n');
     }
