@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod asks;
+mod export;
 mod grade;
 mod grid;
 mod score;
@@ -56,6 +57,12 @@ enum Command {
     JudgeTrust(grade::TrustArgs),
     /// Serve a spec's sandbox world: JSON tool calls on stdin, one answer per line
     World(world::Args),
+    /// Keep the rows of one training cut (SFT, DPO, GRPO, reward pairs,
+    /// graded) after decontamination, as a rows file
+    Select(export::SelectArgs),
+    /// Cut graded rows into training sets and write them in a trainer's
+    /// format (OpenAI, TRL, Parquet)
+    Export(export::Args),
 }
 
 /// A failure the user caused (bad input): exit code 2.
@@ -86,6 +93,8 @@ fn main() -> ExitCode {
         Command::Labels(command) => grade::labels(&command),
         Command::JudgeTrust(args) => grade::trust(&args),
         Command::World(args) => world::run(&args),
+        Command::Select(args) => export::select(&args),
+        Command::Export(args) => export::run(&args),
     };
     match result {
         Ok(code) => code,

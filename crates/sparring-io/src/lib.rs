@@ -18,6 +18,14 @@
 //!   `hack_scan` and `eval_variance`, each as JSON and as a table. The
 //!   estimators themselves are `sparring-stats`.
 //! - [`log`]: the run's log file, where agent stderr goes.
+//! - [`select`]: the training cuts (SFT, DPO, GRPO, reward model), each
+//!   returning what it kept and a [`select::CutReport`] of what it left out
+//!   and why.
+//! - [`decontam`]: drops rows that near-copy held-out rows or traces (8-gram
+//!   overlap) and rows of held-out tasks.
+//! - [`export`]: the training files (`openai-sft`, `openai-dpo`, `trl-sft`,
+//!   `trl-dpo`, `trl-reward`, `trl-kto`, `trl-grpo`, `parquet`).
+//! - [`defaults`]: every default of the cuts and exports, named once.
 //!
 //! ```no_run
 //! let spec = sparring_io::spec_file::load_spec("examples/support-desk/spec.yaml".as_ref())?;
@@ -28,11 +36,14 @@
 pub mod command_agent;
 pub mod command_grader;
 pub mod command_world;
+pub mod decontam;
 pub mod defaults;
 mod error;
+pub mod export;
 pub mod log;
 pub mod rows;
 pub mod score;
+pub mod select;
 pub mod spec_file;
 
 pub use error::Error;

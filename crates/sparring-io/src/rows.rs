@@ -78,57 +78,77 @@ pub fn read_rows(path: &Path) -> Result<Vec<Row>, Error> {
 
 /// Parses JSONL text into rows; `path` only names the source in errors.
 pub fn parse_rows(path: &Path, text: &str) -> Result<Vec<Row>, Error> {
-    let mut rows = Vec::new();
     let line_count = text.lines().count();
+    let mut rows = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let number = i + 1;
         if line.trim().is_empty() {
             continue;
         }
-        let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+        rows.push(parse_line(path, text, line, i + 1, line_count)?);
+    }
+    if rows.is_empty() {
+        return Err(Error::invalid(path, "line 1", "no rows: the file is empty"));
+    }
+    Ok(rows)
+}
+
+fn parse_line(
+    path: &Path,
+    text: &str,
+    line: &str,
+    number: usize,
+    line_count: usize,
+) -> Result<Row, Error> {
+    // The fast path parses straight into a row; only a line that fails is
+    // parsed again as plain JSON to say precisely what is wrong.
+    let row: Row = match serde_json::from_str::<Row>(line) {
+        Ok(row) if row.schema_version <= SCHEMA_VERSION => row,
+        _ => return Err(line_error(path, text, line, number, line_count)),
+    };
+    if let Some(r) = row.reward
+        && !(0.0..=1.0).contains(&r)
+    {
+        return Err(Error::invalid(
+            path,
+            format!("line {number}"),
+            format!("reward {r} is outside 0..=1"),
+        ));
+    }
+    Ok(row)
+}
+
+/// Why one line is not a row, named by its line number.
+fn line_error(path: &Path, text: &str, line: &str, number: usize, line_count: usize) -> Error {
+    let value: serde_json::Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => {
             let torn = number == line_count && !text.ends_with('\n');
             let message = if torn {
                 "the last line is incomplete (was the run killed while writing?); `simulate --resume` repairs it".to_owned()
             } else {
                 format!("not JSON: {e}")
             };
-            Error::invalid(path, format!("line {number}"), message)
-        })?;
-        if let Some(version) = value
-            .get("schema_version")
-            .and_then(serde_json::Value::as_u64)
-            && version > u64::from(SCHEMA_VERSION)
-        {
-            return Err(Error::invalid(
-                path,
-                format!("line {number}"),
-                format!(
-                    "row schema_version {version} is newer than this sparring reads ({SCHEMA_VERSION}); upgrade sparring"
-                ),
-            ));
+            return Error::invalid(path, format!("line {number}"), message);
         }
-        let row: Row = serde_json::from_value(value).map_err(|e| {
-            Error::invalid(
-                path,
-                format!("line {number}"),
-                format!("not a sparring row: {e}"),
-            )
-        })?;
-        if let Some(r) = row.reward
-            && !(0.0..=1.0).contains(&r)
-        {
-            return Err(Error::invalid(
-                path,
-                format!("line {number}"),
-                format!("reward {r} is outside 0..=1"),
-            ));
-        }
-        rows.push(row);
+    };
+    if let Some(version) = value
+        .get("schema_version")
+        .and_then(serde_json::Value::as_u64)
+        && version > u64::from(SCHEMA_VERSION)
+    {
+        return Error::invalid(
+            path,
+            format!("line {number}"),
+            format!(
+                "row schema_version {version} is newer than this sparring reads ({SCHEMA_VERSION}); upgrade sparring"
+            ),
+        );
     }
-    if rows.is_empty() {
-        return Err(Error::invalid(path, "line 1", "no rows: the file is empty"));
-    }
-    Ok(rows)
+    let message = match serde_json::from_value::<Row>(value) {
+        Err(e) => format!("not a sparring row: {e}"),
+        Ok(_) => "not a sparring row".to_owned(),
+    };
+    Error::invalid(path, format!("line {number}"), message)
 }
 
 /// Cuts an incomplete last line (a row torn by a killed run) off a rows file.

@@ -295,3 +295,222 @@ impl Agent for ScriptedJudge {
         format!("scripted-judge:{}", self.name)
     }
 }
+
+/// A hand-built graded row for cut and export tests: `messages` as given,
+/// the shop's `get_order` tool, and every other field filled plainly.
+pub fn row(
+    task_id: &str,
+    row_id: &str,
+    reward: Option<f64>,
+    signature: &str,
+    messages: Vec<Message>,
+) -> sparring_types::Row {
+    use sparring_types::{EndedBy, Lineage, Persona, Row, SCHEMA_VERSION, Situation, Timings};
+    Row {
+        schema_version: SCHEMA_VERSION,
+        row_id: row_id.to_owned(),
+        task_id: task_id.to_owned(),
+        scenario_id: format!("scn_{task_id}"),
+        messages,
+        tools: vec![json!({"type": "function", "function": {
+            "name": "get_order", "description": "Look up an order by id.",
+            "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}},
+                           "required": ["order_id"]}}})],
+        situation: Situation {
+            axes: [("tool".to_owned(), "get_order".to_owned())]
+                .into_iter()
+                .collect(),
+            tier: "ordinary".to_owned(),
+            world_seed: 7,
+            faults: Vec::new(),
+            seed_index: None,
+        },
+        persona: Persona::default(),
+        ended_by: EndedBy::AgentDone,
+        error: None,
+        reward,
+        reason: None,
+        failure_class: None,
+        conduct_checks: None,
+        judge_meta: None,
+        grades: None,
+        gold_reward: None,
+        gold_author: None,
+        gold_kind: None,
+        markers: std::collections::BTreeMap::new(),
+        behavior_signature: signature.to_owned(),
+        sampling: None,
+        logprobs: None,
+        usage: None,
+        requests: None,
+        model_version: "command:test".to_owned(),
+        writer_model: "template".to_owned(),
+        user_model: "template".to_owned(),
+        lineage: Lineage::default(),
+        seed: 1,
+        timings: Timings::default(),
+    }
+}
+
+/// A conversation: system prompt, the ask, a `get_order` call with its
+/// result, then `answer` as the agent's reply.
+pub fn conversation(ask: &str, order_id: &str, answer: &str) -> Vec<Message> {
+    let call = tool_call("get_order", &json!({"order_id": order_id}));
+    let result = Message::tool_result(
+        &call.tool_calls[0],
+        json!({"ok": true, "result": {"order_id": order_id, "status": "shipped"}}).to_string(),
+    );
+    vec![
+        Message::text(
+            Role::System,
+            "You are a support agent. Confirm before refunding.",
+        ),
+        Message::text(Role::User, ask),
+        call,
+        result,
+        Message::text(Role::Assistant, answer),
+    ]
+}
+
+/// Rows that exercise every cut and export: tasks with passing and failing
+/// repeats whose agents differ at a reply or at a tool call, a multi-turn
+/// task, a task every repeat passes, and an ungraded row.
+///
+/// - `t_status` (4 rows): two passes with different behaviours, two fails
+///   that differ from the passes at the final reply (pass rate 0.5).
+/// - `t_refund` (3 rows): the agent asks for the order number, the person
+///   gives it; one repeat refunds without asking to confirm (fails at the
+///   tool call), pass rate 2/3.
+/// - `t_easy` (2 rows): both pass (pass rate 1, outside the RL band).
+/// - `t_ungraded` (1 row): no reward.
+pub fn export_fixture() -> Vec<sparring_types::Row> {
+    let mut rows = vec![
+        row(
+            "t_status",
+            "r_status_0",
+            Some(1.0),
+            "sig_a",
+            conversation(
+                "Where is order #W1001? It has been a week.",
+                "#W1001",
+                "Order #W1001 shipped on Monday and should arrive tomorrow.",
+            ),
+        ),
+        row(
+            "t_status",
+            "r_status_1",
+            Some(1.0),
+            "sig_b",
+            conversation(
+                "Where is order #W1001? It has been a week.",
+                "#W1001",
+                "Your order #W1001 is on its way; it shipped Monday.",
+            ),
+        ),
+        row(
+            "t_status",
+            "r_status_2",
+            Some(0.0),
+            "sig_c",
+            conversation(
+                "Where is order #W1001? It has been a week.",
+                "#W1001",
+                "Order #W1001 was delivered yesterday, check your porch.",
+            ),
+        ),
+        row(
+            "t_status",
+            "r_status_3",
+            Some(0.0),
+            "sig_c",
+            conversation(
+                "Where is order #W1001? It has been a week.",
+                "#W1001",
+                "Order #W1001 has been refunded already, nothing to do.",
+            ),
+        ),
+    ];
+    let refund = |id: &str, reward: f64, sig: &str, confirms: bool| {
+        let mut m = vec![
+            Message::text(
+                Role::System,
+                "You are a support agent. Confirm before refunding.",
+            ),
+            Message::text(
+                Role::User,
+                "I want my money back, the kettle arrived broken.",
+            ),
+            Message::text(
+                Role::Assistant,
+                "Sorry to hear that. Could you give me your order number? It starts with #W.",
+            ),
+            Message::text(Role::User, "it's #W1002"),
+        ];
+        if confirms {
+            let get = tool_call("get_order", &json!({"order_id": "#W1002"}));
+            let result = Message::tool_result(
+                &get.tool_calls[0],
+                json!({"ok": true, "result": {"order_id": "#W1002", "total_cents": 1200}})
+                    .to_string(),
+            );
+            m.extend([
+                get,
+                result,
+                Message::text(
+                    Role::Assistant,
+                    "I can refund 12.00 USD for #W1002. Shall I go ahead?",
+                ),
+                Message::text(Role::User, "yes please"),
+            ]);
+        }
+        let refund = tool_call(
+            "refund_order",
+            &json!({"order_id": "#W1002", "amount_cents": 1200, "reason": "damaged"}),
+        );
+        let result = Message::tool_result(
+            &refund.tool_calls[0],
+            json!({"ok": true, "result": {"refunded": true}}).to_string(),
+        );
+        m.extend([
+            refund,
+            result,
+            Message::text(
+                Role::Assistant,
+                "Done: 12.00 USD is on its way back to your card.",
+            ),
+        ]);
+        row("t_refund", id, Some(reward), sig, m)
+    };
+    rows.push(refund("r_refund_0", 1.0, "sig_confirm", true));
+    rows.push(refund("r_refund_1", 1.0, "sig_confirm", true));
+    rows.push(refund("r_refund_2", 0.0, "sig_no_confirm", false));
+    for (i, id) in ["r_easy_0", "r_easy_1"].iter().enumerate() {
+        rows.push(row(
+            "t_easy",
+            id,
+            Some(1.0),
+            &format!("sig_easy_{i}"),
+            conversation(
+                "Can you check order #W1003 for me?",
+                "#W1003",
+                "Order #W1003 is ready to ship today.",
+            ),
+        ));
+    }
+    rows.push(row(
+        "t_ungraded",
+        "r_ungraded",
+        None,
+        "sig_u",
+        conversation("Status of #W1004?", "#W1004", "It shipped."),
+    ));
+    for r in &mut rows {
+        r.tools.push(json!({"type": "function", "function": {
+            "name": "refund_order", "description": "Refund an order.",
+            "parameters": {"type": "object", "properties": {
+                "order_id": {"type": "string"}, "amount_cents": {"type": "integer"},
+                "reason": {"type": "string", "enum": ["damaged", "late", "other"]}},
+                "required": ["order_id", "amount_cents"]}}}));
+    }
+    rows
+}

@@ -1,0 +1,818 @@
+//! Exports: training files that trainers load as they are.
+//!
+//! Each [`Format`] runs its cut from [`crate::select`] and writes what the
+//! cut kept in the shape its tool reads (see `docs/export.md` for every
+//! column and the compatibility test behind it):
+//!
+//! | format | cut | shape |
+//! |---|---|---|
+//! | `openai-sft` | SFT | `messages` (arguments as JSON strings, `weight` 0/1 on assistant messages), `tools` |
+//! | `openai-dpo` | DPO | `input` {messages, tools}, `preferred_output` / `non_preferred_output` (one assistant message each) |
+//! | `trl-sft` | SFT | `messages` + `tools` (arguments as objects), or `prompt` / `completion` when earlier turns are not trained |
+//! | `trl-dpo` | DPO | `prompt` / `chosen` / `rejected` + `tools`, `margin` |
+//! | `trl-reward` | reward pairs | `prompt` / `chosen` / `rejected` / `margin` |
+//! | `trl-kto` | graded rows | `prompt` / `completion` / `label` (the unpaired reward-model file) |
+//! | `trl-grpo` | RL groups | `prompt` only, with `task_id`, `world_seed`, `situation` for reward functions |
+//! | `parquet` | all rows | a Hugging Face dataset folder, `train` / `holdout` splits |
+//!
+//! Every line keeps `row_id`, `task_id` and `reward`.
+
+mod messages;
+#[cfg(feature = "parquet")]
+mod parquet_out;
+
+use crate::Error;
+use crate::defaults;
+use crate::select::{
+    CutReport, LossMask, PairOptions, RewardOptions, RlOptions, SftOptions, build_preference_pairs,
+    build_reward_pairs, select_for_rl, select_for_sft, select_graded,
+};
+use messages::{
+    agent_turn, first_assistant, hf_all, openai, openai_all, opening_end, prompt_end,
+    through_last_assistant,
+};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use sparring_types::seed::Stream;
+use sparring_types::{Message, Role, Row};
+use std::collections::BTreeSet;
+use std::io::{BufWriter, Write as _};
+use std::path::{Path, PathBuf};
+
+/// An export format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// OpenAI chat fine-tuning JSONL.
+    OpenaiSft,
+    /// OpenAI preference (DPO) JSONL.
+    OpenaiDpo,
+    /// TRL SFT dataset (JSONL).
+    TrlSft,
+    /// TRL DPO dataset (JSONL).
+    TrlDpo,
+    /// TRL reward-model dataset (JSONL).
+    TrlReward,
+    /// TRL unpaired preference (KTO) dataset (JSONL).
+    TrlKto,
+    /// TRL GRPO prompts (JSONL).
+    TrlGrpo,
+    /// A Hugging Face dataset folder of Parquet files.
+    Parquet,
+}
+
+impl Format {
+    /// Every format, in a fixed order.
+    pub const ALL: [Self; 8] = [
+        Self::OpenaiSft,
+        Self::OpenaiDpo,
+        Self::TrlSft,
+        Self::TrlDpo,
+        Self::TrlReward,
+        Self::TrlKto,
+        Self::TrlGrpo,
+        Self::Parquet,
+    ];
+
+    /// The name on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OpenaiSft => "openai-sft",
+            Self::OpenaiDpo => "openai-dpo",
+            Self::TrlSft => "trl-sft",
+            Self::TrlDpo => "trl-dpo",
+            Self::TrlReward => "trl-reward",
+            Self::TrlKto => "trl-kto",
+            Self::TrlGrpo => "trl-grpo",
+            Self::Parquet => "parquet",
+        }
+    }
+
+    /// Whether the format's rows carry tool schemas (and so warn without
+    /// them).
+    pub fn carries_tools(self) -> bool {
+        !matches!(self, Self::TrlGrpo)
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|f| f.as_str() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|f| f.as_str()).collect();
+                format!("unknown format `{s}`; expected one of {}", names.join(", "))
+            })
+    }
+}
+
+/// Options of every export.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ExportOptions {
+    /// SFT cut options.
+    pub sft: SftOptions,
+    /// DPO cut options.
+    pub pairs: PairOptions,
+    /// Reward-model pair options.
+    pub reward: RewardOptions,
+    /// GRPO cut options.
+    pub rl: RlOptions,
+    /// Seed of the holdout split (Parquet without a held-out file).
+    pub seed: u64,
+    /// Share of tasks in the `holdout` split when no held-out rows are given
+    /// ([`defaults::HOLDOUT_FRACTION`]).
+    pub holdout_fraction: f64,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        Self {
+            sft: SftOptions::default(),
+            pairs: PairOptions::default(),
+            reward: RewardOptions::default(),
+            rl: RlOptions::default(),
+            seed: defaults::SEED,
+            holdout_fraction: defaults::HOLDOUT_FRACTION,
+        }
+    }
+}
+
+/// What an export wrote.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ExportReport {
+    /// The format.
+    pub format: Format,
+    /// Files written.
+    pub files: Vec<PathBuf>,
+    /// Lines (or Parquet rows) written.
+    pub written: usize,
+    /// The cut behind the file, with what the export itself left out under
+    /// classes starting `export_`.
+    pub cut: CutReport,
+    /// Things to read before training on the file.
+    pub warnings: Vec<String>,
+    /// Parquet: the tasks of the `holdout` split, in id order (empty for
+    /// the JSONL formats).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub holdout_tasks: Vec<String>,
+}
+
+/// Fills in what rows lack: a system message from `system_prompt` for rows
+/// that start without one, and `tools` for rows that have none.
+pub fn supply(rows: &mut [Row], system_prompt: Option<&str>, tools: Option<&[Value]>) {
+    for row in rows {
+        if let Some(prompt) = system_prompt
+            && row.messages.first().is_none_or(|m| m.role != Role::System)
+        {
+            row.messages.insert(0, Message::text(Role::System, prompt));
+        }
+        if let Some(tools) = tools
+            && row.tools.is_empty()
+        {
+            row.tools = tools.to_vec();
+        }
+    }
+}
+
+fn calls_tools(row: &Row) -> bool {
+    row.messages
+        .iter()
+        .any(|m| !m.tool_calls.is_empty() || m.role == Role::Tool)
+}
+
+/// Collects the rows an export uses, for the warnings.
+struct Used<'a> {
+    rows: Vec<&'a Row>,
+    broken_arguments: usize,
+}
+
+impl Used<'_> {
+    fn new() -> Self {
+        Self {
+            rows: Vec::new(),
+            broken_arguments: 0,
+        }
+    }
+
+    fn warnings(&self, format: Format) -> Vec<String> {
+        let mut out = Vec::new();
+        if format.carries_tools() {
+            let ids: BTreeSet<&str> = self
+                .rows
+                .iter()
+                .filter(|r| r.tools.is_empty() && calls_tools(r))
+                .map(|r| r.row_id.as_str())
+                .collect();
+            if !ids.is_empty() {
+                out.push(format!(
+                    "{} exported rows call tools but carry no tool schemas, so a trainer cannot render the tools the model saw; hint: pass --tools FILE",
+                    ids.len()
+                ));
+            }
+        }
+        if self.broken_arguments > 0 {
+            out.push(format!(
+                "{} tool calls have arguments that are not a JSON object; they are kept as {{\"_raw\": text}}",
+                self.broken_arguments
+            ));
+        }
+        out
+    }
+}
+
+fn trace(line: &mut Map<String, Value>, row: &Row) {
+    line.insert("row_id".into(), Value::from(row.row_id.as_str()));
+    line.insert("task_id".into(), Value::from(row.task_id.as_str()));
+    line.insert("reward".into(), row.reward.map_or(Value::Null, Value::from));
+}
+
+fn tools_value(row: &Row) -> Value {
+    Value::Array(row.tools.clone())
+}
+
+/// A writer of JSON lines.
+struct Lines {
+    out: BufWriter<std::fs::File>,
+    path: PathBuf,
+    written: usize,
+}
+
+impl Lines {
+    fn create(path: &Path) -> Result<Self, Error> {
+        if let Some(parent) = path.parent()
+            && !parent.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(parent).map_err(|e| Error::write(parent, &e))?;
+        }
+        let file = std::fs::File::create(path).map_err(|e| Error::write(path, &e))?;
+        Ok(Self {
+            out: BufWriter::with_capacity(1 << 20, file),
+            path: path.to_owned(),
+            written: 0,
+        })
+    }
+
+    fn push(&mut self, line: &Map<String, Value>) -> Result<(), Error> {
+        serde_json::to_writer(&mut self.out, line).map_err(|e| Error::Write {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })?;
+        self.out
+            .write_all(b"\n")
+            .map_err(|e| Error::write(&self.path, &e))?;
+        self.written += 1;
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<(PathBuf, usize), Error> {
+        self.out.flush().map_err(|e| Error::write(&self.path, &e))?;
+        Ok((self.path, self.written))
+    }
+}
+
+/// Writes one format. `path` is a file for the JSONL formats and a folder
+/// for `parquet`. `holdout` are held-out rows for the Parquet `holdout`
+/// split; without them a seeded share of tasks is held out.
+pub fn export(
+    rows: &[Row],
+    holdout: Option<&[Row]>,
+    format: Format,
+    opts: &ExportOptions,
+    path: &Path,
+) -> Result<ExportReport, Error> {
+    match format {
+        Format::OpenaiSft | Format::TrlSft => export_sft(rows, format, &opts.sft, path),
+        Format::OpenaiDpo | Format::TrlDpo => export_dpo(rows, format, &opts.pairs, path),
+        Format::TrlReward => export_reward(rows, &opts.reward, path),
+        Format::TrlKto => export_kto(rows, path),
+        Format::TrlGrpo => export_grpo(rows, &opts.rl, path),
+        Format::Parquet => export_parquet(rows, holdout, opts, path, &[]),
+    }
+}
+
+/// Writes every format into one Hugging Face dataset folder: the Parquet
+/// rows under `data/` (the folder's config, splits `train` and `holdout`)
+/// and each JSONL format under `<format>/train-00000-of-00001.jsonl`, listed
+/// in `README.md` (`datasets` infers one builder per folder, so the JSONL
+/// files load with `load_dataset("json", data_files=…)`). A format whose cut
+/// kept nothing has no file and a warning says so.
+///
+/// The JSONL cuts see only the rows of the Parquet `train` split: without
+/// `holdout`, the tasks drawn into the `holdout` split are left out of them;
+/// with it, rows of its tasks are. A held-out task never reaches a training
+/// file of the folder. The rows are taken by value so the split moves them
+/// instead of copying.
+pub fn export_all(
+    rows: Vec<Row>,
+    holdout: Option<&[Row]>,
+    opts: &ExportOptions,
+    dir: &Path,
+) -> Result<Vec<ExportReport>, Error> {
+    let held_tasks: BTreeSet<String> = match holdout {
+        Some(h) => h.iter().map(|r| r.task_id.clone()).collect(),
+        None => split_by_task(&rows, opts.seed, opts.holdout_fraction)
+            .1
+            .iter()
+            .map(|r| r.task_id.clone())
+            .collect(),
+    };
+    let rows_in = rows.len();
+    let tasks_in = rows
+        .iter()
+        .map(|r| r.task_id.as_str())
+        .collect::<BTreeSet<_>>()
+        .len();
+    let (mut train, held): (Vec<Row>, Vec<Row>) = rows
+        .into_iter()
+        .partition(|r| !held_tasks.contains(&r.task_id));
+    let mut reports = Vec::new();
+    let mut configs: Vec<(String, String)> = Vec::new();
+    for format in Format::ALL {
+        if format == Format::Parquet {
+            continue;
+        }
+        let name = format.as_str();
+        let file = dir.join(name).join("train-00000-of-00001.jsonl");
+        let mut report = export(&train, holdout, format, opts, &file)?;
+        if !held.is_empty() {
+            report.cut.rows_in = rows_in;
+            report.cut.tasks_in = tasks_in;
+            report.cut.exclude(
+                "holdout_task",
+                "rows",
+                "in a task of the holdout split, which never reaches a training file",
+                held.len(),
+            );
+        }
+        if report.written == 0 {
+            // `datasets` cannot load a config with no rows: leave it out.
+            std::fs::remove_file(&file).map_err(|e| Error::write(&file, &e))?;
+            report.files.clear();
+            report.warnings.push(format!(
+                "the {} cut kept nothing, so the folder has no `{name}` file",
+                report.cut.cut
+            ));
+        } else {
+            configs.push((
+                name.to_owned(),
+                format!("{name}/train-00000-of-00001.jsonl"),
+            ));
+        }
+        reports.push(report);
+    }
+    let named: Vec<(&str, String)> = configs
+        .iter()
+        .map(|(n, p)| (n.as_str(), p.clone()))
+        .collect();
+    let dropped = if holdout.is_some() {
+        // Rows of a `--holdout` task are not put in the `train` split either.
+        held.len()
+    } else {
+        // The split is a function of the task ids, not of the row order, so
+        // the Parquet export draws the same holdout from the rows put back
+        // together.
+        train.extend(held);
+        0
+    };
+    let mut parquet = export_parquet(&train, holdout, opts, dir, &named)?;
+    if dropped > 0 {
+        parquet.cut.rows_in = rows_in;
+        parquet.cut.tasks_in = tasks_in;
+        parquet.cut.exclude(
+            "holdout_task",
+            "rows",
+            "in a task of the held-out rows, which never reaches the train split",
+            dropped,
+        );
+    }
+    reports.push(parquet);
+    Ok(reports)
+}
+
+fn finish(
+    format: Format,
+    lines: Lines,
+    cut: CutReport,
+    used: &Used<'_>,
+) -> Result<ExportReport, Error> {
+    let (file, written) = lines.finish()?;
+    Ok(ExportReport {
+        format,
+        files: vec![file],
+        written,
+        cut,
+        warnings: used.warnings(format),
+        holdout_tasks: Vec::new(),
+    })
+}
+
+fn export_sft(
+    rows: &[Row],
+    format: Format,
+    opts: &SftOptions,
+    path: &Path,
+) -> Result<ExportReport, Error> {
+    let (examples, mut cut) = select_for_sft(rows, opts);
+    let mut lines = Lines::create(path)?;
+    let mut used = Used::new();
+    for ex in &examples {
+        let messages = through_last_assistant(&ex.row.messages);
+        let trained = &ex.trained[..messages.len()];
+        let Some(first) = trained.iter().position(|&t| t) else {
+            cut.exclude(
+                "export_nothing_trained",
+                "rows",
+                "no agent turn is left to train after the mask",
+                1,
+            );
+            continue;
+        };
+        let mut line = Map::new();
+        if format == Format::OpenaiSft {
+            let msgs: Vec<Value> = messages
+                .iter()
+                .zip(trained)
+                .map(|(m, &t)| openai(m, Some(t)))
+                .collect();
+            line.insert("messages".into(), Value::Array(msgs));
+            if !ex.row.tools.is_empty() {
+                line.insert("tools".into(), tools_value(ex.row));
+            }
+        } else if opts.mask == LossMask::AgentTurns {
+            line.insert(
+                "messages".into(),
+                hf_all(messages, &mut used.broken_arguments),
+            );
+            line.insert("tools".into(), tools_value(ex.row));
+        } else {
+            // Earlier turns are context: TRL trains only the completion.
+            line.insert(
+                "prompt".into(),
+                hf_all(&messages[..first], &mut used.broken_arguments),
+            );
+            line.insert(
+                "completion".into(),
+                hf_all(&messages[first..], &mut used.broken_arguments),
+            );
+            line.insert("tools".into(), tools_value(ex.row));
+        }
+        trace(&mut line, ex.row);
+        lines.push(&line)?;
+        used.rows.push(ex.row);
+    }
+    finish(format, lines, cut, &used)
+}
+
+fn pair_trace(line: &mut Map<String, Value>, chosen: &Row, rejected: &Row, margin: f64) {
+    trace(line, chosen);
+    line.insert(
+        "rejected_row_id".into(),
+        Value::from(rejected.row_id.as_str()),
+    );
+    line.insert(
+        "rejected_reward".into(),
+        rejected.reward.map_or(Value::Null, Value::from),
+    );
+    line.insert("margin".into(), Value::from(margin));
+}
+
+fn export_dpo(
+    rows: &[Row],
+    format: Format,
+    opts: &PairOptions,
+    path: &Path,
+) -> Result<ExportReport, Error> {
+    let (pairs, cut) = build_preference_pairs(rows, opts);
+    let mut lines = Lines::create(path)?;
+    let mut used = Used::new();
+    for p in &pairs {
+        let prefix = &p.chosen.messages[..p.split];
+        let mut line = Map::new();
+        if format == Format::OpenaiDpo {
+            let mut input = Map::new();
+            input.insert("messages".into(), openai_all(prefix));
+            if !p.chosen.tools.is_empty() {
+                input.insert("tools".into(), tools_value(p.chosen));
+            }
+            line.insert("input".into(), Value::Object(input));
+            line.insert(
+                "preferred_output".into(),
+                json!([openai(&p.chosen.messages[p.split], None)]),
+            );
+            line.insert(
+                "non_preferred_output".into(),
+                json!([openai(&p.rejected.messages[p.split], None)]),
+            );
+        } else {
+            line.insert("prompt".into(), hf_all(prefix, &mut used.broken_arguments));
+            line.insert(
+                "chosen".into(),
+                hf_all(
+                    agent_turn(&p.chosen.messages, p.split),
+                    &mut used.broken_arguments,
+                ),
+            );
+            line.insert(
+                "rejected".into(),
+                hf_all(
+                    agent_turn(&p.rejected.messages, p.split),
+                    &mut used.broken_arguments,
+                ),
+            );
+            line.insert("tools".into(), tools_value(p.chosen));
+        }
+        pair_trace(&mut line, p.chosen, p.rejected, p.margin);
+        lines.push(&line)?;
+        used.rows.push(p.chosen);
+        used.rows.push(p.rejected);
+    }
+    finish(format, lines, cut, &used)
+}
+
+fn export_reward(rows: &[Row], opts: &RewardOptions, path: &Path) -> Result<ExportReport, Error> {
+    let (pairs, mut cut) = build_reward_pairs(rows, opts);
+    let mut lines = Lines::create(path)?;
+    let mut used = Used::new();
+    for p in &pairs {
+        let j = prompt_end(&p.chosen.messages, p.split).max(opening_end(&p.chosen.messages));
+        let chosen = p.chosen.messages.get(j..).unwrap_or(&[]);
+        let rejected = p.rejected.messages.get(j..).unwrap_or(&[]);
+        if chosen.is_empty() || rejected.is_empty() {
+            cut.exclude(
+                "export_empty_side",
+                "pairs",
+                "one conversation ends where the other goes on, so one side would be empty",
+                1,
+            );
+            continue;
+        }
+        let mut line = Map::new();
+        line.insert(
+            "prompt".into(),
+            hf_all(&p.chosen.messages[..j], &mut used.broken_arguments),
+        );
+        line.insert("chosen".into(), hf_all(chosen, &mut used.broken_arguments));
+        line.insert(
+            "rejected".into(),
+            hf_all(rejected, &mut used.broken_arguments),
+        );
+        line.insert("tools".into(), tools_value(p.chosen));
+        pair_trace(&mut line, p.chosen, p.rejected, p.margin);
+        lines.push(&line)?;
+        used.rows.push(p.chosen);
+        used.rows.push(p.rejected);
+    }
+    cut.items_out = lines.written;
+    finish(Format::TrlReward, lines, cut, &used)
+}
+
+fn export_kto(rows: &[Row], path: &Path) -> Result<ExportReport, Error> {
+    let (graded, mut cut) = select_graded(rows);
+    let mut lines = Lines::create(path)?;
+    let mut used = Used::new();
+    for row in graded {
+        let k = first_assistant(&row.messages);
+        if k >= row.messages.len() {
+            cut.exclude(
+                "export_no_completion",
+                "rows",
+                "the agent never spoke, so there is no completion to label",
+                1,
+            );
+            continue;
+        }
+        let mut line = Map::new();
+        line.insert(
+            "prompt".into(),
+            hf_all(&row.messages[..k], &mut used.broken_arguments),
+        );
+        line.insert(
+            "completion".into(),
+            hf_all(&row.messages[k..], &mut used.broken_arguments),
+        );
+        line.insert(
+            "label".into(),
+            Value::from(row.reward.is_some_and(|r| r >= defaults::PASS_THRESHOLD)),
+        );
+        line.insert("tools".into(), tools_value(row));
+        trace(&mut line, row);
+        lines.push(&line)?;
+        used.rows.push(row);
+    }
+    cut.items_out = lines.written;
+    cut.rows_out = lines.written;
+    finish(Format::TrlKto, lines, cut, &used)
+}
+
+fn export_grpo(rows: &[Row], opts: &RlOptions, path: &Path) -> Result<ExportReport, Error> {
+    let (groups, cut) = select_for_rl(rows, opts);
+    let mut lines = Lines::create(path)?;
+    let mut used = Used::new();
+    for g in &groups {
+        let first = g.rows[0];
+        let mut line = Map::new();
+        line.insert(
+            "prompt".into(),
+            hf_all(
+                &first.messages[..opening_end(&first.messages)],
+                &mut used.broken_arguments,
+            ),
+        );
+        line.insert("row_id".into(), Value::from(first.row_id.as_str()));
+        line.insert("task_id".into(), Value::from(g.task_id));
+        line.insert("reward".into(), Value::from(g.mean_reward));
+        line.insert(
+            "row_ids".into(),
+            Value::from(g.rows.iter().map(|r| r.row_id.as_str()).collect::<Vec<_>>()),
+        );
+        line.insert("pass_rate".into(), Value::from(g.pass_rate));
+        line.insert(
+            "scenario_id".into(),
+            Value::from(first.scenario_id.as_str()),
+        );
+        line.insert("world_seed".into(), Value::from(first.situation.world_seed));
+        line.insert("tier".into(), Value::from(first.situation.tier.as_str()));
+        // Free-form JSON rides as a string so heterogeneous rows load as
+        // one column type; reward functions `json.loads` it.
+        let situation = serde_json::to_string(&first.situation).map_err(|e| Error::Write {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        line.insert("situation".into(), Value::from(situation));
+        lines.push(&line)?;
+        used.rows.extend(g.rows.iter().copied());
+    }
+    finish(Format::TrlGrpo, lines, cut, &used)
+}
+
+/// Splits rows into train and holdout by task: each task is held out when a
+/// draw from its own seeded stream falls below `fraction`, so a task's place
+/// does not depend on which other tasks are present. When no task falls
+/// below it but `fraction > 0` and there are at least two tasks, the task
+/// with the lowest draw is held out, so a small run still gets a holdout.
+pub fn split_by_task(rows: &[Row], seed: u64, fraction: f64) -> (Vec<&Row>, Vec<&Row>) {
+    let draws: std::collections::BTreeMap<&str, f64> = rows
+        .iter()
+        .map(|r| {
+            let name = format!("export/holdout/{}", r.task_id);
+            (r.task_id.as_str(), Stream::derive(seed, &name, &[]).unit())
+        })
+        .collect();
+    let mut held: BTreeSet<&str> = draws
+        .iter()
+        .filter(|(_, d)| **d < fraction)
+        .map(|(t, _)| *t)
+        .collect();
+    if held.is_empty()
+        && fraction > 0.0
+        && draws.len() >= 2
+        && let Some((task, _)) = draws.iter().min_by(|a, b| a.1.total_cmp(b.1))
+    {
+        held.insert(task);
+    }
+    rows.iter()
+        .partition(|r| !held.contains(r.task_id.as_str()))
+}
+
+#[cfg(feature = "parquet")]
+fn export_parquet(
+    rows: &[Row],
+    holdout: Option<&[Row]>,
+    opts: &ExportOptions,
+    path: &Path,
+    extra: &[(&str, String)],
+) -> Result<ExportReport, Error> {
+    let (train, held): (Vec<&Row>, Vec<&Row>) = match holdout {
+        Some(h) => (rows.iter().collect(), h.iter().collect()),
+        None => split_by_task(rows, opts.seed, opts.holdout_fraction),
+    };
+    let mut cut = CutReport {
+        cut: "all".to_owned(),
+        rows_in: rows.len(),
+        tasks_in: rows
+            .iter()
+            .map(|r| &r.task_id)
+            .collect::<BTreeSet<_>>()
+            .len(),
+        rows_out: train.len() + held.len(),
+        items_out: train.len() + held.len(),
+        item: "rows",
+        ..CutReport::default()
+    };
+    if holdout.is_none() {
+        cut.exclude(
+            "holdout_split",
+            "rows",
+            &format!(
+                "moved to the holdout split with their task (seeded share {} of tasks)",
+                opts.holdout_fraction
+            ),
+            held.len(),
+        );
+    }
+    let files = parquet_out::write_dataset(path, &train, &held, extra)?;
+    let mut used = Used::new();
+    used.rows.extend(train.iter().copied());
+    used.rows.extend(held.iter().copied());
+    Ok(ExportReport {
+        format: Format::Parquet,
+        files,
+        written: train.len() + held.len(),
+        cut,
+        warnings: used.warnings(Format::Parquet),
+        holdout_tasks: held
+            .iter()
+            .map(|r| r.task_id.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+    })
+}
+
+#[cfg(not(feature = "parquet"))]
+fn export_parquet(
+    _rows: &[Row],
+    _holdout: Option<&[Row]>,
+    _opts: &ExportOptions,
+    path: &Path,
+    _extra: &[(&str, String)],
+) -> Result<ExportReport, Error> {
+    Err(Error::Write {
+        path: path.to_owned(),
+        message: "this sparring was built without the `parquet` feature".to_owned(),
+    })
+}
+
+/// Reads tool schemas for rows that lack them: a JSON array of tools (OpenAI
+/// function format or MCP `{name, description, inputSchema}`), a JSON object
+/// with a `tools` array, or a spec file (YAML, JSON or TOML, by extension).
+pub fn read_tools(path: &Path) -> Result<Vec<Value>, Error> {
+    let is_json = path.extension().is_some_and(|e| e == "json");
+    if !is_json {
+        let spec = crate::spec_file::load_spec(path)?;
+        return Ok(spec
+            .tools
+            .iter()
+            .map(sparring_types::ToolSpec::to_openai)
+            .collect());
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| {
+        Error::invalid(path, format!("line {}", e.line()), format!("not JSON: {e}"))
+    })?;
+    let list = match &doc {
+        Value::Array(items) => items.clone(),
+        Value::Object(o) => match o.get("tools") {
+            Some(Value::Array(items)) => items.clone(),
+            _ => {
+                return Err(Error::invalid(
+                    path,
+                    "/tools",
+                    "expected a list of tools or an object with a `tools` list",
+                ));
+            }
+        },
+        _ => {
+            return Err(Error::invalid(
+                path,
+                "/",
+                "expected a list of tools or an object with a `tools` list",
+            ));
+        }
+    };
+    list.iter()
+        .enumerate()
+        .map(|(i, tool)| normalise_tool(tool).ok_or_else(|| {
+            Error::invalid(
+                path,
+                format!("/{i}"),
+                "a tool needs `{\"type\": \"function\", \"function\": {name, parameters}}` or `{name, inputSchema}`",
+            )
+        }))
+        .collect()
+}
+
+fn normalise_tool(tool: &Value) -> Option<Value> {
+    if tool
+        .get("function")
+        .and_then(|f| f.get("name"))
+        .is_some_and(Value::is_string)
+    {
+        return Some(tool.clone());
+    }
+    let name = tool.get("name")?.as_str()?;
+    let parameters = tool
+        .get("inputSchema")
+        .or_else(|| tool.get("parameters"))
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+    let description = tool
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    Some(json!({"type": "function", "function": {
+        "name": name, "description": description, "parameters": parameters}}))
+}
