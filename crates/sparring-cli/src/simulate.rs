@@ -126,6 +126,10 @@ fn usage(message: impl Into<String>) -> anyhow::Error {
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     let spec = load_spec(&args.spec)?;
+    // The spec's `axes` are checked against the rules read from its prompt
+    // before anything starts.
+    sparring_engine::axes::Axes::of(&spec)
+        .map_err(|e| usage(format!("`{}`: {e}", args.spec.display())))?;
     let cli = OptionsPatch {
         agent: args.agent.clone(),
         out: args.out.as_ref().map(|p| p.display().to_string()),
