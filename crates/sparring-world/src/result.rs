@@ -135,11 +135,15 @@ impl ToolResult {
             // Written in place, without cloning the result into a wrapper
             // value first; keys in the sorted order `to_json` has.
             Self::Ok(result) => {
-                let mut out = String::with_capacity(64);
-                out.push_str("{\"ok\":true,\"result\":");
-                out.push_str(&result.to_string());
-                out.push('}');
-                out
+                let mut out: Vec<u8> = Vec::with_capacity(256);
+                out.extend_from_slice(b"{\"ok\":true,\"result\":");
+                // Straight into bytes: faster than `Display`, which goes
+                // through a formatter adapter.
+                if serde_json::to_writer(&mut out, result).is_err() {
+                    return self.to_json().to_string();
+                }
+                out.push(b'}');
+                String::from_utf8(out).unwrap_or_else(|_| self.to_json().to_string())
             }
             Self::Err { .. } => self.to_json().to_string(),
         }
