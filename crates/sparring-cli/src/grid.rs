@@ -3,7 +3,7 @@
 use crate::UsageError;
 use anyhow::Result;
 use serde_json::json;
-use sparring_engine::axes::{AXIS_NAMES, Axes, TOOL_CONDITIONS, coverage_gap};
+use sparring_engine::axes::{AXIS_NAMES, Axes, coverage_gap};
 use sparring_grid::{CoveringArray, Effort, GridProblem, parse_levels};
 use sparring_io::spec_file::load_spec;
 use std::path::PathBuf;
@@ -79,7 +79,7 @@ fn raw(levels: &str, seed: u64, effort: Effort, json: bool) -> Result<ExitCode> 
 
 fn spec_grid(path: &std::path::Path, seed: u64, effort: Effort, json: bool) -> Result<ExitCode> {
     let spec = load_spec(path)?;
-    let axes = Axes::of(&spec);
+    let axes = Axes::of(&spec).map_err(|e| UsageError(format!("`{}`: {e}", path.display())))?;
     let array = axes
         .grid(seed, effort)
         .map_err(|e| UsageError(format!("`{}`: {e}", path.display())))?;
@@ -114,7 +114,7 @@ fn spec_grid(path: &std::path::Path, seed: u64, effort: Effort, json: bool) -> R
             "{}",
             serde_json::to_string_pretty(&json!({
                 "axes": values,
-                "sampled": {"tool_condition": TOOL_CONDITIONS},
+                "sampled": {"tool_condition": axes.conditions},
                 "rules": axes.rules.iter().map(|r| json!({"id": r.id, "text": r.text})).collect::<Vec<_>>(),
                 "forbidden": forbidden,
                 "n_rows": array.n_rows(),
@@ -131,8 +131,12 @@ fn spec_grid(path: &std::path::Path, seed: u64, effort: Effort, json: bool) -> R
     }
     println!(
         "tool_condition (sampled at fault_rate, not covered): {}",
-        TOOL_CONDITIONS.join(", ")
+        axes.conditions.join(", ")
     );
+    if !spec.axes.pins.is_empty() {
+        let pinned: Vec<&str> = spec.axes.pins.keys().map(String::as_str).collect();
+        println!("pinned by the spec: {}", pinned.join(", "));
+    }
     if !axes.rules.is_empty() {
         println!("\nrules read from the system prompt:");
         for r in &axes.rules {
@@ -140,8 +144,9 @@ fn spec_grid(path: &std::path::Path, seed: u64, effort: Effort, json: bool) -> R
         }
     }
     println!(
-        "\n{} forbidden pairs; {} rows cover all {} allowed pairs (lower bound {})",
+        "\n{} forbidden pairs ({} given by the spec); {} rows cover all {} allowed pairs (lower bound {})",
         axes.forbidden.len(),
+        spec.axes.forbid.len(),
         array.n_rows(),
         array.pairs_planned,
         array.lower_bound
@@ -180,7 +185,8 @@ pub(crate) fn gap(args: &GapArgs) -> Result<ExitCode> {
             UsageError(format!("`{}`: no asks (one per line)", args.asks.display())).into(),
         );
     }
-    let gap = coverage_gap(&spec, &asks);
+    let gap = coverage_gap(&spec, &asks)
+        .map_err(|e| UsageError(format!("`{}`: {e}", args.spec.display())))?;
     if args.json {
         println!(
             "{}",

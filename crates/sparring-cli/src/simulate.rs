@@ -6,6 +6,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sparring_engine::run::{self as engine, Clock, Progress, RowSink, RunConfig};
 use sparring_io::command_agent::CommandAgent;
 use sparring_io::command_world::CommandWorld;
+use sparring_io::http_world::HttpWorld;
 use sparring_io::log::RunLog;
 use sparring_io::rows::{RowWriter, counts, read_rows, repair_torn_line, write_summary};
 use sparring_io::score::input::read_score_rows;
@@ -98,8 +99,9 @@ pub(crate) struct Args {
     /// Grade each row with the conduct checks
     #[arg(long)]
     grade: bool,
-    /// Answer tool calls with your own world: a command speaking JSON lines
-    /// (docs/world.md); faults still come from the sandbox first
+    /// Answer tool calls with your own world: a command speaking JSON lines, or
+    /// an http(s):// URL taking one POST per call (docs/world.md); faults still
+    /// come from the sandbox first
     #[arg(long)]
     execute: Option<String>,
     /// Continue the run in --out after a crash or Ctrl-C: its rows are kept (a
@@ -133,6 +135,10 @@ fn usage(message: impl Into<String>) -> anyhow::Error {
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     let spec = load_spec(&args.spec)?;
+    // The spec's `axes` are checked against the rules read from its prompt
+    // before anything starts.
+    sparring_engine::axes::Axes::of(&spec)
+        .map_err(|e| usage(format!("`{}`: {e}", args.spec.display())))?;
     let cli = OptionsPatch {
         agent: args.agent.clone(),
         out: args.out.as_ref().map(|p| p.display().to_string()),
@@ -342,11 +348,9 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         let person = role_agent(person_spec, person_model, timeout, &log).await?;
         let executor: Option<Arc<dyn ToolExecutor>> = match &args.execute {
             None => None,
-            Some(command) if command.starts_with("http://") || command.starts_with("https://") => {
-                return Err(usage(format!(
-                    "--execute `{command}`: an HTTP world is not built yet; give a command speaking JSON lines (docs/world.md)"
-                )));
-            }
+            Some(url) if url.starts_with("http://") || url.starts_with("https://") => Some(
+                Arc::new(HttpWorld::start(url, timeout, Some(log.clone())).await?),
+            ),
             Some(command) => Some(Arc::new(
                 CommandWorld::start(
                     command.strip_prefix("command:").unwrap_or(command),

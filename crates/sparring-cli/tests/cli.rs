@@ -79,6 +79,20 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     p
 }
 
+/// The example spec with an `axes` block added.
+fn spec_with_axes(dir: &Path, axes: &str) -> PathBuf {
+    let text = std::fs::read_to_string(example_spec()).unwrap().replace(
+        "{file: policy.md}",
+        &format!(
+            "{{file: {}}}",
+            workspace()
+                .join("examples/support-desk/policy.md")
+                .display()
+        ),
+    );
+    write(dir, "spec.yaml", &format!("{text}\naxes:\n{axes}\n"))
+}
+
 fn read_rows(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -980,6 +994,133 @@ mod grid {
                 .any(|r| r["tool"] == "none" && r["world_state"] != "exists")
         );
         assert_eq!(rows.len(), g["n_rows"].as_u64().unwrap() as usize);
+    }
+
+    #[test]
+    fn spec_pins_and_forbidden_pairs_shape_the_grid() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = spec_with_axes(
+            dir.path(),
+            "  stance: [hurried, manipulative]\n  tool_condition: [ok, timeout]\n  forbid:\n    - {tool: refund_order, stance: manipulative}\n    - {history: [returning, handed_off], world_state: missing}",
+        );
+        let o = sparring()
+            .arg("grid")
+            .arg(&spec)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let g: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(
+            g["axes"]["stance"],
+            serde_json::json!(["hurried", "manipulative"])
+        );
+        assert_eq!(g["axes"]["world_state"].as_array().unwrap().len(), 5);
+        assert_eq!(
+            g["sampled"]["tool_condition"],
+            serde_json::json!(["ok", "timeout"])
+        );
+        assert_eq!(g["pairs_covered"], g["pairs_planned"]);
+        let rows = g["rows"].as_array().unwrap();
+        assert!(
+            rows.iter()
+                .all(|r| r["stance"] == "hurried" || r["stance"] == "manipulative")
+        );
+        assert!(
+            !rows
+                .iter()
+                .any(|r| r["tool"] == "refund_order" && r["stance"] == "manipulative")
+        );
+        assert!(!rows.iter().any(|r| r["world_state"] == "missing"
+            && (r["history"] == "returning" || r["history"] == "handed_off")));
+        // Both stances still meet every other value that may meet them.
+        assert!(
+            rows.iter()
+                .any(|r| r["tool"] == "refund_order" && r["stance"] == "hurried")
+        );
+        assert!(
+            rows.iter()
+                .any(|r| r["tool"] == "cancel_order" && r["stance"] == "manipulative")
+        );
+        let forbidden = g["forbidden"].as_array().unwrap();
+        assert!(forbidden.contains(&serde_json::json!([
+            ["tool", "refund_order"],
+            ["stance", "manipulative"]
+        ])));
+        // The example's seeds are still required rows, now with a pinned stance.
+        assert_eq!(g["n_rows"].as_u64().unwrap() as usize, rows.len());
+    }
+
+    #[test]
+    fn simulate_honours_pins_and_forbidden_pairs() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = spec_with_axes(
+            dir.path(),
+            "  stance: [frustrated, skeptical]\n  tool_condition: [timeout]\n  forbid:\n    - {tool: cancel_order, stance: skeptical}",
+        );
+        let out = dir.path().join("out");
+        let o = sparring()
+            .arg("simulate")
+            .arg(&spec)
+            .args(["--agent", &example_agent(), "--budget", "16", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_eq!(rows.len(), 16);
+        for r in &rows {
+            let axes = &r["situation"]["axes"];
+            assert!(
+                axes["stance"] == "frustrated" || axes["stance"] == "skeptical",
+                "{axes}"
+            );
+            assert!(!(axes["tool"] == "cancel_order" && axes["stance"] == "skeptical"));
+            // Pinned without `ok`: every situation with a tool has the fault.
+            if axes["tool"] != "none" {
+                assert_eq!(axes["tool_condition"], "timeout", "{axes}");
+                assert_eq!(r["situation"]["faults"][0]["kind"], "timeout");
+            }
+        }
+        let run: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        assert_eq!(
+            run["coverage"]["axes"]["stance"],
+            serde_json::json!(["frustrated", "skeptical"])
+        );
+    }
+
+    #[test]
+    fn bad_axes_in_a_spec_are_named_with_where() {
+        let dir = tempfile::tempdir().unwrap();
+        for (axes, needles) in [
+            (
+                "  stanse: [hurried]",
+                &["/axes/stanse", "did you mean `stance`"][..],
+            ),
+            (
+                "  stance: [hurried, rushed]",
+                &["/axes/stance/1", "`rushed`", "axis `stance`"][..],
+            ),
+            (
+                "  tool: [refund_ordr]",
+                &["/axes/tool/0", "did you mean `refund_order`"][..],
+            ),
+            (
+                "  forbid:\n    - {tool: none}",
+                &["/axes/forbid/0", "exactly two"][..],
+            ),
+            (
+                "  policy_rule: [rule_99]",
+                &["/axes/policy_rule/0", "no rule `rule_99`"][..],
+            ),
+        ] {
+            let spec = spec_with_axes(dir.path(), axes);
+            let o = sparring().arg("grid").arg(&spec).output().unwrap();
+            assert_usage_error(&o, needles);
+            let o = simulate_spec(&spec);
+            assert_usage_error(&o, needles);
+        }
     }
 
     #[test]
@@ -2825,5 +2966,156 @@ mod models {
         assert!(model < lines.len(), "no situation fell back");
         assert!(stderr(&o).contains("generator_fallback"), "{}", stderr(&o));
         assert!(!stderr(&o).contains(KEY) && !String::from_utf8_lossy(&o.stdout).contains(KEY));
+    }
+}
+
+mod execute {
+    use super::*;
+    use sparring_testkit::fake_world::FakeWorld;
+    use std::collections::BTreeMap;
+
+    /// Per row: the tool calls in order, as (tool name, the answer's JSON).
+    fn calls(row: &Value) -> Vec<(String, Value)> {
+        let mut names: BTreeMap<String, String> = BTreeMap::new();
+        let mut out = Vec::new();
+        for m in row["messages"].as_array().unwrap() {
+            for c in m["tool_calls"].as_array().into_iter().flatten() {
+                names.insert(
+                    c["id"].as_str().unwrap().to_owned(),
+                    c["function"]["name"].as_str().unwrap().to_owned(),
+                );
+            }
+            if m["role"] == "tool" {
+                let name = names[m["tool_call_id"].as_str().unwrap()].clone();
+                let content: Value =
+                    serde_json::from_str(m["content"].as_str().unwrap()).unwrap_or(Value::Null);
+                out.push((name, content));
+            }
+        }
+        out
+    }
+
+    fn simulate(spec: &Path, world: &str, out: &Path, budget: &str) -> Output {
+        sparring()
+            .arg("simulate")
+            .arg(spec)
+            .args(["--agent", &example_agent(), "--execute", world])
+            .args(["--budget", budget, "--out"])
+            .arg(out)
+            .output()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_command_world_answers_every_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let world = format!(
+            "python3 {}",
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/agents/world.py")
+                .display()
+        );
+        let o = simulate(&example_spec(), &world, &out, "10");
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_eq!(rows.len(), 10);
+        assert_valid_rows(&rows);
+        let mut answered = 0;
+        for row in &rows {
+            let prompt = row["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["role"] == "user")
+                .unwrap()["content"]
+                .clone();
+            for (tool, answer) in calls(row) {
+                if answer["ok"] == true {
+                    // Never the sandbox: every answer is the command's, for
+                    // this rollout's prompt.
+                    assert_eq!(answer["result"]["served_by"], "command-world", "{answer}");
+                    assert_eq!(answer["result"]["tool"], tool.as_str());
+                    assert_eq!(answer["result"]["prompt"], prompt);
+                    answered += 1;
+                }
+            }
+        }
+        assert!(answered >= 5, "{answered} calls answered");
+        let run: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        assert_eq!(run["counts"]["rows"], 10, "{run}");
+    }
+
+    #[test]
+    fn an_http_world_answers_after_scheduled_faults() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let fake = runtime.block_on(FakeWorld::start()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        // Every situation with a tool has a timeout on that tool's first call.
+        let spec = spec_with_axes(dir.path(), "  tool_condition: [timeout]");
+        let out = dir.path().join("out");
+        let o = simulate(&spec, &fake.url(), &out, "12");
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_eq!(rows.len(), 12);
+        assert_valid_rows(&rows);
+        let sent = fake.requests();
+        assert!(!sent.is_empty());
+        let mut faulted = 0;
+        for row in &rows {
+            let prompt = row["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["role"] == "user")
+                .unwrap()["content"]
+                .clone();
+            let target = row["situation"]["axes"]["tool"].as_str().unwrap();
+            let calls = calls(row);
+            let mut first_target = true;
+            for (tool, answer) in &calls {
+                if tool == target && first_target {
+                    first_target = false;
+                    assert_eq!(answer["error"]["kind"], "fault", "{answer}");
+                    faulted += 1;
+                } else if answer["ok"] == true {
+                    assert_eq!(answer["result"]["served_by"], "fake-world", "{answer}");
+                }
+            }
+            // The faulted call never reached the world; every other did,
+            // with this rollout's prompt.
+            let reached = sent
+                .iter()
+                .filter(|r| r["rollout"]["prompt"] == prompt)
+                .count();
+            let expected = calls.len() - usize::from(!first_target);
+            assert_eq!(reached, expected, "{}", row["messages"]);
+        }
+        assert!(faulted >= 3, "{faulted} scheduled faults fired");
+        let log = std::fs::read_to_string(out.join("run.log")).unwrap();
+        assert!(log.contains("world: `http://127.0.0.1:"), "{log}");
+    }
+
+    #[test]
+    fn an_http_world_nobody_serves_is_a_usage_error() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = tempfile::tempdir().unwrap();
+        let o = simulate(
+            &example_spec(),
+            &format!("http://127.0.0.1:{port}/?token=sk-123"),
+            &dir.path().join("out"),
+            "2",
+        );
+        assert_usage_error(&o, &["nothing answers there", &format!("127.0.0.1:{port}")]);
+        assert!(!stderr(&o).contains("sk-123"));
     }
 }

@@ -16,33 +16,22 @@
 //! `exists` with a tool that takes no id; a terminal state for an entity
 //! without a terminal record; a rule that names an action with a tool that
 //! performs another action. Seeds become required rows.
+//!
+//! The spec has the last word (`axes` in a spec, see
+//! [`sparring_types::AxesSpec`]): its forbidden pairs are added to the
+//! derived ones, and a pinned axis takes only the pinned values, in the
+//! order given; derived constraints and required rows that name a value
+//! pinned away are dropped (a required row leaves that cell free). Pins and
+//! forbidden pairs on `tool_condition` shape the sampling instead: a drawn
+//! condition that is not pinned, or is forbidden with a value of the row,
+//! becomes `ok`; a pin without `ok` makes every situation with a tool draw
+//! one of the pinned conditions.
 
 use sparring_grid::{CoveringArray, Effort, GridError, GridProblem};
-use sparring_types::Spec;
+use sparring_types::{AxesSpec, Spec};
 use sparring_world::{Operation, ToolModel, World};
 
-/// Stances of the person.
-pub const STANCES: &[&str] = &[
-    "cooperative",
-    "hurried",
-    "confused",
-    "frustrated",
-    "skeptical",
-    "manipulative",
-];
-/// World states.
-pub const WORLD_STATES: &[&str] = &["exists", "missing", "terminal", "several", "someone_else"];
-/// Tool conditions (sampled, not covered).
-pub const TOOL_CONDITIONS: &[&str] = &[
-    "ok",
-    "timeout",
-    "server_error",
-    "rate_limited",
-    "malformed",
-    "empty",
-];
-/// Histories.
-pub const HISTORIES: &[&str] = &["fresh", "returning", "failed_before", "handed_off"];
+pub use sparring_types::axes::{HISTORIES, STANCES, TOOL_CONDITIONS, WORLD_STATES};
 /// Statuses after which a record takes no further action.
 pub const TERMINAL_STATUSES: &[&str] = &[
     "cancelled",
@@ -147,6 +136,23 @@ pub struct Axes {
     pub forbidden: Vec<((usize, usize), (usize, usize))>,
     /// Required (partial) rows, one per seed, in seed order.
     pub required: Vec<Vec<Option<usize>>>,
+    /// The tool conditions the sampler may draw (all of
+    /// [`TOOL_CONDITIONS`] unless the spec pins them).
+    pub conditions: Vec<String>,
+    /// Tool conditions forbidden with a value of a covered axis:
+    /// `((axis, value), condition)`.
+    pub condition_forbidden: Vec<((usize, usize), String)>,
+}
+
+/// A spec's `axes` that the derived axes cannot honour: a policy rule the
+/// system prompt does not have.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("at `{pointer}`: {message}")]
+pub struct AxesError {
+    /// JSON pointer into the spec.
+    pub pointer: String,
+    /// What is wrong.
+    pub message: String,
 }
 
 const TOOL: usize = 0;
@@ -154,8 +160,13 @@ const RULE: usize = 1;
 const STATE: usize = 3;
 
 impl Axes {
-    /// Derives the axes of a spec.
-    pub fn of(spec: &Spec) -> Self {
+    /// Derives the axes of a spec and applies its pins and forbidden pairs.
+    ///
+    /// # Errors
+    ///
+    /// When the spec pins or forbids a policy rule the system prompt does
+    /// not have (`rule_7` with five rules).
+    pub fn of(spec: &Spec) -> Result<Self, AxesError> {
         let world = World::new(spec, 0);
         let models: Vec<ToolModel> = world.models().to_vec();
         let mut tools: Vec<String> = models.iter().map(|m| m.name.clone()).collect();
@@ -221,14 +232,118 @@ impl Axes {
                 vec![Some(tool.unwrap_or(none)), None, Some(0), Some(0), Some(0)]
             })
             .collect();
-        Self {
+        let mut axes = Self {
             tools,
             models,
             rules,
             values,
             forbidden,
             required,
+            conditions: TOOL_CONDITIONS.iter().map(|s| (*s).to_owned()).collect(),
+            condition_forbidden: Vec::new(),
+        };
+        axes.apply(&spec.axes)?;
+        Ok(axes)
+    }
+
+    /// Index of a value on a covered axis, before pins.
+    fn find(
+        &self,
+        axis: &str,
+        value: &str,
+        pointer: &str,
+    ) -> Result<Option<(usize, usize)>, AxesError> {
+        let Some(a) = AXIS_NAMES.iter().position(|n| *n == axis) else {
+            return Ok(None);
+        };
+        match self.values[a].iter().position(|v| v == value) {
+            Some(v) => Ok(Some((a, v))),
+            None if a == RULE => Err(AxesError {
+                pointer: pointer.to_owned(),
+                message: format!(
+                    "the system prompt has no rule `{value}`: {} rules were read (`sparring grid SPEC` lists them), plus `none`",
+                    self.rules.len()
+                ),
+            }),
+            // INVARIANT: the spec checked every other axis's values.
+            None => Ok(None),
         }
+    }
+
+    /// Adds the spec's forbidden pairs and applies its pins.
+    fn apply(&mut self, given: &AxesSpec) -> Result<(), AxesError> {
+        for pair in &given.forbid {
+            let left = self.find(&pair.a.axis, &pair.a.value, &pair.pointer)?;
+            let right = self.find(&pair.b.axis, &pair.b.value, &pair.pointer)?;
+            match (left, right) {
+                (Some(one), Some(other)) => {
+                    let both = if one.0 < other.0 {
+                        (one, other)
+                    } else {
+                        (other, one)
+                    };
+                    if !self.forbidden.contains(&both) {
+                        self.forbidden.push(both);
+                    }
+                }
+                (Some(one), None) if pair.b.axis == "tool_condition" => {
+                    self.condition_forbidden.push((one, pair.b.value.clone()));
+                }
+                (None, Some(other)) if pair.a.axis == "tool_condition" => {
+                    self.condition_forbidden.push((other, pair.a.value.clone()));
+                }
+                _ => {}
+            }
+        }
+        if let Some(pin) = given.pin("tool_condition") {
+            self.conditions = pin.to_vec();
+        }
+        // Old index → new index per covered axis.
+        let mut maps: Vec<Vec<Option<usize>>> = Vec::with_capacity(AXIS_NAMES.len());
+        for (a, name) in AXIS_NAMES.iter().enumerate() {
+            let n = self.values[a].len();
+            let Some(pin) = given.pin(name) else {
+                maps.push((0..n).map(Some).collect());
+                continue;
+            };
+            let mut map = vec![None; n];
+            let mut kept = Vec::with_capacity(pin.len());
+            for (new, value) in pin.iter().enumerate() {
+                let pointer = format!("/axes/{name}/{new}");
+                if let Some((_, old)) = self.find(name, value, &pointer)? {
+                    map[old] = Some(kept.len());
+                    kept.push(value.clone());
+                }
+            }
+            self.values[a] = kept;
+            maps.push(map);
+        }
+        let at = |(a, v): (usize, usize)| maps[a][v].map(|n| (a, n));
+        self.forbidden = self
+            .forbidden
+            .iter()
+            .filter_map(|(x, y)| Some((at(*x)?, at(*y)?)))
+            .collect();
+        self.condition_forbidden = self
+            .condition_forbidden
+            .iter()
+            .filter_map(|(x, c)| Some((at(*x)?, c.clone())))
+            .collect();
+        for row in &mut self.required {
+            for (a, cell) in row.iter_mut().enumerate() {
+                *cell = cell.and_then(|v| maps[a][v]);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a sampled tool condition may go with an array row.
+    pub fn condition_allowed(&self, row: &[usize], condition: &str) -> bool {
+        self.conditions.iter().any(|c| c == condition)
+            && !self
+                .condition_forbidden
+                .iter()
+                .any(|((a, v), c)| c == condition && row.get(*a) == Some(v))
     }
 
     /// Values per covered axis.
@@ -371,8 +486,12 @@ fn content_words(text: &str) -> Vec<String> {
 /// for reads the entity and a word of the tool's name), and a rule when it
 /// shares at least two content words with it (words of four letters or
 /// more, common function words aside).
-pub fn coverage_gap(spec: &Spec, asks: &[String]) -> Gap {
-    let axes = Axes::of(spec);
+///
+/// # Errors
+///
+/// As [`Axes::of`].
+pub fn coverage_gap(spec: &Spec, asks: &[String]) -> Result<Gap, AxesError> {
+    let axes = Axes::of(spec)?;
     let ask_words: Vec<std::collections::BTreeSet<String>> = asks
         .iter()
         .map(|a| content_words(a).into_iter().collect())
@@ -407,7 +526,7 @@ pub fn coverage_gap(spec: &Spec, asks: &[String]) -> Gap {
             gap.rules.push(rule.clone());
         }
     }
-    gap
+    Ok(gap)
 }
 
 #[cfg(test)]
@@ -430,6 +549,53 @@ mod tests {
         assert_eq!(r[0].id, "rule_1");
     }
 
+    fn refund_spec(axes: &serde_json::Value) -> Result<Spec, sparring_types::SpecError> {
+        Spec::from_value(&serde_json::json!({
+            "name": "s",
+            "system_prompt": "You must confirm the amount before issuing a refund. Never cancel shipped orders.",
+            "tools": [
+                {"name": "refund_order", "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string"}}}},
+                {"name": "cancel_order", "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string"}}}},
+            ],
+            "seeds": ["Please refund my order."],
+            "axes": axes,
+        }))
+    }
+
+    #[test]
+    fn pins_remap_values_constraints_and_required_rows() {
+        let plain = Axes::of(&refund_spec(&serde_json::json!({})).unwrap()).unwrap();
+        let spec = refund_spec(&serde_json::json!({
+            "stance": ["manipulative", "hurried"],
+            "tool": ["cancel_order", "none"],
+            "forbid": [{"stance": "hurried", "history": "fresh"},
+                       {"tool": "none", "tool_condition": "timeout"}],
+        }))
+        .unwrap();
+        let axes = Axes::of(&spec).unwrap();
+        assert_eq!(axes.values[2], ["manipulative", "hurried"]);
+        assert_eq!(axes.values[0], ["cancel_order", "none"]);
+        // The seed's tool (refund_order) and stance (cooperative) are pinned
+        // away: those cells of its required row are free.
+        assert_eq!(plain.required[0][0], Some(0));
+        assert_eq!(axes.required[0], vec![None, None, None, Some(0), Some(0)]);
+        assert!(axes.forbidden.contains(&((2, 1), (4, 0))));
+        // Derived constraints follow the tools to their new indices.
+        assert!(axes.forbidden.contains(&((0, 1), (3, 1))));
+        assert!(!axes.condition_allowed(&[1, 0, 0, 0, 0], "timeout"));
+        assert!(axes.condition_allowed(&[0, 0, 0, 0, 0], "timeout"));
+        let grid = axes.grid(3, Effort::default()).unwrap();
+        assert!(grid.rows.iter().all(|r| !(r[2] == 1 && r[4] == 0)));
+        assert_eq!(grid.pairs_covered, grid.pairs_planned);
+        let missing = refund_spec(
+            &serde_json::json!({"forbid": [{"policy_rule": "rule_3", "stance": "hurried"}]}),
+        )
+        .unwrap();
+        let e = Axes::of(&missing).unwrap_err();
+        assert_eq!(e.pointer, "/axes/forbid/0");
+        assert!(e.message.contains("no rule `rule_3`"), "{e}");
+    }
+
     #[test]
     fn finds_what_asks_never_touch() {
         let spec = Spec::from_value(&serde_json::json!({
@@ -444,7 +610,8 @@ mod tests {
         let gap = coverage_gap(
             &spec,
             &["Please refund order 12, confirm the amount first.".to_owned()],
-        );
+        )
+        .unwrap();
         assert_eq!(gap.tools, vec!["cancel_order".to_owned()]);
         assert_eq!(gap.rules.len(), 1);
         assert!(gap.rules[0].text.starts_with("Never cancel"));

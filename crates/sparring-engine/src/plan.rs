@@ -63,6 +63,9 @@ pub enum PlanError {
     /// The axes admit no covering array (a constraint rules out everything).
     #[error("cannot build the situation grid: {0}")]
     Grid(#[from] sparring_grid::GridError),
+    /// The spec's `axes` name a policy rule the system prompt lacks.
+    #[error(transparent)]
+    Axes(#[from] crate::axes::AxesError),
     /// The built-in templates are broken (a packaging error).
     #[error(transparent)]
     Templates(#[from] writer::TemplateError),
@@ -72,7 +75,7 @@ pub enum PlanError {
 pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
     let templates = Templates::builtin()?;
     let world = World::with_options(spec, 0, options.world.clone());
-    let axes = Axes::of(spec);
+    let axes = Axes::of(spec)?;
     let effort = Effort::new(options.grid_effort)?;
     let array = axes.grid(options.seed, effort)?;
     let mut situations: Vec<Vec<Task>> = Vec::new();
@@ -169,13 +172,12 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
             .collect();
         // The tool condition is sampled, not covered: a scheduled fault on the
         // tool's first call for a share `fault_rate` of situations, drawn from
-        // its own stream so the other draws do not move.
+        // its own stream so the other draws do not move. A spec's pins and
+        // forbidden pairs on `tool_condition` narrow the draw.
         let mut condition = Stream::derive(options.seed, "plan/tool_condition", &[r as u64]);
         let fault = match model {
-            Some(_) if condition.chance(options.world.fault_rate) => {
-                FaultKind::draw(&options.world, &mut condition)
-            }
-            _ => None,
+            Some(_) => draw_condition(&axes, row, options, &mut condition),
+            None => None,
         };
         axes_map.insert(
             "tool_condition".to_owned(),
@@ -239,6 +241,34 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
         tasks,
         tier_mix,
     })
+}
+
+/// The sampled tool condition of a situation with a tool: a fault at
+/// `fault_rate` (every time when the spec pins the axis without `ok`),
+/// drawn by the world's fault weights, or uniformly among the pinned
+/// faults; a condition the spec forbids with a value of the row is `ok`.
+fn draw_condition(
+    axes: &Axes,
+    row: &[usize],
+    options: &SimulateOptions,
+    stream: &mut Stream,
+) -> Option<FaultKind> {
+    let pinned = axes.conditions.len() != crate::axes::TOOL_CONDITIONS.len();
+    let always = !axes.conditions.iter().any(|c| c == "ok");
+    if !always && !stream.chance(options.world.fault_rate) {
+        return None;
+    }
+    let kind = if pinned {
+        let faults: Vec<FaultKind> = axes
+            .conditions
+            .iter()
+            .filter_map(|c| FaultKind::parse(c))
+            .collect();
+        stream.pick(&faults).copied()
+    } else {
+        FaultKind::draw(&options.world, stream)
+    };
+    kind.filter(|k| axes.condition_allowed(row, k.as_str()))
 }
 
 /// The order to run array rows in: the required (seed) rows first, then

@@ -201,8 +201,8 @@ impl CommandWorld {
     }
 }
 
-/// A reply line as the JSON the agent receives.
-fn answer(reply: &Value) -> Value {
+/// A reply line (or an HTTP world's body) as the JSON the agent receives.
+pub(crate) fn answer(reply: &Value) -> Value {
     if let Some(error) = reply.get("error").filter(|e| !e.is_null()) {
         let field = |k: &str| error.get(k).cloned().unwrap_or(Value::Null);
         let message = error

@@ -50,3 +50,7 @@ pub const DECONTAM_THRESHOLD: f64 = 0.5;
 /// Parquet export: share of tasks put in the `holdout` split when no held-out
 /// rows file is given.
 pub const HOLDOUT_FRACTION: f64 = 0.1;
+
+/// How long an HTTP world (`execute http://…`) may take to accept a
+/// connection; the whole call is bounded by `agent_timeout`.
+pub const HTTP_WORLD_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);

@@ -41,6 +41,15 @@ pub enum Error {
         /// What is missing, naming the file or option, with a hint.
         message: String,
     },
+    /// The caller's world (`execute`) cannot be used: a bad URL, or nothing
+    /// answers there.
+    #[error("cannot use the world `{world}`: {message}")]
+    World {
+        /// The world, with secrets removed.
+        world: String,
+        /// What went wrong.
+        message: String,
+    },
     /// A command could not be started.
     #[error("cannot start agent command `{command}`: {message}")]
     Spawn {

@@ -11,6 +11,8 @@
 //!   with many requests in flight and a restart when it dies.
 //! - [`command_world`]: [`command_world::CommandWorld`], the caller's world
 //!   as a subprocess answering tool calls in JSON lines (`execute`).
+//! - [`http_world`]: [`http_world::HttpWorld`], the caller's world behind an
+//!   HTTP URL, one `POST` per tool call (`execute http://…`).
 //! - [`score`]: the scoring reports over rows read leniently (only
 //!   `task_id` and `reward` are required): `report` (pass@1 with a
 //!   bootstrap interval over tasks, pass@k, pass^k, per category), `delta`
@@ -40,6 +42,7 @@ pub mod decontam;
 pub mod defaults;
 mod error;
 pub mod export;
+pub mod http_world;
 pub mod log;
 pub mod rows;
 pub mod score;

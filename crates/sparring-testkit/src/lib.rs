@@ -9,6 +9,8 @@
 //!   loopback port, with scripted replies, injected errors, slow replies, a
 //!   model that rejects `temperature`, and logprobs. The
 //!   `sparring-fake-llm` binary serves it for benchmarks.
+//! - [`fake_world`]: a fake caller's world behind HTTP (`execute http://…`),
+//!   with per-rollout state and failures on purpose.
 //!
 //! ```
 //! use sparring_testkit::{ScriptedAgent, shop_spec};
@@ -21,6 +23,7 @@
 //! ```
 
 pub mod fake_llm;
+pub mod fake_world;
 
 use serde_json::json;
 use sparring_types::{

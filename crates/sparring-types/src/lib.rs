@@ -11,6 +11,8 @@
 //! - [`Spec`]: a validated spec (system prompt, tools, output schemas, seeds,
 //!   fixtures, options). [`Spec::from_value`] validates a JSON value and names
 //!   the JSON pointer of anything wrong; reading files is `sparring-io`'s job.
+//! - [`axes`]: the six situation axes by name, their fixed value lists, and
+//!   [`AxesSpec`], a spec's pins and forbidden pairs (`axes`).
 //! - [`OptionsPatch`] and [`SimulateOptions`]: run options as given (by a spec
 //!   or a command line) and as resolved, with every default in [`defaults`].
 //! - [`Row`], [`Situation`], [`Persona`], [`Lineage`] and [`RunSummary`]: the
@@ -42,6 +44,7 @@
 //! ```
 
 pub mod agent;
+pub mod axes;
 pub mod defaults;
 pub mod executor;
 pub mod grader;
@@ -58,6 +61,7 @@ pub use agent::{
     Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture, FnAgent, Usage,
     agent_fn,
 };
+pub use axes::{AxesSpec, AxisValue, ForbiddenPair};
 pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor};
 pub use grader::{Grader, GraderError, GraderVerdict};
 pub use message::{FunctionCall, Message, Role, ToolCall};

@@ -1,5 +1,6 @@
 //! Specs: what sparring is told about an agent.
 
+use crate::axes::AxesSpec;
 use crate::options::OptionsPatch;
 use crate::tool::ToolSpec;
 use serde_json::{Map, Value};
@@ -14,6 +15,7 @@ pub(crate) const SPEC_KEYS: &[&str] = &[
     "seeds",
     "fixtures",
     "options",
+    "axes",
 ];
 
 /// A validated spec.
@@ -31,6 +33,8 @@ pub struct Spec {
     pub fixtures: BTreeMap<String, Vec<Value>>,
     /// Run options given in the spec.
     pub options: OptionsPatch,
+    /// Pins and forbidden pairs of the situation axes (`axes`).
+    pub axes: AxesSpec,
 }
 
 /// What is wrong with a spec, and where (a JSON pointer into it).
@@ -180,6 +184,13 @@ impl Spec {
                 OptionsPatch::from_value(v).map_err(|(p, m)| err(format!("/options{p}"), m))?
             }
         };
+        let axes = match top.get("axes") {
+            None => AxesSpec::default(),
+            Some(v) => {
+                let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+                crate::axes::parse(v, &names)?
+            }
+        };
         Ok(Self {
             name,
             system_prompt,
@@ -187,6 +198,7 @@ impl Spec {
             seeds,
             fixtures,
             options,
+            axes,
         })
     }
 

@@ -74,7 +74,42 @@ fn retail_calls(world: &World) -> Vec<(String, Value)> {
     calls
 }
 
+/// CPU time of this thread in nanoseconds (Linux), for a figure that the
+/// other jobs on a shared machine do not move.
+fn thread_cpu_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// Rollouts for the CPU-time figure (64 calls each).
+const CPU_ROLLOUTS: usize = 20_000;
+
+/// The same work as the criterion bench, timed by this thread's CPU time
+/// over `CPU_ROLLOUTS` rollouts; prints calls per CPU second.
+fn cpu_figure(name: &str, world: &World, calls: &[(String, Value)]) {
+    let (Some(start), wall) = (thread_cpu_ns(), std::time::Instant::now()) else {
+        return;
+    };
+    for _ in 0..CPU_ROLLOUTS {
+        let mut w = world.clone().with_seed(7);
+        for (tool, args) in calls {
+            black_box(w.call(tool, args).to_content());
+        }
+        black_box(w);
+    }
+    if let Some(end) = thread_cpu_ns() {
+        let n = (CPU_ROLLOUTS * calls.len()) as f64;
+        let cpu = (end - start) as f64 / 1e9;
+        eprintln!(
+            "{name}: {:.0} calls per CPU second ({n} calls, {cpu:.2} s CPU, {:.2} s wall)",
+            n / cpu,
+            wall.elapsed().as_secs_f64()
+        );
+    }
+}
+
 fn bench(c: &mut Criterion, name: &str, world: &World, calls: &[(String, Value)]) {
+    cpu_figure(name, world, calls);
     let mut group = c.benchmark_group(name);
     group.throughput(Throughput::Elements(calls.len() as u64));
     group.bench_function("calls", |b| {

@@ -132,7 +132,20 @@ impl ToolResult {
     pub fn to_content(&self) -> String {
         match self {
             Self::Raw(text) => text.clone(),
-            other => other.to_json().to_string(),
+            // Written in place, without cloning the result into a wrapper
+            // value first; keys in the sorted order `to_json` has.
+            Self::Ok(result) => {
+                let mut out: Vec<u8> = Vec::with_capacity(256);
+                out.extend_from_slice(b"{\"ok\":true,\"result\":");
+                // Straight into bytes: faster than `Display`, which goes
+                // through a formatter adapter.
+                if serde_json::to_writer(&mut out, result).is_err() {
+                    return self.to_json().to_string();
+                }
+                out.push(b'}');
+                String::from_utf8(out).unwrap_or_else(|_| self.to_json().to_string())
+            }
+            Self::Err { .. } => self.to_json().to_string(),
         }
     }
 }
@@ -161,6 +174,23 @@ impl ToolResult {
                 }
             }
             None => Self::Raw(value.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod content_tests {
+    use super::*;
+
+    #[test]
+    fn content_is_the_wire_json_on_one_line() {
+        for result in [
+            ToolResult::Ok(json!({"b": [1, "x"], "a": {"z": null, "c": "é\"\n"}})),
+            ToolResult::Ok(json!([])),
+            ToolResult::Ok(Value::Null),
+            ToolResult::err_hint(ErrorKind::NotFound, "no order", "ask"),
+        ] {
+            assert_eq!(result.to_content(), result.to_json().to_string());
         }
     }
 }

@@ -12,7 +12,7 @@ use sparring_types::seed::Stream;
 use sparring_types::{Spec, ToolSpec, WorldOptions, id_keys, record_id, singular};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 type Record = Map<String, Value>;
 
@@ -113,8 +113,10 @@ struct Shared {
 pub struct World {
     shared: Arc<Shared>,
     seed: u64,
-    /// entity → ids the world generated for it (entities without fixtures).
-    generated: Arc<BTreeMap<String, BTreeSet<String>>>,
+    /// entity → ids the world generated for it (entities without fixtures),
+    /// each set made on first use: a rollout pays only for the entities it
+    /// touches. The sets depend on (seed, entity) only.
+    generated: Arc<BTreeMap<String, OnceLock<BTreeSet<String>>>>,
     /// entity → id → the record as it stands, for every record created,
     /// changed or generated in this rollout.
     overlay: BTreeMap<String, BTreeMap<String, Record>>,
@@ -344,7 +346,7 @@ impl World {
             known_values,
             options,
         });
-        let generated = Arc::new(generate_ids(&shared, seed));
+        let generated = Arc::new(lazy_ids(&shared));
         Self {
             shared,
             seed,
@@ -362,7 +364,7 @@ impl World {
     #[must_use]
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = seed;
-        self.generated = Arc::new(generate_ids(&self.shared, seed));
+        self.generated = Arc::new(lazy_ids(&self.shared));
         self.overlay.clear();
         self.created = 0;
         self.calls = 0;
@@ -373,6 +375,14 @@ impl World {
     /// The world's seed.
     pub fn seed(&self) -> u64 {
         self.seed
+    }
+
+    /// The ids generated for `entity` (made on first use), if the world
+    /// generates its records.
+    fn generated_ids(&self, entity: &str) -> Option<&BTreeSet<String>> {
+        let cell = self.generated.get(entity)?;
+        let e = self.shared.entities.get(entity)?;
+        Some(cell.get_or_init(|| generate_ids(&self.shared, self.seed, entity, e)))
     }
 
     /// The options the world runs with.
@@ -397,7 +407,7 @@ impl World {
         if let Some(f) = self.shared.fixtures.get(entity) {
             ids.extend(f.keys().cloned());
         }
-        if let Some(g) = self.generated.get(entity) {
+        if let Some(g) = self.generated_ids(entity) {
             ids.extend(g.iter().cloned());
         }
         if let Some(o) = self.overlay.get(entity) {
@@ -414,7 +424,7 @@ impl World {
         if let Some(r) = self.shared.fixtures.get(entity).and_then(|f| f.get(id)) {
             return Some(r.clone());
         }
-        if self.generated.get(entity).is_some_and(|g| g.contains(id)) {
+        if self.generated_ids(entity).is_some_and(|g| g.contains(id)) {
             return Some(self.generate_record(entity, id, None));
         }
         None
@@ -427,7 +437,7 @@ impl World {
                 .fixtures
                 .get(entity)
                 .is_some_and(|f| f.contains_key(id))
-            || self.generated.get(entity).is_some_and(|g| g.contains(id))
+            || self.generated_ids(entity).is_some_and(|g| g.contains(id))
     }
 
     /// Schedules a fault on the first call to `tool`.
@@ -629,8 +639,7 @@ impl World {
                     .get(entity)
                     .and_then(|f| f.keys().next().cloned())
                     .or_else(|| {
-                        self.generated
-                            .get(entity)
+                        self.generated_ids(entity)
                             .and_then(|g| g.iter().next().cloned())
                     })
                     .unwrap_or_else(|| e.shape.example().to_owned());
@@ -653,7 +662,7 @@ impl World {
         if !present {
             let record = if let Some(r) = self.shared.fixtures.get(entity).and_then(|f| f.get(id)) {
                 r.clone()
-            } else if self.generated.get(entity).is_some_and(|g| g.contains(id)) {
+            } else if self.generated_ids(entity).is_some_and(|g| g.contains(id)) {
                 self.generate_record(entity, id, None)
             } else {
                 return None;
@@ -759,7 +768,23 @@ impl World {
             return ToolResult::Ok(json!({"status": "done"}));
         };
         let param = model.id_param.clone().unwrap_or_default();
-        let Some(current) = self.record(&entity, &id) else {
+        // Materialised in this rollout's memory: a generated record is made
+        // once per rollout, not on every read (the same record either way).
+        let at_hand = self
+            .overlay
+            .get(&entity)
+            .is_some_and(|o| o.contains_key(&id))
+            || self
+                .shared
+                .fixtures
+                .get(&entity)
+                .is_some_and(|f| f.contains_key(&id));
+        let current = if at_hand {
+            self.record(&entity, &id)
+        } else {
+            self.record_mut(&entity, &id).map(|r| r.clone())
+        };
+        let Some(current) = current else {
             return self.not_found(&entity, &param, &id);
         };
         if let Some(refusal) = self.check_references(model, args, Some(&current)) {
@@ -1099,8 +1124,7 @@ impl World {
         if let Some(f) = self.shared.fixtures.get(entity) {
             return f.keys().cloned().collect();
         }
-        self.generated
-            .get(entity)
+        self.generated_ids(entity)
             .map(|g| g.iter().cloned().collect())
             .unwrap_or_default()
     }
@@ -1117,7 +1141,7 @@ impl World {
                 let records = if e.fixtures {
                     json!({"from": "fixtures", "count": self.shared.fixtures.get(name).map_or(0, BTreeMap::len)})
                 } else {
-                    json!({"from": "generated", "count": self.generated.get(name).map_or(0, BTreeSet::len)})
+                    json!({"from": "generated", "count": self.generated_ids(name).map_or(0, BTreeSet::len)})
                 };
                 let shape_source = match &e.schema {
                     Some((tool, ptr)) => format!(
@@ -1175,23 +1199,27 @@ fn record_pointer(schema: &Value) -> Option<String> {
     }
 }
 
-fn generate_ids(shared: &Shared, seed: u64) -> BTreeMap<String, BTreeSet<String>> {
+/// One empty cell per entity whose records the world generates.
+fn lazy_ids(shared: &Shared) -> BTreeMap<String, OnceLock<BTreeSet<String>>> {
+    shared
+        .entities
+        .iter()
+        .filter(|(_, e)| !e.fixtures)
+        .map(|(name, _)| (name.clone(), OnceLock::new()))
+        .collect()
+}
+
+/// The ids the world generates for entity `name`, from (seed, entity).
+fn generate_ids(shared: &Shared, seed: u64, name: &str, e: &Entity) -> BTreeSet<String> {
     let n = shared.options.records_per_entity as usize;
-    let mut out = BTreeMap::new();
-    for (name, e) in &shared.entities {
-        if e.fixtures {
-            continue;
-        }
-        let mut stream = Stream::derive(seed, &format!("world/ids/{name}"), &[]);
-        let mut ids = BTreeSet::new();
-        let mut tries = 0;
-        while ids.len() < n && tries < n * 16 {
-            ids.insert(e.shape.generate(&mut stream));
-            tries += 1;
-        }
-        out.insert(name.clone(), ids);
+    let mut stream = Stream::derive(seed, &format!("world/ids/{name}"), &[]);
+    let mut ids = BTreeSet::new();
+    let mut tries = 0;
+    while ids.len() < n && tries < n * 16 {
+        ids.insert(e.shape.generate(&mut stream));
+        tries += 1;
     }
-    out
+    ids
 }
 
 fn collect_values(value: &Value, out: &mut HashSet<String>) {
