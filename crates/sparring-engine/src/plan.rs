@@ -39,6 +39,10 @@ pub struct Task {
     pub arm: String,
     /// What the person knows and wants.
     pub facts: Facts,
+    /// The situation's id, stable across runs (`scenario_id`).
+    pub scenario_id: String,
+    /// The task's id, stable across runs (`task_id`).
+    pub task_id: String,
 }
 
 /// A run's plan: the axes, the array and the tasks.
@@ -73,11 +77,72 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
     let axes = Axes::of(spec);
     let effort = Effort::new(options.grid_effort)?;
     let array = axes.grid(options.seed, effort)?;
+    let mut order = coverage_order(&array.rows, spec.seeds.len());
+    let grid_rows = order.len();
+    // `situations` caps the count (never below the seeds); with
+    // `unique_situations` new situations follow the array, each a fresh
+    // world (its own stream and world seed) on an array row taken again in
+    // coverage order.
+    let wanted = situation_count(options, spec.seeds.len(), grid_rows);
+    if wanted > grid_rows && grid_rows > 0 {
+        let again: Vec<usize> = order[spec.seeds.len().min(grid_rows)..].to_vec();
+        let again = if again.is_empty() {
+            order.clone()
+        } else {
+            again
+        };
+        for extra in 0..wanted - grid_rows {
+            order.push(grid_rows + extra);
+        }
+        order.truncate(wanted);
+        return finish_plan(
+            spec, options, &templates, &world, axes, array, &order, &again,
+        );
+    }
+    order.truncate(wanted);
+    finish_plan(spec, options, &templates, &world, axes, array, &order, &[])
+}
+
+/// How many situations a run draws: the grid's rows, or `situations` of them
+/// (at least the seeds), or with `unique_situations` as many as `situations`
+/// or the budget can use.
+fn situation_count(options: &SimulateOptions, seeds: usize, grid_rows: usize) -> usize {
+    let cap = |n: u64| usize::try_from(n).unwrap_or(usize::MAX).max(seeds);
+    if options.unique_situations {
+        match (options.situations, options.budget) {
+            (Some(n), _) => cap(n),
+            (None, Some(budget)) => cap(budget.div_ceil(u64::from(options.phrasings.max(1)))),
+            (None, None) => grid_rows,
+        }
+    } else {
+        options
+            .situations
+            .map_or(grid_rows, |n| cap(n).min(grid_rows))
+    }
+}
+
+#[allow(clippy::too_many_arguments, clippy::too_many_lines)]
+fn finish_plan(
+    spec: &Spec,
+    options: &SimulateOptions,
+    templates: &Templates,
+    world: &World,
+    axes: Axes,
+    array: CoveringArray,
+    order: &[usize],
+    again: &[usize],
+) -> Result<Plan, PlanError> {
     let mut situations: Vec<Vec<Task>> = Vec::new();
     let mut tier_mix: BTreeMap<String, u64> = BTreeMap::new();
-    let order = coverage_order(&array.rows, spec.seeds.len());
-    for r in order {
-        let row = &array.rows[r];
+    let grid_rows = array.rows.len();
+    for &r in order {
+        // An index past the array is a unique situation on a row taken again.
+        let at = if r < grid_rows {
+            r
+        } else {
+            again[(r - grid_rows) % again.len()]
+        };
+        let row = &array.rows[at];
         let named = axes.named(row);
         let get = |name: &str| {
             named
@@ -151,8 +216,8 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
         };
         let n = options.phrasings.max(1) as usize;
         let mut asks = match &seed_ask {
-            Some(ask) => writer::seed_phrasings(&templates, ask, &input, n, &mut stream),
-            None => writer::phrasings(&templates, &input, Some(&second), n, &mut stream),
+            Some(ask) => writer::seed_phrasings(templates, ask, &input, n, &mut stream),
+            None => writer::phrasings(templates, &input, Some(&second), n, &mut stream),
         };
         if state == "several"
             && let Some(others) = facts.known.get("other_ids")
@@ -194,6 +259,9 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
             style: style.to_owned(),
             patience: options.patience.clone(),
             knows: facts.known.clone(),
+            goal: Some(facts.goal.clone()),
+            wants: facts.wants.iter().map(|(k, _)| k.clone()).collect(),
+            id_field: facts.id.as_ref().map(|(k, _)| k.clone()),
         };
         let arm = if seed_ask.is_some() {
             "seed"
@@ -203,15 +271,25 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
         situations.push(
             asks.into_iter()
                 .enumerate()
-                .map(|(p, ask)| Task {
-                    index: 0,
-                    grid_row: row.clone(),
-                    phrasing: p,
-                    situation: situation.clone(),
-                    persona: persona.clone(),
-                    ask,
-                    arm: arm.to_owned(),
-                    facts: facts.clone(),
+                .map(|(p, ask)| {
+                    let mut task = Task {
+                        index: 0,
+                        grid_row: row.clone(),
+                        phrasing: p,
+                        situation: situation.clone(),
+                        persona: persona.clone(),
+                        ask,
+                        arm: arm.to_owned(),
+                        facts: facts.clone(),
+                        scenario_id: String::new(),
+                        task_id: String::new(),
+                    };
+                    // A unique situation on a repeated row differs in its
+                    // world seed and facts; its ids say so.
+                    let (scenario_id, task_id) = ids_of(spec, &task, r >= grid_rows);
+                    task.scenario_id = scenario_id;
+                    task.task_id = task_id;
+                    task
                 })
                 .collect(),
         );
@@ -236,6 +314,96 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
         tasks,
         tier_mix,
     })
+}
+
+/// The scenario id and task id of a planned task. A situation past the
+/// array (`unique_situations`) adds its world seed to its identity.
+fn ids_of(spec: &Spec, task: &Task, unique: bool) -> (String, String) {
+    use sparring_types::hash::short_id;
+    let mut identity = serde_json::json!({
+        "axes": task.situation.axes, "tier": task.situation.tier, "knows": task.persona.knows,
+    });
+    if unique {
+        identity["world_seed"] = serde_json::json!(task.situation.world_seed);
+    }
+    let scenario_id = short_id("scn", &identity);
+    let task_id = short_id(
+        "task",
+        &serde_json::json!({"spec": spec.name, "scenario": scenario_id, "ask": task.ask}),
+    );
+    (scenario_id, task_id)
+}
+
+/// The tasks of a previous run, for a pinned re-run (`--tasks`): one per
+/// distinct `task_id`, ordered by it (so the order does not depend on the
+/// order the rows finished in), each on its own situation, person, faults
+/// and world seed. Returns the tasks and the most rollouts any task has in
+/// one eval run (the pinned k).
+pub fn pinned_tasks(rows: &[sparring_types::Row]) -> (Vec<Task>, u32) {
+    let mut by_id: BTreeMap<&str, &sparring_types::Row> = BTreeMap::new();
+    let mut counts: BTreeMap<(u32, &str), u32> = BTreeMap::new();
+    for row in rows {
+        by_id.entry(row.task_id.as_str()).or_insert(row);
+        *counts
+            .entry((row.lineage.eval_run, row.task_id.as_str()))
+            .or_default() += 1;
+    }
+    let k = counts.values().copied().max().unwrap_or(0);
+    let tasks = by_id
+        .values()
+        .enumerate()
+        .map(|(index, row)| pinned_task(index, row))
+        .collect();
+    (tasks, k)
+}
+
+fn pinned_task(index: usize, row: &sparring_types::Row) -> Task {
+    let persona = row.persona.clone();
+    let known = persona.knows.clone();
+    let value = |field: &String| (field.clone(), known.get(field).cloned().unwrap_or_default());
+    let facts = Facts {
+        id: persona.id_field.as_ref().map(value),
+        wants: persona.wants.iter().map(value).collect(),
+        goal: persona
+            .goal
+            .clone()
+            .unwrap_or_else(|| "sort out my request".to_owned()),
+        known,
+    };
+    // Only the scheduled faults are the situation's; random ones are drawn
+    // again by the world at `fault_rate`.
+    let faults = row
+        .situation
+        .faults
+        .iter()
+        .filter(|f| {
+            f.get("source")
+                .and_then(serde_json::Value::as_str)
+                .is_none_or(|s| s == "scheduled")
+        })
+        .filter_map(|f| Some(serde_json::json!({"tool": f.get("tool")?, "kind": f.get("kind")?})))
+        .collect();
+    let ask = row
+        .messages
+        .iter()
+        .find(|m| m.role == sparring_types::Role::User)
+        .map(|m| m.content_str().to_owned())
+        .unwrap_or_default();
+    Task {
+        index,
+        grid_row: Vec::new(),
+        phrasing: 0,
+        situation: Situation {
+            faults,
+            ..row.situation.clone()
+        },
+        persona,
+        ask,
+        arm: row.lineage.arm.clone(),
+        facts,
+        scenario_id: row.scenario_id.clone(),
+        task_id: row.task_id.clone(),
+    }
 }
 
 /// The order to run array rows in: the required (seed) rows first, then
