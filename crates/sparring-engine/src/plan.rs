@@ -95,12 +95,21 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
             order.push(grid_rows + extra);
         }
         order.truncate(wanted);
-        return finish_plan(
+        return Ok(finish_plan(
             spec, options, &templates, &world, axes, array, &order, &again,
-        );
+        ));
     }
     order.truncate(wanted);
-    finish_plan(spec, options, &templates, &world, axes, array, &order, &[])
+    Ok(finish_plan(
+        spec,
+        options,
+        &templates,
+        &world,
+        axes,
+        array,
+        &order,
+        &[],
+    ))
 }
 
 /// How many situations a run draws: the grid's rows, or `situations` of them
@@ -131,7 +140,7 @@ fn finish_plan(
     array: CoveringArray,
     order: &[usize],
     again: &[usize],
-) -> Result<Plan, PlanError> {
+) -> Plan {
     let mut situations: Vec<Vec<Task>> = Vec::new();
     let mut tier_mix: BTreeMap<String, u64> = BTreeMap::new();
     let grid_rows = array.rows.len();
@@ -308,12 +317,12 @@ fn finish_plan(
     for (i, task) in tasks.iter_mut().enumerate() {
         task.index = i;
     }
-    Ok(Plan {
+    Plan {
         axes,
         array,
         tasks,
         tier_mix,
-    })
+    }
 }
 
 /// The scenario id and task id of a planned task. A situation past the

@@ -363,25 +363,22 @@ pub async fn run(
     let options = config.options.clone();
     let spec = Arc::clone(&config.spec);
     let pinned = config.pinned;
-    let (tasks, planned_run) = match &pinned {
-        Some(p) => {
-            let axes = crate::axes::Axes::of(&spec);
-            let tasks = p
-                .tasks
-                .iter()
-                .map(|t| {
-                    let mut t = t.clone();
-                    t.grid_row = grid_row_of(&axes, &t.situation.axes);
-                    Arc::new(t)
-                })
-                .collect::<Vec<_>>();
-            (tasks, None)
-        }
-        None => {
-            let planned = plan(&spec, &options)?;
-            let tasks = planned.tasks.iter().cloned().map(Arc::new).collect();
-            (tasks, Some(planned))
-        }
+    let (tasks, planned_run) = if let Some(p) = &pinned {
+        let axes = crate::axes::Axes::of(&spec);
+        let tasks = p
+            .tasks
+            .iter()
+            .map(|t| {
+                let mut t = t.clone();
+                t.grid_row = grid_row_of(&axes, &t.situation.axes);
+                Arc::new(t)
+            })
+            .collect::<Vec<_>>();
+        (tasks, None)
+    } else {
+        let planned = plan(&spec, &options)?;
+        let tasks = planned.tasks.iter().cloned().map(Arc::new).collect();
+        (tasks, Some(planned))
     };
     let k = u64::from(options.repeats.max(1));
     let planned = tasks.len() as u64 * k;
