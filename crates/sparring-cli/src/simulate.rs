@@ -294,11 +294,13 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         }
     }
     let explicit_repeats = patch.repeats;
-    let explicit_seed = patch.seed;
+    // Only a seed on the command line overrides the pinned run's; a spec's
+    // `seed` is part of what an A/B edits, not of the tasks.
+    let explicit_seed = args.seed;
     let mut options = patch.resolve();
     // A pinned re-run runs at this call's k when given, else the pinned
     // run's (never the mode's), and at the pinned run's seed unless one is
-    // given, so the same people meet the same worlds.
+    // given on the command line, so the same people meet the same worlds.
     let pinned = pinned.map(|(pinned, k, seed)| {
         options.repeats = explicit_repeats.unwrap_or(k.max(1));
         if explicit_seed.is_none()
