@@ -2131,10 +2131,10 @@ mod runs {
 
         // Two re-runs of the same tasks with the same agent: an A/B with no
         // change must show no difference. Different concurrency, same rows.
-        let a = dir.path().join("a");
-        let b = dir.path().join("b");
+        let run_a = dir.path().join("a");
+        let run_b = dir.path().join("b");
         simulate(
-            &a,
+            &run_a,
             &[
                 "--tasks",
                 base.to_str().unwrap(),
@@ -2144,7 +2144,7 @@ mod runs {
             ],
         );
         simulate(
-            &b,
+            &run_b,
             &[
                 "--tasks",
                 base.join("rows.jsonl").to_str().unwrap(),
@@ -2153,10 +2153,10 @@ mod runs {
                 "16",
             ],
         );
-        let (ra, rb) = (untimed(&a), untimed(&b));
-        assert!(!ra.is_empty());
-        assert_eq!(ra, rb, "identical rows apart from timing");
-        let rows = read_rows(&a.join("rows.jsonl"));
+        let (rows_a, rows_b) = (untimed(&run_a), untimed(&run_b));
+        assert!(!rows_a.is_empty());
+        assert_eq!(rows_a, rows_b, "identical rows apart from timing");
+        let rows = read_rows(&run_a.join("rows.jsonl"));
         assert_valid_rows(&rows);
         let pinned = tasks(&rows);
         assert_eq!(
@@ -2169,27 +2169,27 @@ mod runs {
             rows.iter()
                 .all(|r| r["lineage"]["replayed_from_run"] == base_run.as_str())
         );
-        let s = summary(&a);
-        assert_eq!(s["stopped_because"], "tasks_done");
-        assert_eq!(s["search"]["pinned"]["from_run"], base_run.as_str());
-        assert_eq!(s["options"]["seed"], 5, "the pinned run's seed");
+        let sum = summary(&run_a);
+        assert_eq!(sum["stopped_because"], "tasks_done");
+        assert_eq!(sum["search"]["pinned"]["from_run"], base_run.as_str());
+        assert_eq!(sum["options"]["seed"], 5, "the pinned run's seed");
 
         // The comparison pairs every task (none dropped).
         let o = sparring()
             .args(["delta", "--json"])
             .arg(&base)
-            .arg(&a)
+            .arg(&run_a)
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
-        let d: Value = serde_json::from_slice(&o.stdout).unwrap();
-        assert_eq!(d["n_unpaired"], 0, "{d}");
-        assert_eq!(d["n_paired"], base_tasks.len(), "{d}");
+        let delta: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(delta["n_unpaired"], 0, "{delta}");
+        assert_eq!(delta["n_paired"], base_tasks.len(), "{delta}");
 
         // This call's --repeats wins over the pinned k.
-        let c = dir.path().join("c");
+        let run_c = dir.path().join("c");
         simulate(
-            &c,
+            &run_c,
             &[
                 "--tasks",
                 base.to_str().unwrap(),
@@ -2199,13 +2199,16 @@ mod runs {
                 "rl",
             ],
         );
-        let rows = read_rows(&c.join("rows.jsonl"));
+        let rows = read_rows(&run_c.join("rows.jsonl"));
         assert!(tasks(&rows).values().all(|n| *n == 1));
         // The mode's k (8) never applies to a pinned run.
-        let m = dir.path().join("m");
-        simulate(&m, &["--tasks", base.to_str().unwrap(), "--mode", "eval"]);
+        let run_m = dir.path().join("m");
+        simulate(
+            &run_m,
+            &["--tasks", base.to_str().unwrap(), "--mode", "eval"],
+        );
         assert!(
-            tasks(&read_rows(&m.join("rows.jsonl")))
+            tasks(&read_rows(&run_m.join("rows.jsonl")))
                 .values()
                 .all(|n| *n == 2)
         );
