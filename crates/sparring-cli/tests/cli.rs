@@ -2291,7 +2291,7 @@ mod runs {
             dir.path(),
             "spec.json",
             &format!(
-                r#"{{"name": "t", "system_prompt": "p", "tools": [{TOOL}], "options": {{"rollouts_per_request": 3, "unique": true, "situations": 4}}}}"#
+                r#"{{"name": "t", "policy": "Never share an order with someone else.", "tools": [{TOOL}], "options": {{"rollouts_per_request": 3, "unique": true, "situations": 4}}}}"#
             ),
         );
         let out = dir.path().join("spec");
@@ -2307,6 +2307,11 @@ mod runs {
         assert_eq!(s["options"]["repeats"], 3);
         assert_eq!(s["options"]["unique_situations"], true);
         assert_eq!(s["counts"]["rows"], 12);
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_eq!(
+            rows[0]["messages"][0]["content"], "Never share an order with someone else.",
+            "`policy` is the system prompt"
+        );
     }
 
     #[test]
