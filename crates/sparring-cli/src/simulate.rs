@@ -7,7 +7,7 @@ use sparring_engine::run::{self as engine, Clock, Pinned, Progress, RowSink, Run
 use sparring_io::command_agent::CommandAgent;
 use sparring_io::command_world::CommandWorld;
 use sparring_io::log::RunLog;
-use sparring_io::rows::{RowWriter, counts, read_rows, repair_torn_line, write_summary};
+use sparring_io::rows::{RowWriter, count_file, read_rows, repair_torn_line, write_summary};
 use sparring_io::score::input::read_score_rows;
 use sparring_io::score::report::{ReportOptions, render, report};
 use sparring_io::spec_file::load_spec;
@@ -435,8 +435,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         bar.finish_and_clear();
         // The summary describes the whole rows file, rows of earlier attempts
         // included.
-        let rows = read_rows(&rows_path)?;
-        summary.counts = counts(&rows);
+        summary.counts = count_file(&rows_path)?;
         write_summary(&out, &summary)?;
         let rows = read_score_rows(&rows_path)?;
         if !quiet {

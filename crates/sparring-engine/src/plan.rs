@@ -56,6 +56,12 @@ pub struct Plan {
     pub tasks: Vec<Task>,
     /// Tier name → situations drawn with it.
     pub tier_mix: BTreeMap<String, u64>,
+    /// Unique situations (`unique_situations`) still to draw past the
+    /// array; [`draw_unique`] draws them a few at a time, so memory does not
+    /// grow with the budget.
+    pub unique_left: usize,
+    /// The array rows unique situations are laid on, in turn.
+    pub again: Vec<usize>,
 }
 
 /// Why a plan could not be made.
@@ -84,32 +90,58 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
     // world (its own stream and world seed) on an array row taken again in
     // coverage order.
     let wanted = situation_count(options, spec.seeds.len(), grid_rows);
-    if wanted > grid_rows && grid_rows > 0 {
-        let again: Vec<usize> = order[spec.seeds.len().min(grid_rows)..].to_vec();
-        let again = if again.is_empty() {
-            order.clone()
-        } else {
-            again
-        };
-        for extra in 0..wanted - grid_rows {
-            order.push(grid_rows + extra);
-        }
-        order.truncate(wanted);
-        return Ok(finish_plan(
-            spec, options, &templates, &world, axes, array, &order, &again,
-        ));
-    }
+    let again: Vec<usize> = order[spec.seeds.len().min(grid_rows)..].to_vec();
+    let again = if again.is_empty() {
+        order.clone()
+    } else {
+        again
+    };
     order.truncate(wanted);
-    Ok(finish_plan(
+    let mut plan = finish_plan(
+        spec, options, &templates, &world, axes, array, &order, &again,
+    );
+    if grid_rows > 0 {
+        plan.unique_left = wanted.saturating_sub(grid_rows);
+    }
+    plan.again = again;
+    Ok(plan)
+}
+
+/// Draws `count` unique situations past the array, starting `from` unique
+/// situations in (`from = 0` is the first past the array); their tasks are
+/// numbered from `first_index`. Returns the tasks and their tier counts.
+/// Each draw depends only on its index, so drawing in pieces gives the same
+/// situations as drawing at once.
+pub fn draw_unique(
+    spec: &Spec,
+    options: &SimulateOptions,
+    plan: &Plan,
+    from: usize,
+    count: usize,
+    first_index: usize,
+) -> Result<(Vec<Task>, BTreeMap<String, u64>), PlanError> {
+    let templates = Templates::builtin()?;
+    let world = World::with_options(spec, 0, options.world.clone());
+    let grid_rows = plan.array.rows.len();
+    if grid_rows == 0 || plan.again.is_empty() {
+        return Ok((Vec::new(), BTreeMap::new()));
+    }
+    let order: Vec<usize> = (grid_rows + from..grid_rows + from + count).collect();
+    let drawn = finish_plan(
         spec,
         options,
         &templates,
         &world,
-        axes,
-        array,
+        plan.axes.clone(),
+        plan.array.clone(),
         &order,
-        &[],
-    ))
+        &plan.again,
+    );
+    let mut tasks = drawn.tasks;
+    for (i, task) in tasks.iter_mut().enumerate() {
+        task.index = first_index + i;
+    }
+    Ok((tasks, drawn.tier_mix))
 }
 
 /// How many situations a run draws: the grid's rows, or `situations` of them
@@ -322,6 +354,8 @@ fn finish_plan(
         array,
         tasks,
         tier_mix,
+        unique_left: 0,
+        again: Vec::new(),
     }
 }
 

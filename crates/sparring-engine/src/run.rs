@@ -177,7 +177,9 @@ pub fn run_id_pinned(spec: &Spec, options: &SimulateOptions, pinned: Option<&Pin
 /// small budget spreads over tasks). Under `repeat_policy: successive` only
 /// the first [`defaults::SUCCESSIVE_FIRST`] rounds are queued up front; an
 /// ask's later repeats join the queue when its first rollouts are in and
-/// disagree.
+/// disagree. Tasks drawn during the run (unique situations) join at the
+/// back. Only asks awaiting their decision keep state here, so memory
+/// follows the work in flight, not the run's size.
 struct Queue {
     tasks: Vec<Arc<Task>>,
     k: u32,
@@ -185,14 +187,19 @@ struct Queue {
     round: u32,
     cursor: usize,
     ready: VecDeque<Job>,
-    outcomes: Vec<Vec<String>>,
-    already: Vec<u32>,
+    extra: VecDeque<Job>,
+    outcomes: BTreeMap<String, Vec<String>>,
+    already: BTreeMap<String, u32>,
     /// Repeats skipped because the ask's first rollouts were unanimous.
     skipped: u64,
 }
 
 impl Queue {
-    fn new(tasks: Vec<Arc<Task>>, options: &SimulateOptions, done: &[Vec<String>]) -> Self {
+    fn new(
+        tasks: Vec<Arc<Task>>,
+        options: &SimulateOptions,
+        done: BTreeMap<String, Vec<String>>,
+    ) -> Self {
         let k = options.repeats.max(1);
         let first = if options.repeat_policy == "successive" {
             defaults::SUCCESSIVE_FIRST.min(k)
@@ -202,23 +209,34 @@ impl Queue {
         let mut queue = Self {
             already: done
                 .iter()
-                .map(|d| u32::try_from(d.len()).unwrap_or(u32::MAX).min(k))
+                .map(|(id, d)| {
+                    (
+                        id.clone(),
+                        u32::try_from(d.len()).unwrap_or(u32::MAX).min(k),
+                    )
+                })
                 .collect(),
-            outcomes: done.to_vec(),
+            outcomes: if first < k { done } else { BTreeMap::new() },
             tasks,
             k,
             first,
             round: 0,
             cursor: 0,
             ready: VecDeque::new(),
+            extra: VecDeque::new(),
             skipped: 0,
         };
         for t in 0..queue.tasks.len() {
-            if queue.already[t] >= first {
-                queue.decide(t);
+            let task = Arc::clone(&queue.tasks[t]);
+            if queue.done_before(&task) >= first {
+                queue.decide(&task);
             }
         }
         queue
+    }
+
+    fn done_before(&self, task: &Task) -> u32 {
+        self.already.get(&task.task_id).copied().unwrap_or(0)
     }
 
     fn next(&mut self) -> Option<Job> {
@@ -228,47 +246,102 @@ impl Queue {
                 self.cursor = 0;
                 continue;
             }
-            let t = self.cursor;
+            let task = &self.tasks[self.cursor];
             self.cursor += 1;
-            if self.round < self.already[t] {
+            if self.round < self.done_before(task) {
                 continue;
             }
             return Some(Job {
-                task: Arc::clone(&self.tasks[t]),
+                task: Arc::clone(task),
                 repeat: self.round,
             });
         }
-        self.ready.pop_front()
+        self.ready.pop_front().or_else(|| self.extra.pop_front())
+    }
+
+    /// Queues tasks drawn during the run: their first rounds, in order.
+    fn append(&mut self, tasks: &[Arc<Task>]) {
+        for repeat in 0..self.first {
+            for task in tasks {
+                self.extra.push_back(Job {
+                    task: Arc::clone(task),
+                    repeat,
+                });
+            }
+        }
     }
 
     /// Records the outcome of a finished rollout; the ask's first rollouts
     /// all in, its later repeats are queued unless they agreed.
-    fn record(&mut self, t: usize, repeat: u32, outcome: String) {
-        if repeat < self.first && t < self.outcomes.len() {
-            self.outcomes[t].push(outcome);
-            if self.outcomes[t].len() == self.first as usize {
-                self.decide(t);
-            }
+    fn record(&mut self, task: &Arc<Task>, repeat: u32, outcome: String) {
+        if self.first >= self.k || repeat >= self.first {
+            return;
+        }
+        let list = self.outcomes.entry(task.task_id.clone()).or_default();
+        list.push(outcome);
+        if list.len() == self.first as usize {
+            self.decide(task);
         }
     }
 
-    fn decide(&mut self, t: usize) {
+    fn decide(&mut self, task: &Arc<Task>) {
         if self.first >= self.k {
             return;
         }
-        let first = &self.outcomes[t][..(self.first as usize).min(self.outcomes[t].len())];
+        let outcomes = self.outcomes.remove(&task.task_id).unwrap_or_default();
+        let first = &outcomes[..(self.first as usize).min(outcomes.len())];
         let unanimous = first.windows(2).all(|w| w[0] == w[1]);
-        let from = self.already[t].max(self.first);
+        let from = self.done_before(task).max(self.first);
         if unanimous {
-            self.skipped += u64::from(self.k - from);
+            self.skipped += u64::from(self.k.saturating_sub(from));
             return;
         }
         for repeat in from..self.k {
             self.ready.push_back(Job {
-                task: Arc::clone(&self.tasks[t]),
+                task: Arc::clone(task),
                 repeat,
             });
         }
+    }
+}
+
+/// Draws unique situations during the run, a piece at a time.
+struct Drawer<'a> {
+    spec: &'a Spec,
+    options: &'a SimulateOptions,
+    plan: &'a crate::plan::Plan,
+    drawn: usize,
+    next_index: usize,
+    tier_mix: BTreeMap<String, u64>,
+    /// Every drawn task, kept only when later eval runs replay them.
+    keep: Option<Vec<Arc<Task>>>,
+}
+
+impl Drawer<'_> {
+    fn left(&self) -> usize {
+        self.plan.unique_left.saturating_sub(self.drawn)
+    }
+
+    fn draw(&mut self, count: usize) -> Result<Vec<Arc<Task>>, RunError> {
+        let count = count.min(self.left());
+        let (tasks, tiers) = crate::plan::draw_unique(
+            self.spec,
+            self.options,
+            self.plan,
+            self.drawn,
+            count,
+            self.next_index,
+        )?;
+        self.drawn += count;
+        self.next_index += tasks.len();
+        for (tier, n) in tiers {
+            *self.tier_mix.entry(tier).or_default() += n;
+        }
+        let tasks: Vec<Arc<Task>> = tasks.into_iter().map(Arc::new).collect();
+        if let Some(keep) = &mut self.keep {
+            keep.extend(tasks.iter().cloned());
+        }
+        Ok(tasks)
     }
 }
 
@@ -381,7 +454,10 @@ pub async fn run(
         (tasks, Some(planned))
     };
     let k = u64::from(options.repeats.max(1));
-    let planned = tasks.len() as u64 * k;
+    let unique_tasks = planned_run.as_ref().map_or(0, |p| {
+        p.unique_left as u64 * u64::from(options.phrasings.max(1))
+    });
+    let planned = (tasks.len() as u64 + unique_tasks) * k;
     let per_run = options.budget.map_or(planned, |b| b.min(planned));
     let mut warnings = Vec::new();
     if pinned.is_none() && spec.seeds.len() as u64 * k > per_run {
@@ -427,25 +503,40 @@ pub async fn run(
     let mut eval_runs = Vec::new();
     let mut stopped_because = String::new();
     let deadline = options.time_budget.map(|s| started + s * 1000.0);
+    let mut drawer = planned_run.as_ref().map(|p| Drawer {
+        spec: &spec,
+        options: &options,
+        plan: p,
+        drawn: 0,
+        next_index: tasks.len(),
+        tier_mix: p.tier_mix.clone(),
+        keep: (runs > 1).then(Vec::new),
+    });
+    let mut tasks = tasks;
     for eval_run in 0..runs {
-        let done: Vec<Vec<String>> = tasks
-            .iter()
-            .map(|t| {
-                config
-                    .done
-                    .get(&(eval_run, t.task_id.clone()))
-                    .cloned()
-                    .unwrap_or_default()
-            })
+        let done: BTreeMap<String, Vec<String>> = config
+            .done
+            .range((eval_run, String::new())..(eval_run + 1, String::new()))
+            .map(|((_, id), d)| (id.clone(), d.clone()))
             .collect();
-        let resumed_here: u64 = done.iter().map(|d| (d.len() as u64).min(k)).sum();
-        let mut queue = Queue::new(tasks.clone(), &options, &done);
+        let resumed_here: u64 = done.values().map(|d| (d.len() as u64).min(k)).sum();
+        if eval_run > 0
+            && let Some(kept) = drawer.as_mut().and_then(|d| d.keep.take())
+        {
+            // Later runs replay every task run 0 drew, and draw nothing.
+            tasks.extend(kept);
+            if let Some(d) = drawer.as_mut() {
+                d.drawn = d.plan.unique_left;
+            }
+        }
+        let mut queue = Queue::new(tasks.clone(), &options, done);
         let limit = per_run.saturating_sub(resumed_here);
         let before = tally.counts.rows;
         let stop = execute(
             &shared,
             eval_run,
             &mut queue,
+            drawer.as_mut(),
             limit,
             deadline,
             &config.cancel,
@@ -538,7 +629,13 @@ pub async fn run(
         ),
     );
     let mut search = match &planned_run {
-        Some(p) => search_record(p, &options, &spec, per_run),
+        Some(p) => {
+            let mut p = p.clone();
+            if let Some(d) = &drawer {
+                p.tier_mix.clone_from(&d.tier_mix);
+            }
+            search_record(&p, &options, &spec, per_run)
+        }
         None => BTreeMap::new(),
     };
     if let Some(p) = &pinned {
@@ -602,6 +699,7 @@ async fn execute(
     shared: &Arc<Shared>,
     eval_run: u32,
     queue: &mut Queue,
+    mut drawer: Option<&mut Drawer<'_>>,
     limit: u64,
     deadline: Option<f64>,
     cancel: &Arc<AtomicBool>,
@@ -613,16 +711,6 @@ async fn execute(
 ) -> Result<Option<&'static str>, RunError> {
     let options = &shared.options;
     let concurrency = options.concurrency.max(1);
-    let index_of: BTreeMap<&str, usize> = queue
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.task_id.as_str(), i))
-        .collect();
-    let index_of: BTreeMap<String, usize> = index_of
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v))
-        .collect();
     let mut in_flight: JoinSet<(u64, Done)> = JoinSet::new();
     let mut scheduled = 0u64;
     let mut seq = 0u64;
@@ -641,7 +729,11 @@ async fn execute(
                 stop = Some("time_budget");
                 break;
             }
-            if options.unique_situations && tally.since_new_signature >= defaults::SATURATION_ROWS {
+            // Saturation stops drawing new situations; replays draw none.
+            if options.unique_situations
+                && eval_run == 0
+                && tally.since_new_signature >= defaults::SATURATION_ROWS
+            {
                 stop = Some("saturated");
                 break;
             }
@@ -649,7 +741,16 @@ async fn execute(
                 budget_hit = true;
                 break;
             }
-            let Some(job) = queue.next() else { break };
+            let Some(job) = queue.next() else {
+                match drawer.as_deref_mut() {
+                    Some(d) if d.left() > 0 => {
+                        let more = d.draw(concurrency.max(defaults::UNIQUE_DRAW))?;
+                        queue.append(&more);
+                        continue;
+                    }
+                    _ => break,
+                }
+            };
             scheduled += 1;
             let shared = Arc::clone(shared);
             let n = seq;
@@ -681,9 +782,7 @@ async fn execute(
                 });
             }
             tally.add(&row, &done.task.grid_row, progress);
-            if let Some(&t) = index_of.get(&done.task.task_id) {
-                queue.record(t, done.repeat, outcome(&row));
-            }
+            queue.record(&done.task, done.repeat, outcome(&row));
             on_progress(progress);
             if !tally.agent_replied && progress.errors >= DEAD_AGENT_ROWS && stop.is_none() {
                 stop = Some("agent_unavailable");
@@ -696,10 +795,11 @@ async fn execute(
             }
         }
     }
-    if stop.is_none() && budget_hit && queue.next().is_some() {
+    let more = queue.next().is_some() || drawer.is_some_and(|d| d.left() > 0);
+    if stop.is_none() && budget_hit && more {
         stop = Some("budget_spent");
     }
-    if stop == Some("interrupted") && queue.next().is_none() {
+    if stop == Some("interrupted") && !more {
         stop = None;
     }
     Ok(stop)

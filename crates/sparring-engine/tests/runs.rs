@@ -233,6 +233,46 @@ async fn situations_cap_distinct_worlds_and_leave_budget_unspent() {
         "every situation its own world"
     );
     assert_eq!(summary.stopped_because, "situations_exhausted");
+
+    // Unique situations are drawn a piece at a time (at least `concurrency`
+    // per piece); the pieces do not change what is drawn.
+    let wide = SimulateOptions {
+        situations: Some(grid + 150),
+        unique_situations: true,
+        concurrency: 100,
+        ..SimulateOptions::default()
+    };
+    let narrow = SimulateOptions {
+        concurrency: 1,
+        ..wide.clone()
+    };
+    let (a, _) = Call::new(ScriptedAgent::competent(), wide.clone())
+        .go()
+        .await;
+    let (b, _) = Call::new(ScriptedAgent::competent(), narrow).go().await;
+    let render = |rows: &[Row]| {
+        let mut v: Vec<String> = rows.iter().map(|r| stable(r).to_string()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(a.len() as u64, grid + 150);
+    assert_eq!(render(&a), render(&b));
+    // Replays of a unique run replay the situations run 0 drew.
+    let (rows, _) = Call::new(
+        ScriptedAgent::competent(),
+        SimulateOptions { runs: 2, ..wide },
+    )
+    .go()
+    .await;
+    let mut by_run: BTreeMap<u32, BTreeSet<&str>> = BTreeMap::new();
+    for r in &rows {
+        by_run
+            .entry(r.lineage.eval_run)
+            .or_default()
+            .insert(r.task_id.as_str());
+    }
+    assert_eq!(by_run[&0].len() as u64, grid + 150);
+    assert_eq!(by_run[&0], by_run[&1]);
 }
 
 #[tokio::test]

@@ -54,6 +54,9 @@ pub const RUNS: u32 = 1;
 /// With `unique_situations`, rows in a row without a new behaviour
 /// signature after which the run stops as `saturated`.
 pub const SATURATION_ROWS: u64 = 200;
+/// Unique situations drawn at a time (at least `concurrency`), so a run
+/// with a large budget holds only a few in memory.
+pub const UNIQUE_DRAW: usize = 64;
 /// Seconds between plain progress lines when stderr is not a terminal.
 pub const PROGRESS_LINE_SECS: f64 = 10.0;
 
