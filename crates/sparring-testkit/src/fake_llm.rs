@@ -111,6 +111,9 @@ pub struct FakeOptions {
     pub behaviour: Behaviour,
     /// Keep every request for [`FakeLlm::requests`] (off for benchmarks).
     pub record: bool,
+    /// What the agent says after a tool result, in place of `Done.` (a
+    /// question keeps the conversation going, for benchmarks).
+    pub agent_text: Option<String>,
 }
 
 /// One request the server received.
@@ -334,7 +337,13 @@ async fn serve(inner: &Inner, api: Api, headers: &HeaderMap, body: &[u8]) -> Res
         );
     }
     let scripted = inner.script.lock().ok().and_then(|mut s| s.pop_front());
-    let mut reply = scripted.unwrap_or_else(|| default_reply(inner.options.behaviour, &request));
+    let mut reply = scripted.unwrap_or_else(|| {
+        default_reply(
+            inner.options.behaviour,
+            inner.options.agent_text.as_deref(),
+            &request,
+        )
+    });
     loop {
         match reply {
             Reply::Delayed(delay, then) => {
@@ -377,8 +386,8 @@ fn status(code: u16, body: &Value, retry_after: Option<&str>) -> Response {
     response
 }
 
-fn default_reply(behaviour: Behaviour, request: &Value) -> Reply {
-    let done = || Reply::Text("Done.".to_owned());
+fn default_reply(behaviour: Behaviour, agent_text: Option<&str>, request: &Value) -> Reply {
+    let done = || Reply::Text(agent_text.unwrap_or("Done.").to_owned());
     match behaviour {
         Behaviour::Text => return done(),
         Behaviour::Status(code) => return Reply::error(code, "the fake server is down"),
