@@ -3,18 +3,19 @@
 use crate::UsageError;
 use anyhow::{Context as _, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use sparring_engine::run::{self as engine, Clock, Progress, RowSink, RunConfig};
+use sparring_engine::run::{self as engine, Clock, Pinned, Progress, RowSink, RunConfig};
 use sparring_io::command_agent::CommandAgent;
 use sparring_io::command_world::CommandWorld;
 use sparring_io::http_world::HttpWorld;
 use sparring_io::log::RunLog;
-use sparring_io::rows::{RowWriter, counts, read_rows, repair_torn_line, write_summary};
+use sparring_io::rows::{RowWriter, count_file, read_rows, repair_torn_line, write_summary};
 use sparring_io::score::input::read_score_rows;
 use sparring_io::score::report::{ReportOptions, render, report};
 use sparring_io::spec_file::load_spec;
 use sparring_llm::{BackendOptions, BackendSpec, Limiter, RetryPolicy, Sampling, model_agent};
 use sparring_types::{
-    Agent, OptionsPatch, Row, ToolExecutor, check_temperature, check_top_logprobs, check_top_p,
+    Agent, MODES, OptionsPatch, REPEAT_POLICIES, Row, ToolExecutor, check_choice,
+    check_temperature, check_top_logprobs, check_top_p,
 };
 use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
@@ -90,9 +91,38 @@ pub(crate) struct Args {
     /// Who plays the person: `template` (offline), or a backend spec [default: template]
     #[arg(long)]
     person: Option<String>,
-    /// Rollouts per ask (k) [default: 1]
-    #[arg(long)]
+    /// Rollouts per ask (k) [default: 1; the mode's]
+    #[arg(long, visible_alias = "rollouts-per-request")]
     repeats: Option<u32>,
+    /// A preset of counts: eval (k=1), rl (k=8, successive), sft (n=3, k=2); explicit options win
+    #[arg(long)]
+    mode: Option<String>,
+    /// fixed (every ask gets all k) or successive (stop repeating an ask once its first
+    /// rollouts agree) [default: fixed; the mode's]
+    #[arg(long)]
+    repeat_policy: Option<String>,
+    /// Distinct situations (N) at most; the run stops when each has all its rollouts
+    #[arg(long)]
+    situations: Option<u64>,
+    /// Keep drawing new situations (fresh worlds) past the covering array; needs
+    /// --budget or --situations
+    #[arg(long, visible_alias = "unique")]
+    unique_situations: bool,
+    /// Seconds the run may take; no rollout starts after it (in-flight ones finish)
+    #[arg(long)]
+    time_budget: Option<f64>,
+    /// Results independent of completion order at any concurrency: rollouts go in
+    /// batches, each finished before the next is chosen
+    #[arg(long)]
+    reproducible: bool,
+    /// Re-run the tasks of a previous run (its directory or rows file) on their own
+    /// situations, faults and world seeds; nothing new is generated
+    #[arg(long, value_name = "PREV")]
+    tasks: Option<PathBuf>,
+    /// Run the task set this many times (replays, `lineage.eval_run` 0..R-1);
+    /// --budget is per run [default: 1]
+    #[arg(long)]
+    runs: Option<u32>,
     /// How long the person keeps answering: normal, short or endless [default: normal]
     #[arg(long)]
     patience: Option<String>,
@@ -164,13 +194,37 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         retries: args.retries,
         writer: args.writer.clone(),
         person: args.person.clone(),
+        mode: args.mode.clone(),
+        repeat_policy: args.repeat_policy.clone(),
+        situations: args.situations,
+        unique_situations: args.unique_situations.then_some(true),
+        time_budget: args.time_budget,
+        reproducible: args.reproducible.then_some(true),
+        runs: args.runs,
     };
-    if let Some(p) = &cli.patience
-        && !matches!(p.as_str(), "normal" | "short" | "endless")
-    {
-        return Err(usage(format!(
-            "--patience `{p}` is not a patience level; expected `normal`, `short` or `endless`"
-        )));
+    for (flag, what, value, choices) in [
+        (
+            "--patience",
+            "patience",
+            &cli.patience,
+            &["normal", "short", "endless"][..],
+        ),
+        ("--mode", "mode", &cli.mode, MODES),
+        (
+            "--repeat-policy",
+            "repeat policy",
+            &cli.repeat_policy,
+            REPEAT_POLICIES,
+        ),
+    ] {
+        if let Some(v) = value {
+            check_choice(what, v, choices).map_err(|m| usage(format!("{flag}: {m}")))?;
+        }
+    }
+    if cli.time_budget.is_some_and(|t| t.is_nan() || t <= 0.0) {
+        return Err(usage(
+            "--time-budget must be a number of seconds greater than 0",
+        ));
     }
     for (name, zero) in [
         ("--budget", cli.budget == Some(0)),
@@ -180,6 +234,8 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         ("--max-tool-steps", cli.max_tool_steps == Some(0)),
         ("--max-tokens", cli.max_tokens == Some(0)),
         ("--rpm", cli.rpm == Some(0)),
+        ("--situations", cli.situations == Some(0)),
+        ("--runs", cli.runs == Some(0)),
     ] {
         if zero {
             return Err(usage(format!("{name} must be at least 1")));
@@ -224,9 +280,18 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     let person_spec = role_spec("person", patch.person.as_deref())?;
     patch.writer = writer_spec.as_ref().map(BackendSpec::describe);
     patch.person = person_spec.as_ref().map(BackendSpec::describe);
-    patch
-        .check()
-        .map_err(|m| usage(format!("{m}\nhint: add --logprobs")))?;
+    patch.check().map_err(|m| {
+        let hint = if m.contains("logprobs") {
+            "add --logprobs"
+        } else {
+            "add --budget N or --situations N"
+        };
+        usage(format!("{m}\nhint: {hint}"))
+    })?;
+    let pinned = match &args.tasks {
+        Some(prev) => Some(pin(prev)?),
+        None => None,
+    };
     let agent_command = patch.agent.clone().ok_or_else(|| {
         usage("no agent: pass --agent CMD or set `options.agent` in the spec\nhint: the example agent runs as --agent \"python3 examples/support-desk/agent.py\"")
     })?;
@@ -258,7 +323,23 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             ));
         }
     }
-    let options = patch.resolve();
+    let explicit_repeats = patch.repeats;
+    // Only a seed on the command line overrides the pinned run's; a spec's
+    // `seed` is part of what an A/B edits, not of the tasks.
+    let explicit_seed = args.seed;
+    let mut options = patch.resolve();
+    // A pinned re-run runs at this call's k when given, else the pinned
+    // run's (never the mode's), and at the pinned run's seed unless one is
+    // given on the command line, so the same people meet the same worlds.
+    let pinned = pinned.map(|(pinned, k, seed)| {
+        options.repeats = explicit_repeats.unwrap_or(k.max(1));
+        if explicit_seed.is_none()
+            && let Some(seed) = seed
+        {
+            options.seed = seed;
+        }
+        pinned
+    });
     let timeout = Duration::from_secs_f64(options.agent_timeout);
     // One backend playing two roles is named, with the option to change.
     let roles = sparring_llm::roles::same_model(
@@ -316,7 +397,10 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     };
     let rows_path = out.join("rows.jsonl");
     let (done, written_asks) = if args.resume {
-        resume_state(&rows_path, &engine::run_id(&spec, &options))?
+        resume_state(
+            &rows_path,
+            &engine::run_id_pinned(&spec, &options, pinned.as_ref()),
+        )?
     } else {
         (BTreeMap::new(), BTreeMap::new())
     };
@@ -382,10 +466,20 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             });
         }
         let bar = progress_bar(quiet);
+        let plain = !quiet && bar.is_hidden() && std::env::var_os("NO_PROGRESS").is_none();
+        let begun = Instant::now();
+        let mut last_line = Instant::now();
         let mut on_progress = |p: &Progress| {
             bar.set_length(p.total);
             bar.set_position(p.done);
             bar.set_message(format!("{} failed, {} agent errors", p.failed, p.errors));
+            if plain
+                && last_line.elapsed().as_secs_f64()
+                    >= sparring_types::defaults::PROGRESS_LINE_SECS
+            {
+                last_line = Instant::now();
+                eprintln!("{}", progress_line(p, begun.elapsed().as_secs_f64()));
+            }
         };
         let config = RunConfig {
             spec: Arc::new(spec),
@@ -398,6 +492,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             writer: writer_agent,
             person,
             written_asks,
+            pinned,
         };
         let mut summary = engine::run(config, &mut sink, &mut on_progress).await?;
         summary.warnings.extend(warnings);
@@ -424,8 +519,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         bar.finish_and_clear();
         // The summary describes the whole rows file, rows of earlier attempts
         // included.
-        let rows = read_rows(&rows_path)?;
-        summary.counts = counts(&rows);
+        summary.counts = count_file(&rows_path)?;
         write_summary(&out, &summary)?;
         let rows = read_score_rows(&rows_path)?;
         if !quiet {
@@ -526,7 +620,7 @@ async fn role_agent(
 /// each task already has. The rows must come from the same run (spec, seed
 /// and options), or resuming would mix two runs in one file. Also returns
 /// the asks a model writer wrote, per scenario, so they are kept.
-fn resume_state(rows_path: &Path, run_id: &str) -> Result<(BTreeMap<String, u32>, WrittenAsks)> {
+fn resume_state(rows_path: &Path, run_id: &str) -> Result<(Done, WrittenAsks)> {
     if !rows_path.exists() {
         return Err(usage(format!(
             "nothing to resume: `{}` does not exist\nhint: run without --resume to start the run",
@@ -539,8 +633,8 @@ fn resume_state(rows_path: &Path, run_id: &str) -> Result<(BTreeMap<String, u32>
             rows_path.display()
         );
     }
-    let mut done: BTreeMap<String, u32> = BTreeMap::new();
     let mut written: WrittenAsks = BTreeMap::new();
+    let mut done: Done = BTreeMap::new();
     if std::fs::metadata(rows_path).map_or(0, |m| m.len()) == 0 {
         return Ok((done, written));
     }
@@ -560,13 +654,75 @@ fn resume_state(rows_path: &Path, run_id: &str) -> Result<(BTreeMap<String, u32>
                 asks.push(ask.content_str().to_owned());
             }
         }
-        *done.entry(row.task_id).or_default() += 1;
+        let outcome = engine::outcome(&row);
+        done.entry((row.lineage.eval_run, row.task_id))
+            .or_default()
+            .push(outcome);
     }
     Ok((done, written))
 }
 
 /// Scenario id → asks a model writer wrote for it.
 type WrittenAsks = BTreeMap<String, Vec<String>>;
+
+/// Rows already written: per `(eval_run, task_id)` the outcome of each.
+type Done = BTreeMap<(u32, String), Vec<String>>;
+/// A previous run's tasks, from its directory or rows file: the pin, the
+/// most rollouts any task had (the pinned k) and the run's seed when its
+/// `run.json` says.
+fn pin(prev: &Path) -> Result<(Pinned, u32, Option<u64>)> {
+    let (rows_path, summary_path) = if prev.is_dir() {
+        (prev.join("rows.jsonl"), prev.join("run.json"))
+    } else {
+        (
+            prev.to_path_buf(),
+            prev.parent().unwrap_or(Path::new(".")).join("run.json"),
+        )
+    };
+    if !rows_path.exists() {
+        return Err(usage(format!(
+            "--tasks `{}`: no rows there (expected a run directory with rows.jsonl, or a rows file)",
+            prev.display()
+        )));
+    }
+    let rows = read_rows(&rows_path)?;
+    let Some((pinned, k)) = Pinned::from_rows(&rows) else {
+        return Err(usage(format!(
+            "--tasks `{}`: the rows file is empty; there are no tasks to re-run",
+            rows_path.display()
+        )));
+    };
+    let seed = std::fs::read_to_string(&summary_path)
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|v| {
+            (v.get("run_id").and_then(serde_json::Value::as_str) == Some(pinned.from_run.as_str()))
+                .then(|| {
+                    v.pointer("/options/seed")
+                        .and_then(serde_json::Value::as_u64)
+                })
+                .flatten()
+        });
+    Ok((pinned, k, seed))
+}
+
+/// One plain progress line, for when stderr is not a terminal.
+fn progress_line(p: &Progress, secs: f64) -> String {
+    let rate = if secs > 0.0 {
+        p.done as f64 / secs
+    } else {
+        0.0
+    };
+    let eta = if rate > 0.0 && p.total > p.done {
+        format!("{:.0} s", (p.total - p.done) as f64 / rate)
+    } else {
+        "-".to_owned()
+    };
+    format!(
+        "progress: {}/{} rows, {rate:.1} rows/s, {} failed, {} agent errors, eta {eta}",
+        p.done, p.total, p.failed, p.errors
+    )
+}
 
 fn progress_bar(quiet: bool) -> ProgressBar {
     let visible =

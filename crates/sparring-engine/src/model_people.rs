@@ -399,7 +399,7 @@ pub async fn write_asks(
     let mut reused: BTreeMap<Vec<usize>, Vec<String>> = BTreeMap::new();
     for g in &wanted {
         let first = &plan.tasks[groups[g][0]];
-        let (scenario, _) = crate::run::task_ids(spec, first);
+        let (scenario, _) = crate::run::task_ids(first);
         if let Some(asks) = known.get(&scenario) {
             let mut asks = asks.clone();
             asks.sort();

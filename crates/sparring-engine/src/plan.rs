@@ -41,6 +41,10 @@ pub struct Task {
     pub facts: Facts,
     /// Who wrote the ask: `template`, or the model writer's backend.
     pub writer: String,
+    /// The situation's id, stable across runs (`scenario_id`).
+    pub scenario_id: String,
+    /// The task's id, stable across runs (`task_id`).
+    pub task_id: String,
 }
 
 /// A run's plan: the axes, the array and the tasks.
@@ -54,6 +58,12 @@ pub struct Plan {
     pub tasks: Vec<Task>,
     /// Tier name → situations drawn with it.
     pub tier_mix: BTreeMap<String, u64>,
+    /// Unique situations (`unique_situations`) still to draw past the
+    /// array; [`draw_unique`] draws them a few at a time, so memory does not
+    /// grow with the budget.
+    pub unique_left: usize,
+    /// The array rows unique situations are laid on, in turn.
+    pub again: Vec<usize>,
 }
 
 /// Why a plan could not be made.
@@ -78,11 +88,107 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
     let axes = Axes::of(spec)?;
     let effort = Effort::new(options.grid_effort)?;
     let array = axes.grid(options.seed, effort)?;
+    let mut order = coverage_order(&array.rows, spec.seeds.len());
+    let grid_rows = order.len();
+    // `situations` caps the count (never below the seeds); with
+    // `unique_situations` new situations follow the array, each a fresh
+    // world (its own stream and world seed) on an array row taken again in
+    // coverage order.
+    let wanted = situation_count(options, spec.seeds.len(), grid_rows);
+    let again: Vec<usize> = order[spec.seeds.len().min(grid_rows)..].to_vec();
+    let again = if again.is_empty() {
+        order.clone()
+    } else {
+        again
+    };
+    order.truncate(wanted);
+    let mut plan = finish_plan(
+        spec, options, &templates, &world, axes, array, &order, &again,
+    );
+    if grid_rows > 0 {
+        plan.unique_left = wanted.saturating_sub(grid_rows);
+    }
+    plan.again = again;
+    Ok(plan)
+}
+
+/// Draws `count` unique situations past the array, starting `from` unique
+/// situations in (`from = 0` is the first past the array); their tasks are
+/// numbered from `first_index`. Returns the tasks and their tier counts.
+/// Each draw depends only on its index, so drawing in pieces gives the same
+/// situations as drawing at once.
+pub fn draw_unique(
+    spec: &Spec,
+    options: &SimulateOptions,
+    plan: &Plan,
+    from: usize,
+    count: usize,
+    first_index: usize,
+) -> Result<(Vec<Task>, BTreeMap<String, u64>), PlanError> {
+    let templates = Templates::builtin()?;
+    let world = World::with_options(spec, 0, options.world.clone());
+    let grid_rows = plan.array.rows.len();
+    if grid_rows == 0 || plan.again.is_empty() {
+        return Ok((Vec::new(), BTreeMap::new()));
+    }
+    let order: Vec<usize> = (grid_rows + from..grid_rows + from + count).collect();
+    let drawn = finish_plan(
+        spec,
+        options,
+        &templates,
+        &world,
+        plan.axes.clone(),
+        plan.array.clone(),
+        &order,
+        &plan.again,
+    );
+    let mut tasks = drawn.tasks;
+    for (i, task) in tasks.iter_mut().enumerate() {
+        task.index = first_index + i;
+    }
+    Ok((tasks, drawn.tier_mix))
+}
+
+/// How many situations a run draws: the grid's rows, or `situations` of them
+/// (at least the seeds), or with `unique_situations` as many as `situations`
+/// or the budget can use.
+fn situation_count(options: &SimulateOptions, seeds: usize, grid_rows: usize) -> usize {
+    let cap = |n: u64| usize::try_from(n).unwrap_or(usize::MAX).max(seeds);
+    if options.unique_situations {
+        match (options.situations, options.budget) {
+            (Some(n), _) => cap(n),
+            (None, Some(budget)) => cap(budget.div_ceil(u64::from(options.phrasings.max(1)))),
+            (None, None) => grid_rows,
+        }
+    } else {
+        options
+            .situations
+            .map_or(grid_rows, |n| cap(n).min(grid_rows))
+    }
+}
+
+#[allow(clippy::too_many_arguments, clippy::too_many_lines)]
+fn finish_plan(
+    spec: &Spec,
+    options: &SimulateOptions,
+    templates: &Templates,
+    world: &World,
+    axes: Axes,
+    array: CoveringArray,
+    order: &[usize],
+    again: &[usize],
+) -> Plan {
     let mut situations: Vec<Vec<Task>> = Vec::new();
     let mut tier_mix: BTreeMap<String, u64> = BTreeMap::new();
-    let order = coverage_order(&array.rows, spec.seeds.len());
-    for r in order {
-        let row = &array.rows[r];
+    let grid_rows = array.rows.len();
+    for &r in order {
+        // An index past the array is a unique situation on a row taken again.
+        let at = if r < grid_rows {
+            r
+        } else {
+            again[(r - grid_rows) % again.len()]
+        };
+        let row = &array.rows[at];
         let named = axes.named(row);
         let get = |name: &str| {
             named
@@ -156,8 +262,8 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
         };
         let n = options.phrasings.max(1) as usize;
         let mut asks = match &seed_ask {
-            Some(ask) => writer::seed_phrasings(&templates, ask, &input, n, &mut stream),
-            None => writer::phrasings(&templates, &input, Some(&second), n, &mut stream),
+            Some(ask) => writer::seed_phrasings(templates, ask, &input, n, &mut stream),
+            None => writer::phrasings(templates, &input, Some(&second), n, &mut stream),
         };
         if state == "several"
             && let Some(others) = facts.known.get("other_ids")
@@ -198,6 +304,9 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
             style: style.to_owned(),
             patience: options.patience.clone(),
             knows: facts.known.clone(),
+            goal: Some(facts.goal.clone()),
+            wants: facts.wants.iter().map(|(k, _)| k.clone()).collect(),
+            id_field: facts.id.as_ref().map(|(k, _)| k.clone()),
         };
         let arm = if seed_ask.is_some() {
             "seed"
@@ -207,16 +316,26 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
         situations.push(
             asks.into_iter()
                 .enumerate()
-                .map(|(p, ask)| Task {
-                    index: 0,
-                    grid_row: row.clone(),
-                    phrasing: p,
-                    situation: situation.clone(),
-                    persona: persona.clone(),
-                    ask,
-                    arm: arm.to_owned(),
-                    facts: facts.clone(),
-                    writer: sparring_types::defaults::TEMPLATE.to_owned(),
+                .map(|(p, ask)| {
+                    let mut task = Task {
+                        index: 0,
+                        grid_row: row.clone(),
+                        phrasing: p,
+                        situation: situation.clone(),
+                        persona: persona.clone(),
+                        ask,
+                        arm: arm.to_owned(),
+                        facts: facts.clone(),
+                        scenario_id: String::new(),
+                        task_id: String::new(),
+                        writer: sparring_types::defaults::TEMPLATE.to_owned(),
+                    };
+                    // A unique situation on a repeated row differs in its
+                    // world seed and facts; its ids say so.
+                    let (scenario_id, task_id) = ids_of(spec, &task, r >= grid_rows);
+                    task.scenario_id = scenario_id;
+                    task.task_id = task_id;
+                    task
                 })
                 .collect(),
         );
@@ -235,12 +354,111 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
     for (i, task) in tasks.iter_mut().enumerate() {
         task.index = i;
     }
-    Ok(Plan {
+    Plan {
         axes,
         array,
         tasks,
         tier_mix,
-    })
+        unique_left: 0,
+        again: Vec::new(),
+    }
+}
+
+/// The scenario id and task id of a planned task. A situation past the
+/// array (`unique_situations`) adds its world seed to its identity.
+fn ids_of(spec: &Spec, task: &Task, unique: bool) -> (String, String) {
+    use sparring_types::hash::short_id;
+    let mut identity = serde_json::json!({
+        "axes": task.situation.axes, "tier": task.situation.tier, "knows": task.persona.knows,
+    });
+    if unique {
+        identity["world_seed"] = serde_json::json!(task.situation.world_seed);
+    }
+    let scenario_id = short_id("scn", &identity);
+    let task_id = task_id_of(spec, &scenario_id, &task.ask);
+    (scenario_id, task_id)
+}
+
+/// The id of a task: its situation and the words of its ask, so a rewritten
+/// ask (a model writer's) is a new task.
+pub fn task_id_of(spec: &Spec, scenario_id: &str, ask: &str) -> String {
+    sparring_types::hash::short_id(
+        "task",
+        &serde_json::json!({"spec": spec.name, "scenario": scenario_id, "ask": ask}),
+    )
+}
+
+/// The tasks of a previous run, for a pinned re-run (`--tasks`): one per
+/// distinct `task_id`, ordered by it (so the order does not depend on the
+/// order the rows finished in), each on its own situation, person, faults
+/// and world seed. Returns the tasks and the most rollouts any task has in
+/// one eval run (the pinned k).
+pub fn pinned_tasks(rows: &[sparring_types::Row]) -> (Vec<Task>, u32) {
+    let mut by_id: BTreeMap<&str, &sparring_types::Row> = BTreeMap::new();
+    let mut counts: BTreeMap<(u32, &str), u32> = BTreeMap::new();
+    for row in rows {
+        by_id.entry(row.task_id.as_str()).or_insert(row);
+        *counts
+            .entry((row.lineage.eval_run, row.task_id.as_str()))
+            .or_default() += 1;
+    }
+    let k = counts.values().copied().max().unwrap_or(0);
+    let tasks = by_id
+        .values()
+        .enumerate()
+        .map(|(index, row)| pinned_task(index, row))
+        .collect();
+    (tasks, k)
+}
+
+fn pinned_task(index: usize, row: &sparring_types::Row) -> Task {
+    let persona = row.persona.clone();
+    let known = persona.knows.clone();
+    let value = |field: &String| (field.clone(), known.get(field).cloned().unwrap_or_default());
+    let facts = Facts {
+        id: persona.id_field.as_ref().map(value),
+        wants: persona.wants.iter().map(value).collect(),
+        goal: persona
+            .goal
+            .clone()
+            .unwrap_or_else(|| "sort out my request".to_owned()),
+        known,
+    };
+    // Only the scheduled faults are the situation's; random ones are drawn
+    // again by the world at `fault_rate`.
+    let faults = row
+        .situation
+        .faults
+        .iter()
+        .filter(|f| {
+            f.get("source")
+                .and_then(serde_json::Value::as_str)
+                .is_none_or(|s| s == "scheduled")
+        })
+        .filter_map(|f| Some(serde_json::json!({"tool": f.get("tool")?, "kind": f.get("kind")?})))
+        .collect();
+    let ask = row
+        .messages
+        .iter()
+        .find(|m| m.role == sparring_types::Role::User)
+        .map(|m| m.content_str().to_owned())
+        .unwrap_or_default();
+    Task {
+        index,
+        grid_row: Vec::new(),
+        phrasing: 0,
+        situation: Situation {
+            faults,
+            ..row.situation.clone()
+        },
+        persona,
+        ask,
+        arm: row.lineage.arm.clone(),
+        facts,
+        scenario_id: row.scenario_id.clone(),
+        task_id: row.task_id.clone(),
+        writer: row.writer_model.clone(),
+    }
 }
 
 /// The sampled tool condition of a situation with a tool: a fault at

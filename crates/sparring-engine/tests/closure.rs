@@ -69,6 +69,7 @@ async fn a_closure_agent_runs_the_tool_loop() {
         cancel: Arc::new(AtomicBool::new(false)),
         done: std::collections::BTreeMap::new(),
         executor: None,
+        pinned: None,
         writer: None,
         person: None,
         written_asks: std::collections::BTreeMap::new(),

@@ -36,6 +36,7 @@ async fn rows_of(agent: ScriptedAgent) -> Vec<Row> {
         clock: Arc::new(NoClock),
         cancel: Arc::new(AtomicBool::new(false)),
         done: std::collections::BTreeMap::new(),
+        pinned: None,
         executor: None,
         writer: None,
         person: None,

@@ -97,6 +97,7 @@ async fn simulate_known(
         cancel: Arc::new(AtomicBool::new(false)),
         done: std::collections::BTreeMap::new(),
         executor: None,
+        pinned: None,
         writer,
         person,
         written_asks,

@@ -282,6 +282,7 @@ async fn a_person_never_states_a_fact_it_was_not_given() {
         clock: Arc::new(NoClock),
         cancel: Arc::new(std::sync::atomic::AtomicBool::new(false)),
         done: std::collections::BTreeMap::new(),
+        pinned: None,
         executor: None,
         writer: None,
         person: None,

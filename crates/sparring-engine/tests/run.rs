@@ -21,6 +21,7 @@ async fn simulate(
         clock: Arc::new(NoClock),
         cancel: Arc::new(AtomicBool::new(false)),
         done: std::collections::BTreeMap::new(),
+        pinned: None,
         executor: None,
         writer: None,
         person: None,

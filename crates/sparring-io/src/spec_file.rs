@@ -138,11 +138,18 @@ fn file_reference(
 pub fn load_spec(path: &Path) -> Result<Spec, Error> {
     let mut doc = read_document(path)?;
     let base = path.parent().map(Path::to_owned).unwrap_or_default();
-    if let Some(v) = doc.get("system_prompt")
-        && let Some(file) = file_reference(v, &base, path, "/system_prompt")?
+    // `policy` is an alias of `system_prompt`; both at once is an error
+    // that `Spec::from_value` reports.
+    let prompt_key = if doc.get("system_prompt").is_none() && doc.get("policy").is_some() {
+        "policy"
+    } else {
+        "system_prompt"
+    };
+    if let Some(v) = doc.get(prompt_key)
+        && let Some(file) = file_reference(v, &base, path, &format!("/{prompt_key}"))?
     {
         let text = std::fs::read_to_string(&file).map_err(|e| Error::read(&file, &e))?;
-        doc["system_prompt"] = Value::String(text);
+        doc[prompt_key] = Value::String(text);
     }
     let mut tools_file = None;
     if let Some(v) = doc.get("tools")

@@ -162,6 +162,9 @@ pub struct FakeOptions {
     pub behaviour: Behaviour,
     /// Keep every request for [`FakeLlm::requests`] (off for benchmarks).
     pub record: bool,
+    /// What the agent says after a tool result, in place of `Done.` (a
+    /// question keeps the conversation going, for benchmarks).
+    pub agent_text: Option<String>,
 }
 
 /// One request the server received.
@@ -393,7 +396,13 @@ async fn serve(inner: &Inner, api: Api, headers: &HeaderMap, body: &[u8]) -> Res
                 .as_ref()
                 .and_then(|r| (r.0)(&request))
         })
-        .unwrap_or_else(|| default_reply(inner.options.behaviour, &request));
+        .unwrap_or_else(|| {
+            default_reply(
+                inner.options.behaviour,
+                inner.options.agent_text.as_deref(),
+                &request,
+            )
+        });
     loop {
         match reply {
             Reply::Delayed(delay, then) => {
@@ -436,8 +445,8 @@ fn status(code: u16, body: &Value, retry_after: Option<&str>) -> Response {
     response
 }
 
-fn default_reply(behaviour: Behaviour, request: &Value) -> Reply {
-    let done = || Reply::Text("Done.".to_owned());
+fn default_reply(behaviour: Behaviour, agent_text: Option<&str>, request: &Value) -> Reply {
+    let done = || Reply::Text(agent_text.unwrap_or("Done.").to_owned());
     match behaviour {
         Behaviour::Text => return done(),
         Behaviour::Status(code) => return Reply::error(code, "the fake server is down"),

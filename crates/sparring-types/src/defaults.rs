@@ -49,6 +49,50 @@ pub const MODEL_ROLE_ERRORS_KEPT: usize = 5;
 /// asking it and writes the remaining situations from templates.
 pub const WRITER_GIVE_UP: u64 = 3;
 
+/// Repeat policy when no mode sets one: every ask gets all k rollouts.
+pub const REPEAT_POLICY: &str = "fixed";
+/// Under `repeat_policy: successive`, rollouts of an ask that must agree
+/// before its remaining repeats are skipped (fewer when k is smaller).
+pub const SUCCESSIVE_FIRST: u32 = 3;
+/// Whether the run keeps drawing situations past the covering array.
+pub const UNIQUE_SITUATIONS: bool = false;
+/// Whether rollouts go in batches that finish before the next is chosen.
+pub const REPRODUCIBLE: bool = false;
+/// Times the task set is run in one call.
+pub const RUNS: u32 = 1;
+/// With `unique_situations`, rows in a row without a new behaviour
+/// signature after which the run stops as `saturated`.
+pub const SATURATION_ROWS: u64 = 200;
+/// Unique situations drawn at a time (at least `concurrency`), so a run
+/// with a large budget holds only a few in memory.
+pub const UNIQUE_DRAW: usize = 64;
+/// Seconds between plain progress lines when stderr is not a terminal.
+pub const PROGRESS_LINE_SECS: f64 = 10.0;
+
+/// What each `mode` sets, below anything given explicitly
+/// (docs/options.md, "Modes").
+pub mod modes {
+    /// `eval`: one rollout per ask; pass@1 over many tasks.
+    pub const EVAL_REPEATS: u32 = 1;
+    /// `eval`: repeat policy.
+    pub const EVAL_POLICY: &str = "fixed";
+    /// `eval`: wordings per situation.
+    pub const EVAL_PHRASINGS: u32 = 1;
+    /// `rl`: a group of 8 rollouts per ask, for group-relative training.
+    pub const RL_REPEATS: u32 = 8;
+    /// `rl`: stop repeating an ask whose first rollouts agree (a unanimous
+    /// group has no signal for group-relative training).
+    pub const RL_POLICY: &str = "successive";
+    /// `rl`: wordings per situation.
+    pub const RL_PHRASINGS: u32 = 1;
+    /// `sft`: two rollouts per ask, so a passing one is likely among them.
+    pub const SFT_REPEATS: u32 = 2;
+    /// `sft`: repeat policy.
+    pub const SFT_POLICY: &str = "fixed";
+    /// `sft`: three wordings per situation, for variety in the prompts.
+    pub const SFT_PHRASINGS: u32 = 3;
+}
+
 // Grading (`sparring grade`, `sparring judge-trust`; docs/grading.md).
 
 /// Identical consecutive tool calls that fail `repeated_identical_call`.

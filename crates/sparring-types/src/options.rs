@@ -31,7 +31,29 @@ pub(crate) const OPTION_NAMES: &[&str] = &[
     "retries",
     "writer",
     "person",
+    "mode",
+    "repeat_policy",
+    "situations",
+    "unique_situations",
+    "time_budget",
+    "reproducible",
+    "runs",
 ];
+
+/// Other names options answer to, as the seed documents them: alias → name.
+pub(crate) const OPTION_ALIASES: &[(&str, &str)] = &[
+    ("n", "phrasings"),
+    ("requests_per_situation", "phrasings"),
+    ("rollouts_per_request", "repeats"),
+    ("rollouts_per_prompt", "repeats"),
+    ("unique", "unique_situations"),
+];
+
+/// The run modes and what each sets (docs/options.md, "Modes").
+pub const MODES: &[&str] = &["eval", "rl", "sft"];
+
+/// The repeat policies.
+pub const REPEAT_POLICIES: &[&str] = &["fixed", "successive"];
 
 /// Options as one source gives them (a spec's `options`, a command line):
 /// every field optional. [`OptionsPatch::over`] layers one source on another.
@@ -86,6 +108,61 @@ pub struct OptionsPatch {
     pub writer: Option<String>,
     /// Who plays the person: `template` or a backend spec.
     pub person: Option<String>,
+    /// A preset of counts: `eval`, `rl` or `sft`.
+    pub mode: Option<String>,
+    /// `fixed` (every ask gets all k) or `successive` (stop early on
+    /// unanimous asks).
+    pub repeat_policy: Option<String>,
+    /// Distinct situations (N) to run at most.
+    pub situations: Option<u64>,
+    /// Keep drawing new situations past the covering array.
+    pub unique_situations: Option<bool>,
+    /// Seconds the run may take before it stops scheduling rollouts.
+    pub time_budget: Option<f64>,
+    /// Batches that finish before the next is chosen, so results do not
+    /// depend on completion order.
+    pub reproducible: Option<bool>,
+    /// Times the task set is run in one call (replays).
+    pub runs: Option<u32>,
+}
+
+/// The preset of a mode: what it sets, below anything given explicitly.
+pub fn mode_preset(mode: &str) -> OptionsPatch {
+    use defaults::modes;
+    let (repeats, policy, phrasings) = match mode {
+        "rl" => (modes::RL_REPEATS, modes::RL_POLICY, modes::RL_PHRASINGS),
+        "sft" => (modes::SFT_REPEATS, modes::SFT_POLICY, modes::SFT_PHRASINGS),
+        _ => (
+            modes::EVAL_REPEATS,
+            modes::EVAL_POLICY,
+            modes::EVAL_PHRASINGS,
+        ),
+    };
+    OptionsPatch {
+        repeats: Some(repeats),
+        repeat_policy: Some(policy.to_owned()),
+        phrasings: Some(phrasings),
+        ..OptionsPatch::default()
+    }
+}
+
+/// Checks a value against a closed list, naming the closest on a miss:
+/// ``unknown mode `evl`; did you mean `eval`? (expected `eval`, `rl` or `sft`)``.
+pub fn check_choice(what: &str, value: &str, choices: &[&str]) -> Result<(), String> {
+    if choices.contains(&value) {
+        return Ok(());
+    }
+    let hint = closest(value, choices)
+        .map(|c| format!("; did you mean `{c}`?"))
+        .unwrap_or_default();
+    let list: Vec<String> = choices.iter().map(|c| format!("`{c}`")).collect();
+    let expected = match list.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => list.join(""),
+    };
+    Err(format!(
+        "unknown {what} `{value}`{hint} (expected {expected})"
+    ))
 }
 
 impl OptionsPatch {
@@ -98,7 +175,11 @@ impl OptionsPatch {
         let mut patch = Self::default();
         for (key, v) in map {
             let at = |msg: &str| (format!("/{key}"), msg.to_owned());
-            match key.as_str() {
+            let name = OPTION_ALIASES
+                .iter()
+                .find(|(alias, _)| alias == key)
+                .map_or(key.as_str(), |(_, name)| name);
+            match name {
                 "agent" => patch.agent = Some(string(v).ok_or_else(|| at("must be a string"))?),
                 "writer" | "person" => {
                     let role = string(v)
@@ -131,7 +212,7 @@ impl OptionsPatch {
                 "grade" => {
                     patch.grade = Some(v.as_bool().ok_or_else(|| at("must be true or false"))?);
                 }
-                "phrasings" | "n" => patch.phrasings = Some(small(v).ok_or_else(|| at(POSITIVE))?),
+                "phrasings" => patch.phrasings = Some(small(v).ok_or_else(|| at(POSITIVE))?),
                 "hard_share" => {
                     let share = v
                         .as_f64()
@@ -188,8 +269,40 @@ impl OptionsPatch {
                             .ok_or_else(|| at("must be an integer >= 0"))?,
                     );
                 }
+                "mode" => {
+                    let m = string(v).ok_or_else(|| at("must be a string"))?;
+                    check_choice("mode", &m, MODES).map_err(|e| at(&e))?;
+                    patch.mode = Some(m);
+                }
+                "repeat_policy" => {
+                    let p = string(v).ok_or_else(|| at("must be a string"))?;
+                    check_choice("repeat policy", &p, REPEAT_POLICIES).map_err(|e| at(&e))?;
+                    patch.repeat_policy = Some(p);
+                }
+                "situations" => patch.situations = Some(positive(v).ok_or_else(|| at(POSITIVE))?),
+                "unique_situations" => {
+                    patch.unique_situations =
+                        Some(v.as_bool().ok_or_else(|| at("must be true or false"))?);
+                }
+                "time_budget" => {
+                    let secs = v
+                        .as_f64()
+                        .filter(|s| *s > 0.0)
+                        .ok_or_else(|| at("must be a number of seconds > 0"))?;
+                    patch.time_budget = Some(secs);
+                }
+                "reproducible" => {
+                    patch.reproducible =
+                        Some(v.as_bool().ok_or_else(|| at("must be true or false"))?);
+                }
+                "runs" => patch.runs = Some(small(v).ok_or_else(|| at(POSITIVE))?),
                 other => {
-                    let hint = closest(other, OPTION_NAMES)
+                    let names: Vec<&str> = OPTION_NAMES
+                        .iter()
+                        .copied()
+                        .chain(OPTION_ALIASES.iter().map(|(a, _)| *a))
+                        .collect();
+                    let hint = closest(other, &names)
                         .map(|c| format!("; did you mean `{c}`?"))
                         .unwrap_or_default();
                     return Err((
@@ -233,11 +346,26 @@ impl OptionsPatch {
             retries: self.retries.or(base.retries),
             writer: self.writer.or(base.writer),
             person: self.person.or(base.person),
+            mode: self.mode.or(base.mode),
+            repeat_policy: self.repeat_policy.or(base.repeat_policy),
+            situations: self.situations.or(base.situations),
+            unique_situations: self.unique_situations.or(base.unique_situations),
+            time_budget: self.time_budget.or(base.time_budget),
+            reproducible: self.reproducible.or(base.reproducible),
+            runs: self.runs.or(base.runs),
         }
     }
 
-    /// Fills every unset field with its default.
+    /// Fills every unset field from the mode's preset, then with its default.
     pub fn resolve(self) -> SimulateOptions {
+        let this = match self.mode.as_deref() {
+            Some(mode) => self.clone().over(mode_preset(mode)),
+            None => self,
+        };
+        this.resolve_defaults()
+    }
+
+    fn resolve_defaults(self) -> SimulateOptions {
         SimulateOptions {
             budget: self.budget,
             seed: self.seed.unwrap_or(defaults::SEED),
@@ -267,11 +395,31 @@ impl OptionsPatch {
             retries: self.retries.unwrap_or(defaults::RETRIES),
             writer: self.writer.unwrap_or_else(|| defaults::TEMPLATE.to_owned()),
             person: self.person.unwrap_or_else(|| defaults::TEMPLATE.to_owned()),
+            mode: self.mode,
+            repeat_policy: self
+                .repeat_policy
+                .unwrap_or_else(|| defaults::REPEAT_POLICY.to_owned()),
+            situations: self.situations,
+            unique_situations: self
+                .unique_situations
+                .unwrap_or(defaults::UNIQUE_SITUATIONS),
+            time_budget: self.time_budget,
+            reproducible: self.reproducible.unwrap_or(defaults::REPRODUCIBLE),
+            runs: self.runs.unwrap_or(defaults::RUNS),
         }
     }
 
     /// Checks what no single option can: `top_logprobs` needs `logprobs`.
     pub fn check(&self) -> Result<(), String> {
+        if self.unique_situations == Some(true)
+            && self.budget.is_none()
+            && self.situations.is_none()
+        {
+            return Err(
+                "`unique_situations` keeps drawing new situations and needs `budget` or `situations` to end"
+                    .to_owned(),
+            );
+        }
         if self.top_logprobs.is_some() && self.logprobs != Some(true) {
             return Err("`top_logprobs` needs `logprobs` set to true".to_owned());
         }
@@ -405,6 +553,20 @@ pub struct SimulateOptions {
     pub writer: String,
     /// Who plays the person: `template`, or a backend spec as recorded.
     pub person: String,
+    /// The mode preset applied under the explicit options, if any.
+    pub mode: Option<String>,
+    /// `fixed` or `successive`.
+    pub repeat_policy: String,
+    /// Distinct situations (N) to run at most; `None` runs the whole grid.
+    pub situations: Option<u64>,
+    /// Keep drawing new situations past the covering array.
+    pub unique_situations: bool,
+    /// Seconds the run may take before it stops scheduling rollouts.
+    pub time_budget: Option<f64>,
+    /// Batches finish before the next is chosen.
+    pub reproducible: bool,
+    /// Times the task set is run in one call.
+    pub runs: u32,
 }
 
 impl Default for SimulateOptions {

@@ -77,6 +77,17 @@ pub struct Persona {
     /// The facts the person knows (field → value), and nothing else.
     #[serde(default)]
     pub knows: BTreeMap<String, String>,
+    /// What the person wants, as a verb phrase (`cancel my order`); kept so
+    /// a pinned re-run (`--tasks`) plays the same person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<String>,
+    /// The fields of `knows` the person wants set (values to give when the
+    /// agent asks what to change).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wants: Vec<String>,
+    /// The field of `knows` that identifies the person's record, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_field: Option<String>,
 }
 
 /// Where a row came from.

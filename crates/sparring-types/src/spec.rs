@@ -16,6 +16,7 @@ pub(crate) const SPEC_KEYS: &[&str] = &[
     "fixtures",
     "options",
     "axes",
+    "policy",
 ];
 
 /// A validated spec.
@@ -119,7 +120,18 @@ impl Spec {
                 ));
             }
         };
-        let system_prompt = match top.get("system_prompt") {
+        if top.contains_key("policy") && top.contains_key("system_prompt") {
+            return Err(err(
+                "/policy",
+                "`policy` is an alias of `system_prompt`; give one of them, not both",
+            ));
+        }
+        let prompt_key = if top.contains_key("policy") {
+            "policy"
+        } else {
+            "system_prompt"
+        };
+        let system_prompt = match top.get(prompt_key) {
             None => {
                 return Err(err(
                     "/system_prompt",
@@ -129,7 +141,7 @@ impl Spec {
             Some(Value::String(s)) => s.clone(),
             Some(v) => {
                 return Err(err(
-                    "/system_prompt",
+                    format!("/{prompt_key}"),
                     format!("must be text or `{{file: PATH}}`, found {}", kind(v)),
                 ));
             }

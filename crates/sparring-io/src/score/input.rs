@@ -99,10 +99,11 @@ pub fn read_score_rows(path: &Path) -> Result<Vec<ScoreRow>, Error> {
 /// Parses JSONL text into rows for scoring; `path` only names the source in
 /// errors.
 pub fn parse_score_rows(path: &Path, text: &str) -> Result<Vec<ScoreRow>, Error> {
-    jsonl(path, text, true, "rows")?
-        .into_iter()
-        .map(|(line, value)| row(path, line, value))
-        .collect()
+    // Each line becomes a row as it is read, so only the slim rows are
+    // held, never every line's JSON tree at once.
+    jsonl(path, text, true, "rows", |line, value| {
+        row(path, line, value)
+    })
 }
 
 /// Reads a gold-labels JSONL file.
@@ -118,17 +119,20 @@ pub fn read_labels(path: &Path) -> Result<Vec<Label>, Error> {
 /// like `reward`) or the text `pass` / `fail`. An `author` that is absent,
 /// null or blank leaves the label unmeasured.
 pub fn parse_labels(path: &Path, text: &str) -> Result<Vec<Label>, Error> {
-    jsonl(path, text, false, "labels")?
-        .into_iter()
-        .map(|(line, value)| label(path, line, &value))
-        .collect()
+    jsonl(path, text, false, "labels", |line, value| {
+        label(path, line, &value)
+    })
 }
 
-/// JSON objects with their 1-based line numbers.
-type Lines = Vec<(usize, Map<String, Value>)>;
-
-/// Non-blank lines as JSON objects, with their 1-based line numbers.
-fn jsonl(path: &Path, text: &str, resumable: bool, what: &str) -> Result<Lines, Error> {
+/// Non-blank lines as JSON objects, each handed with its 1-based line number
+/// to `each` as soon as it is parsed.
+fn jsonl<T>(
+    path: &Path,
+    text: &str,
+    resumable: bool,
+    what: &str,
+    mut each: impl FnMut(usize, Map<String, Value>) -> Result<T, Error>,
+) -> Result<Vec<T>, Error> {
     let line_count = text.lines().count();
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -152,7 +156,7 @@ fn jsonl(path: &Path, text: &str, resumable: bool, what: &str) -> Result<Lines, 
                 "not a JSON object",
             ));
         };
-        out.push((number, map));
+        out.push(each(number, map)?);
     }
     if out.is_empty() {
         return Err(Error::invalid(
