@@ -1446,6 +1446,35 @@ mod score {
     }
 
     #[test]
+    fn report_table_leaves_out_k_no_task_reaches() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines: Vec<String> = ["a", "b", "c"]
+            .iter()
+            .map(|t| row(t, Some(1.0), &json!({})))
+            .collect();
+        let p = rows_file(dir.path(), "rows.jsonl", &lines);
+        let o = sparring().arg("report").arg(&p).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = String::from_utf8(o.stdout).unwrap();
+        assert!(text.contains("   1   100.0%   100.0%      3"), "{text}");
+        assert!(!text.contains("\n   2  "), "{text}");
+        assert!(
+            text.contains("k = 2, 4: no task has that many graded rows"),
+            "{text}"
+        );
+        // With two rows a task, k = 2 is measured and shown.
+        let lines: Vec<String> = ["a", "a", "b", "b"]
+            .iter()
+            .map(|t| row(t, Some(1.0), &json!({})))
+            .collect();
+        let p = rows_file(dir.path(), "rows2.jsonl", &lines);
+        let o = sparring().arg("report").arg(&p).output().unwrap();
+        let text = String::from_utf8(o.stdout).unwrap();
+        assert!(text.contains("\n   2   100.0%   100.0%      2"), "{text}");
+        assert!(text.contains("k = 4: no task"), "{text}");
+    }
+
+    #[test]
     fn report_json_contract_with_hand_computed_figures() {
         let dir = tempfile::tempdir().unwrap();
         let p = report_fixture(dir.path());

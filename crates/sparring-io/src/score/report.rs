@@ -152,17 +152,37 @@ pub fn render(report: &Report) -> String {
         pct(report.pass_at_1.value),
         pct_ci(report.pass_at_1.ci95),
     );
+    // A k no task has k graded rows for says nothing: it is left out of the
+    // table (the JSON keeps it, with 0 tasks).
+    let ks: Vec<(&u64, &usize)> = report
+        .tasks_at_k
+        .iter()
+        .filter(|(k, n)| **k == 1 || **n > 0)
+        .collect();
     let _ = write!(
         out,
         "\n{:>4}  {:>7}  {:>7}  {:>5}\n",
         "k", "pass@k", "pass^k", "tasks"
     );
-    for (k, n) in &report.tasks_at_k {
+    for (k, n) in &ks {
         let _ = writeln!(
             out,
             "{k:>4}  {:>7}  {:>7}  {n:>5}",
-            pct(report.pass_at_k.get(k).copied().flatten()),
-            pct(report.pass_hat_k.get(k).copied().flatten()),
+            pct(report.pass_at_k.get(*k).copied().flatten()),
+            pct(report.pass_hat_k.get(*k).copied().flatten()),
+        );
+    }
+    let unmeasured: Vec<String> = report
+        .tasks_at_k
+        .iter()
+        .filter(|(k, n)| **k > 1 && **n == 0)
+        .map(|(k, _)| k.to_string())
+        .collect();
+    if !unmeasured.is_empty() {
+        let _ = writeln!(
+            out,
+            "   (k = {}: no task has that many graded rows; run with --repeats)",
+            unmeasured.join(", ")
         );
     }
     if !report.by_category.is_empty() {
