@@ -89,7 +89,7 @@ pub(crate) struct Args {
     #[arg(long)]
     writer: Option<String>,
     /// Who plays the person: `template` (offline), or a backend spec [default: template]
-    #[arg(long)]
+    #[arg(long, visible_alias = "user-model")]
     person: Option<String>,
     /// Rollouts per ask (k) [default: 1; the mode's]
     #[arg(long, visible_alias = "rollouts-per-request")]

@@ -47,6 +47,7 @@ pub(crate) const OPTION_ALIASES: &[(&str, &str)] = &[
     ("rollouts_per_request", "repeats"),
     ("rollouts_per_prompt", "repeats"),
     ("unique", "unique_situations"),
+    ("user_model", "person"),
 ];
 
 /// The run modes and what each sets (docs/options.md, "Modes").
@@ -612,6 +613,14 @@ mod tests {
         assert!(err.1.contains("did you mean `budget`"), "{}", err.1);
         let err = OptionsPatch::from_value(&json!({"zzzzzz": 3})).unwrap_err();
         assert!(!err.1.contains("did you mean"), "{}", err.1);
+    }
+
+    #[test]
+    fn user_model_is_the_person() {
+        let p = OptionsPatch::from_value(&json!({"user_model": "openai:m", "writer": "template"}))
+            .unwrap();
+        assert_eq!(p.person.as_deref(), Some("openai:m"));
+        assert_eq!(p.writer.as_deref(), Some("template"));
     }
 
     #[test]
