@@ -45,6 +45,8 @@ def main():
     ap.add_argument("--url", help="use a server already running at this base URL (no /v1)")
     ap.add_argument("--rust-fake", action="store_true",
                     help="serve with the testkit's sparring-fake-llm (release build), whose agent asks a question after each tool result")
+    ap.add_argument("--model-person", action="store_true",
+                    help="the person is a model too (--person), served by the same fake")
     args = ap.parse_args()
     binary = os.path.join(ROOT, "target", "release", "sparring")
     server = None
@@ -76,6 +78,8 @@ def main():
                    "--budget", str(sims), "--repeats", "1000", "--concurrency", str(conc),
                    "--max-turns", str(args.max_turns), "--patience", "endless",
                    "--retries", "0", "--quiet", "--out", out]
+            if args.model_person:
+                cmd[-2:-2] = ["--person", f"openai:fake-person@{base}/v1"]
             start = time.monotonic()
             p = subprocess.run(cmd, capture_output=True, text=True,
                                env={**os.environ, "NO_PROGRESS": "1"})
@@ -101,6 +105,8 @@ def main():
                 "server_req_per_s": stats.get("req_per_s_first_to_last"),
                 "server_cpu_s": stats.get("server_cpu_s"),
                 "ended_by": ended, "exit": p.returncode,
+                "degraded": summary.get("degraded"),
+                "person": summary.get("search", {}).get("person"),
             }), flush=True)
     finally:
         if server:
