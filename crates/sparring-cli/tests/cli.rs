@@ -3452,3 +3452,18 @@ mod runs {
         );
     }
 }
+
+/// The README's main command is `cargo run --release -- simulate …`: cargo
+/// can pick the binary only when the default members hold one.
+#[test]
+fn cargo_run_finds_one_binary() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let line = manifest
+        .lines()
+        .find(|l| l.starts_with("default-members"))
+        .expect("default-members in the root Cargo.toml");
+    assert_eq!(line, "default-members = [\"crates/sparring-cli\"]");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains("cargo run --release -- simulate"));
+}
