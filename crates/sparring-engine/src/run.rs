@@ -104,10 +104,10 @@ pub struct RunConfig {
 pub struct Pinned {
     /// The run the tasks come from (`lineage.replayed_from_run`).
     pub from_run: String,
-    /// The tasks, one per distinct `task_id`.
+    /// The tasks, one per distinct `task_id`, each with the writer of its
+    /// ask (`writer_model` of its row: a model writer may have fallen back
+    /// to the templates for some situations).
     pub tasks: Vec<Task>,
-    /// The writer that wrote the tasks' asks (kept on `writer_model`).
-    pub writer_model: String,
 }
 
 impl Pinned {
@@ -120,7 +120,6 @@ impl Pinned {
             Self {
                 from_run: first.lineage.run_id.clone(),
                 tasks,
-                writer_model: first.writer_model.clone(),
             },
             k,
         ))
