@@ -1,10 +1,12 @@
 //! [`CoveringArray`]: the generator's entry point and result.
 
 use crate::anneal::Search;
+use crate::circulant::CirculantSearch;
 use crate::constraints::{Constraints, Csp};
 use crate::coverage::Coverage;
 use crate::defaults::{
-    INFINITY_SHARE_DIVISOR, MAX_INFINITIES, MAX_OA_ROWS, OA_SHARE, OA_SLACK, STARTER_SHARE,
+    AROUND_SHARE_DIVISOR, CIRCULANT_SHARE_DIVISOR, INFINITY_SHARE_DIVISOR, MAX_INFINITIES,
+    MAX_OA_ROWS, OA_SHARE, OA_SLACK, STARTER_SHARE,
 };
 use crate::ipog::construct;
 use crate::model::{Model, UNSET};
@@ -24,6 +26,11 @@ const STREAM_SEARCH: u64 = 2;
 const STREAM_STARTER: u64 = 16;
 /// Random stream of the final polish of a developed starter.
 const STREAM_POLISH: u64 = 3;
+/// Random streams of the circulant starter searches (plus the number of
+/// infinities).
+const STREAM_CIRCULANT: u64 = 48;
+/// Random stream of the search for rows completing a circulant starter.
+const STREAM_AROUND: u64 = 64;
 /// Random stream of the small arrays over infinities.
 const STREAM_INFINITIES: u64 = 32;
 
@@ -257,9 +264,10 @@ fn polish(
     (shrunk, search.work)
 }
 
-/// Tries cyclic cover starters with 0 to 3 infinities on a uniform grid;
-/// returns the smallest developed array below `to_beat` rows, if any, and
-/// the work spent.
+/// Tries cover starters with 0 to 3 infinities on a uniform grid: first a
+/// circulant one (one vector, `g · n` rows for `n >= k` columns), then a
+/// general one (a small array, `g · m` rows); returns the smallest
+/// developed array below `to_beat` rows, if any, and the work spent.
 fn starters(
     model: &Model,
     seed: u64,
@@ -274,9 +282,48 @@ fn starters(
     for f in options {
         let g = v - f;
         let infinities = infinity_rows(k, g, f, seed, share / INFINITY_SHARE_DIVISOR)?;
+        let mut left = share.saturating_sub(infinities.work);
         work += infinities.work;
-        let current = best.as_ref().map_or(to_beat, Vec::len).min(to_beat);
-        let Some(m) = (current - 1)
+        let current = |best: &Option<Rows>| best.as_ref().map_or(to_beat, Vec::len).min(to_beat);
+
+        // A circulant needs at least one pair per slot at every distance.
+        let n = k.max(g + 2 * f + 1);
+        if g * n + infinities.rows.len() < current(&best) {
+            let mut search =
+                CirculantSearch::new(n, g, f, DetRng::new(seed, STREAM_CIRCULANT + f as u64));
+            let found = search.run(left / CIRCULANT_SHARE_DIVISOR);
+            left = left.saturating_sub(search.work);
+            work += search.work;
+            if let Some(starter) = found {
+                let developed = CirculantSearch::develop(&starter, g, k);
+                // The circulant already shows some pairs of infinities; a
+                // search around it may need fewer rows than the full array
+                // over the infinities.
+                let cons = Constraints::new(model, &[])?;
+                let lb = developed.len() + 1;
+                let around = solve_plain(
+                    model,
+                    &cons,
+                    &developed,
+                    seed ^ STREAM_AROUND,
+                    left / AROUND_SHARE_DIVISOR,
+                    lb,
+                )?;
+                left = left.saturating_sub(around.work);
+                work += around.work;
+                let mut rows = developed;
+                if around.rows.len() < rows.len() + infinities.rows.len() {
+                    rows = around.rows;
+                } else {
+                    rows.extend(infinities.rows.iter().cloned());
+                }
+                if rows.len() < current(&best) {
+                    best = Some(rows);
+                }
+            }
+        }
+
+        let Some(m) = (current(&best) - 1)
             .checked_sub(infinities.rows.len())
             .map(|room| room / g)
         else {
@@ -288,12 +335,12 @@ fn starters(
         }
         let mut search =
             StarterSearch::new(k, g, f, m, DetRng::new(seed, STREAM_STARTER + f as u64));
-        let found = search.run(share.saturating_sub(infinities.work), min_m);
+        let found = search.run(left, min_m);
         work += search.work;
         if let Some(starter) = found {
             let mut rows = StarterSearch::develop(&starter, g);
             rows.extend(infinities.rows);
-            if rows.len() < current {
+            if rows.len() < current(&best) {
                 best = Some(rows);
             }
         }

@@ -32,9 +32,12 @@
 //! 4. **Structured seeds** for grids without constraints or required rows,
 //!    each shrunk by the same search and kept only if smaller: an orthogonal
 //!    array over a prime field when there are at most `q + 1` axes of at most
-//!    `q` values, and, for uniform grids, cyclic cover starters (a small array
-//!    developed over Z_g plus fixed symbols), the construction behind many
-//!    of the best known sizes for larger alphabets.
+//!    `q` values, and, for uniform grids, cover starters over Z_g plus up to
+//!    three fixed symbols: first a circulant one (a single vector whose
+//!    cyclic shifts, developed over Z_g, cover every pair; `g · k` rows plus
+//!    a few for pairs of fixed symbols, searched around it), the construction
+//!    behind the best known sizes for larger alphabets such as 10^20, then a
+//!    general one (a small array developed over Z_g).
 //!
 //! **Determinism.** All randomness comes from ChaCha8 keyed from the seed,
 //! with this crate's own helpers for ranges and probabilities; the effort is a count
@@ -74,6 +77,7 @@
 
 mod anneal;
 mod array;
+mod circulant;
 mod constraints;
 mod coverage;
 pub mod defaults;

@@ -155,8 +155,12 @@ impl StarterSearch {
         let mut delta = 0;
         for d in (0..self.k).filter(|&d| d != c) {
             let y = self.at(r, d);
-            delta += i64::from(self.count[self.class(c, a, d, y)] == 1);
-            delta -= i64::from(self.count[self.class(c, b, d, y)] == 0);
+            let (qa, qb) = (self.class(c, a, d, y), self.class(c, b, d, y));
+            // Next to an infinity, every finite value fills the same slot.
+            if qa != qb {
+                delta += i64::from(self.count[qa] == 1);
+                delta -= i64::from(self.count[qb] == 0);
+            }
         }
         self.work += self.k as u64;
         delta
