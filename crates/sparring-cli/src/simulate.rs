@@ -3,6 +3,7 @@
 use crate::UsageError;
 use anyhow::{Context as _, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use sparring_engine::plan::PlanError;
 use sparring_engine::run::{self as engine, Clock, Pinned, Progress, RowSink, RunConfig};
 use sparring_io::command_agent::CommandAgent;
 use sparring_io::command_world::CommandWorld;
@@ -494,7 +495,15 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             written_asks,
             pinned,
         };
-        let mut summary = engine::run(config, &mut sink, &mut on_progress).await?;
+        let mut summary = engine::run(config, &mut sink, &mut on_progress)
+            .await
+            .map_err(|e| match e {
+                // The spec's axes and seeds admit no grid: the user's input.
+                engine::RunError::Plan(
+                    plan @ (PlanError::Grid(_) | PlanError::Axes(_)),
+                ) => usage(format!("`{}`: {plan}", args.spec.display())),
+                other => other.into(),
+            })?;
         summary.warnings.extend(warnings);
         for d in roles.degraded {
             if !summary.degraded.contains(&d) {

@@ -1114,6 +1114,11 @@ mod grid {
                 "  policy_rule: [rule_99]",
                 &["/axes/policy_rule/0", "no rule `rule_99`"][..],
             ),
+            // The first seed asks for a refund with the first stance.
+            (
+                "  forbid:\n    - {tool: refund_order, stance: cooperative}",
+                &["spec.yaml", "required row `0`", "forbidden pair"][..],
+            ),
         ] {
             let spec = spec_with_axes(dir.path(), axes);
             let o = sparring().arg("grid").arg(&spec).output().unwrap();
