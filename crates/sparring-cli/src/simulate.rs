@@ -49,6 +49,11 @@ pub(crate) struct Args {
     /// Agent replies to the person before a conversation is cut off [default: 10]
     #[arg(long)]
     max_turns: Option<u32>,
+    /// Mean turn cap, from 1 to --max-turns: each rollout draws its own cap, 1 +
+    /// Binomial(max_turns - 1, p), averaging this; rows record it as `turn_cap`
+    /// [default: every cap is --max-turns]
+    #[arg(long)]
+    avg_turns: Option<f64>,
     /// Agent requests within one turn before it is cut off [default: 8]
     #[arg(long)]
     max_tool_steps: Option<u32>,
@@ -177,6 +182,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         seed: args.seed,
         concurrency: args.concurrency,
         max_turns: args.max_turns,
+        avg_turns: args.avg_turns,
         repeats: args.repeats,
         grade: args.grade.then_some(true),
         patience: args.patience.clone(),
@@ -284,6 +290,8 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     patch.check().map_err(|m| {
         let hint = if m.contains("logprobs") {
             "add --logprobs"
+        } else if m.contains("avg_turns") {
+            "set --avg-turns from 1 to --max-turns, or raise --max-turns"
         } else {
             "add --budget N or --situations N"
         };

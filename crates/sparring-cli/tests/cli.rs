@@ -302,6 +302,56 @@ mod spec_errors {
             .unwrap();
         assert_usage_error(&o, &["--budget must be at least 1"]);
     }
+
+    #[test]
+    fn avg_turns_out_of_range_or_not_a_number_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let cases: &[(&[&str], &[&str])] = &[
+            // The example spec sets `max_turns: 8`.
+            (
+                &["--avg-turns", "0.5"],
+                &["`avg_turns` 0.5 ", "`max_turns` 8"],
+            ),
+            (
+                &["--avg-turns", "8.5"],
+                &["`avg_turns` 8.5 ", "`max_turns` 8"],
+            ),
+            (
+                &["--avg-turns", "5", "--max-turns", "4"],
+                &["`avg_turns` 5 ", "`max_turns` 4"],
+            ),
+            (&["--avg-turns", "three"], &["--avg-turns", "three"]),
+        ];
+        for (args, needles) in cases {
+            let o = sparring()
+                .arg("simulate")
+                .arg(example_spec())
+                .args(["--agent", "true", "--out"])
+                .arg(&out)
+                .args(*args)
+                .output()
+                .unwrap();
+            assert_usage_error(&o, needles);
+            assert!(!out.exists(), "{args:?} wrote files");
+        }
+        // In a spec: not a number is named where it stands; out of range
+        // names both values.
+        let p = write(
+            dir.path(),
+            "s.yaml",
+            &format!("name: t\nsystem_prompt: p\ntools: [{TOOL}]\noptions: {{avg_turns: lots}}\n"),
+        );
+        assert_usage_error(&simulate_spec(&p), &["`/options/avg_turns`", "number"]);
+        let p = write(
+            dir.path(),
+            "s.yaml",
+            &format!(
+                "name: t\nsystem_prompt: p\ntools: [{TOOL}]\noptions: {{avg_turns: 3, max_turns: 2}}\n"
+            ),
+        );
+        assert_usage_error(&simulate_spec(&p), &["`avg_turns` 3 ", "`max_turns` 2"]);
+    }
 }
 
 mod example {
@@ -2122,6 +2172,93 @@ mod models {
         assert_eq!(summary["options"]["temperature"], 0.4);
         assert_eq!(summary["options"]["logprobs"], true);
         assert_eq!(summary["options"]["retries"], 5);
+    }
+
+    /// A model agent that always asks (it looks an order up, then asks a
+    /// question) and a person who never leaves: only the drawn caps end the
+    /// conversations.
+    #[test]
+    fn avg_turns_caps_each_model_rollout_at_its_own_drawn_cap() {
+        let f = fake(FakeOptions {
+            agent_text: Some("Could you confirm your email address?".to_owned()),
+            ..FakeOptions::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let agent = format!(
+            "openai:fake-model@{}#key=SPARRING_TEST_KEY",
+            f.server.base_url()
+        );
+        let args = |avg: &'static str| {
+            vec![
+                "--avg-turns",
+                avg,
+                "--max-turns",
+                "6",
+                "--patience",
+                "endless",
+                "--repeats",
+                "3",
+                "--budget",
+                "48",
+                "--seed",
+                "3",
+                "--quiet",
+            ]
+        };
+        let o = simulate(&agent, &out, &args("2.5"));
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_eq!(rows.len(), 48);
+        assert_valid_rows(&rows);
+        let mut caps = Vec::new();
+        for row in &rows {
+            assert_eq!(row["ended_by"], "max_turns", "{row}");
+            let cap = row["turn_cap"].as_u64().unwrap();
+            assert!((1..=6).contains(&cap), "{cap}");
+            assert_eq!(row["markers"]["turns"].as_f64().unwrap(), cap as f64);
+            // Each turn is a tool call and a question.
+            assert_eq!(row["timings"]["agent_requests"].as_u64().unwrap(), 2 * cap);
+            caps.push(cap);
+        }
+        let distinct: std::collections::BTreeSet<u64> = caps.iter().copied().collect();
+        assert!(distinct.len() >= 3, "caps hardly vary: {distinct:?}");
+        let mean = caps.iter().sum::<u64>() as f64 / caps.len() as f64;
+        // sd of a cap is 1.02; over 48 rows the mean is within 0.5 of 2.5.
+        assert!((mean - 2.5).abs() < 0.5, "mean cap {mean}");
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        assert_eq!(summary["options"]["avg_turns"], 2.5);
+        assert_eq!(summary["options"]["max_turns"], 6);
+        assert_eq!(summary["counts"]["ended_by"]["max_turns"], 48);
+
+        // The same options resume the finished run (nothing more to do);
+        // another avg_turns is another run and is refused.
+        let o = simulate(&agent, &out, &[args("2.5"), vec!["--resume"]].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(read_rows(&out.join("rows.jsonl")).len(), 48);
+        let o = simulate(&agent, &out, &[args("3"), vec!["--resume"]].concat());
+        assert_usage_error(&o, &["holds rows of run", "same spec and options"]);
+        let mut no_avg = args("2.5");
+        no_avg.drain(..2);
+        let o = simulate(&agent, &out, &[no_avg.clone(), vec!["--resume"]].concat());
+        assert_usage_error(&o, &["holds rows of run"]);
+
+        // Without avg_turns every conversation runs to max_turns and rows
+        // carry no turn_cap.
+        let plain = dir.path().join("plain");
+        let o = simulate(&agent, &plain, &no_avg);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&plain.join("rows.jsonl"));
+        assert_valid_rows(&rows);
+        for row in &rows {
+            assert!(row.get("turn_cap").is_none(), "{row}");
+            assert_eq!(row["markers"]["turns"], 6.0);
+        }
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(plain.join("run.json")).unwrap())
+                .unwrap();
+        assert!(summary["options"].get("avg_turns").is_none());
     }
 
     #[test]

@@ -17,7 +17,9 @@
 //!    the templates standing in wherever the model fails.
 //! 4. [`rollout`] plays one conversation: person, agent and world take turns
 //!    until the agent answers without a question, the person leaves, or a cap
-//!    is reached. A failure of the agent ends the row, not the run.
+//!    is reached (`max_turns`, or with `avg_turns` a cap each rollout draws,
+//!    [`rollout::turn_cap`]). A failure of the agent ends the row, not the
+//!    run.
 //! 5. [`grade`] runs the deterministic conduct checks on a finished row.
 //! 6. [`run`] schedules rollouts at the asked concurrency and hands each row to
 //!    a [`run::RowSink`] as soon as it finishes.

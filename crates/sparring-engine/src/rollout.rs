@@ -51,6 +51,8 @@ pub struct Transcript {
     pub person_fallbacks: u32,
     /// The model person's last errors in this rollout.
     pub person_errors: Vec<String>,
+    /// The turn cap drawn for this rollout when `avg_turns` is set.
+    pub turn_cap: Option<u32>,
 }
 
 /// What a model backend said about each request of a rollout: how it was
@@ -140,6 +142,13 @@ pub async fn play(
         Stream::derive(setup.rollout_seed, "person", &[]),
     )
     .with_style(&task.persona.style);
+    // With `avg_turns` every rollout draws its own cap from its own stream,
+    // so no other draw of the rollout moves.
+    let turn_cap = setup
+        .options
+        .avg_turns
+        .map(|avg| turn_cap(setup.rollout_seed, setup.options.max_turns, avg));
+    let cap = turn_cap.unwrap_or(setup.options.max_turns);
     let mut turns = 0u32;
     let mut request = 0u32;
     let mut agent_log = AgentLog::default();
@@ -165,6 +174,7 @@ pub async fn play(
                 user_model: user_model.clone(),
                 person_fallbacks,
                 person_errors: person_errors.clone(),
+                turn_cap,
             }
         }};
     }
@@ -279,7 +289,7 @@ pub async fn play(
                 &world,
             );
         }
-        if turns >= setup.options.max_turns {
+        if turns >= cap {
             return finish!(
                 messages,
                 EndedBy::MaxTurns,
@@ -324,6 +334,29 @@ pub async fn play(
     }
 }
 
+/// The name of the stream a rollout's turn cap is drawn from.
+pub const TURN_CAP_STREAM: &str = "turn_cap";
+
+/// The turn cap of the rollout seeded `rollout_seed` under `avg_turns`:
+/// `1 + Binomial(max_turns - 1, p)` with `p = (avg_turns - 1) / (max_turns -
+/// 1)` (`p = 1` when `max_turns` is 1), drawn as that many Bernoulli draws
+/// from the rollout's own [`TURN_CAP_STREAM`]. The caps average exactly
+/// `avg_turns` and lie from 1 to `max_turns`. An `avg_turns` outside 1 to
+/// `max_turns` (refused before any run) is clamped into it.
+pub fn turn_cap(rollout_seed: u64, max_turns: u32, avg_turns: f64) -> u32 {
+    let max_turns = max_turns.max(1);
+    let p = if max_turns == 1 {
+        1.0
+    } else {
+        let p = (avg_turns - 1.0) / f64::from(max_turns - 1);
+        if p.is_nan() { 1.0 } else { p.clamp(0.0, 1.0) }
+    };
+    let mut stream = Stream::derive(rollout_seed, TURN_CAP_STREAM, &[]);
+    1 + (1..max_turns)
+        .map(|_| u32::from(stream.chance(p)))
+        .sum::<u32>()
+}
+
 /// One call answered by the caller's world, after the sandbox's faults: a
 /// blocking fault never reaches it; a garbling one garbles its answer. A
 /// failure of the caller's world is a `fault` for the agent.
@@ -353,5 +386,52 @@ async fn execute(
     match fault {
         Some(kind) => kind.garble(&answer, world.options()).to_content(),
         None => answer.to_content(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caps_average_avg_turns_within_bounds_and_repeat_per_seed() {
+        let caps: Vec<u32> = (0..10_000u64).map(|s| turn_cap(s, 10, 3.5)).collect();
+        assert!(
+            caps.iter().all(|c| (1..=10).contains(c)),
+            "a cap out of 1..=10"
+        );
+        let mean = f64::from(caps.iter().sum::<u32>()) / caps.len() as f64;
+        assert!((mean - 3.5).abs() < 0.05, "mean cap {mean}");
+        // The caps spread: a binomial, not a constant.
+        assert!(
+            caps.contains(&1) && caps.iter().any(|c| *c >= 7),
+            "{caps:?}"
+        );
+        let again: Vec<u32> = (0..10_000u64).map(|s| turn_cap(s, 10, 3.5)).collect();
+        assert_eq!(caps, again, "same seed, same caps");
+        let other: Vec<u32> = (0..100u64).map(|s| turn_cap(s + 1, 10, 3.5)).collect();
+        assert_ne!(&caps[..100], &other[..], "the seed moves the caps");
+    }
+
+    #[test]
+    fn the_bounds_give_constant_caps() {
+        for seed in 0..200u64 {
+            assert_eq!(turn_cap(seed, 10, 1.0), 1, "avg 1: every cap is 1");
+            assert_eq!(turn_cap(seed, 10, 10.0), 10, "avg = max: every cap is max");
+            assert_eq!(turn_cap(seed, 1, 1.0), 1, "max_turns 1");
+        }
+    }
+
+    #[test]
+    fn fractional_averages_hold_for_other_caps() {
+        for (max, avg) in [(4u32, 1.25), (20, 17.9), (2, 1.5)] {
+            let n = 20_000u64;
+            let sum: u64 = (0..n).map(|s| u64::from(turn_cap(s, max, avg))).sum();
+            let mean = sum as f64 / n as f64;
+            assert!(
+                (mean - avg).abs() < 0.05,
+                "max {max} avg {avg}: mean {mean}"
+            );
+        }
     }
 }

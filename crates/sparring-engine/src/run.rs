@@ -50,6 +50,10 @@ pub struct Progress {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RunError {
+    /// The options contradict each other (a library caller's
+    /// `SimulateOptions` that never went through `OptionsPatch::check`).
+    #[error("invalid options: {0}")]
+    Options(String),
     /// The situations could not be planned.
     #[error(transparent)]
     Plan(#[from] crate::plan::PlanError),
@@ -448,6 +452,9 @@ pub async fn run(
 ) -> Result<RunSummary, RunError> {
     let started = config.clock.millis();
     let options = config.options.clone();
+    if let Some(avg) = options.avg_turns {
+        sparring_types::check_avg_turns(avg, options.max_turns).map_err(RunError::Options)?;
+    }
     let spec = Arc::clone(&config.spec);
     let pinned = config.pinned;
     let (mut tasks, mut planned_run) = if let Some(p) = &pinned {
@@ -996,6 +1003,7 @@ fn make_row(done: &Done, shared: &Shared, eval_run: u32) -> Row {
             scoring_run_id: None,
         },
         seed: rollout_seed(options.seed, &task.task_id, done.repeat),
+        turn_cap: t.turn_cap,
         timings: t.timings.clone(),
     };
     if options.grade {

@@ -1,8 +1,13 @@
 //! Runs end to end with in-process agents.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::float_cmp
+)]
 
-use sparring_engine::run::{NoClock, Progress, RunConfig, run};
+use sparring_engine::run::{NoClock, Progress, RunConfig, run, run_id};
 use sparring_testkit::{ScriptedAgent, shop_spec};
 use sparring_types::{Agent, EndedBy, Row, SimulateOptions};
 use std::sync::Arc;
@@ -184,6 +189,141 @@ async fn questions_forever_end_at_max_turns_or_when_the_person_leaves() {
         rows.iter()
             .all(|r| r.messages.last().unwrap().role == sparring_types::Role::Assistant)
     );
+}
+
+fn nosy() -> ScriptedAgent {
+    ScriptedAgent::new("nosy", |_| {
+        sparring_types::Message::text(sparring_types::Role::Assistant, "And what is your email?")
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn avg_turns_draws_a_cap_per_rollout_that_averages_it() {
+    // An agent that always asks and a person who never leaves: only the cap
+    // ends a conversation, so every row's turns are its drawn cap.
+    let options = SimulateOptions {
+        max_turns: 10,
+        avg_turns: Some(3.5),
+        repeats: 12,
+        patience: "endless".into(),
+        concurrency: 8,
+        ..SimulateOptions::default()
+    };
+    let (rows, summary) = simulate(nosy(), options.clone()).await;
+    assert!(rows.len() >= 300, "{} rows", rows.len());
+    let mut caps = Vec::new();
+    for r in &rows {
+        assert_eq!(r.ended_by, EndedBy::MaxTurns, "{}", r.row_id);
+        let cap = r.turn_cap.expect("every row records its cap");
+        assert!((1..=10).contains(&cap), "cap {cap}");
+        assert_eq!(r.markers["turns"], f64::from(cap), "{}", r.row_id);
+        assert_eq!(r.timings.agent_requests, cap, "{}", r.row_id);
+        caps.push(cap);
+    }
+    let distinct: std::collections::BTreeSet<u32> = caps.iter().copied().collect();
+    assert!(distinct.len() >= 4, "caps hardly vary: {distinct:?}");
+    let mean = f64::from(caps.iter().sum::<u32>()) / caps.len() as f64;
+    // A cap's sd is 1.34, so over ~400 rows the mean's is 0.07: within 0.2
+    // of 3.5 (and the seed fixes it).
+    assert!(
+        (mean - 3.5).abs() < 0.2,
+        "mean cap {mean} over {} rows",
+        caps.len()
+    );
+    assert_eq!(
+        summary.options.as_ref().and_then(|o| o.avg_turns),
+        Some(3.5),
+        "run.json records the option"
+    );
+    // The same seed draws the same caps at another concurrency; each cap
+    // comes from its rollout's seed.
+    let (again, _) = simulate(
+        nosy(),
+        SimulateOptions {
+            concurrency: 1,
+            ..options.clone()
+        },
+    )
+    .await;
+    assert!(
+        sorted(rows.clone()) == sorted(again),
+        "same seed, same rows"
+    );
+    for r in &rows {
+        assert_eq!(
+            r.turn_cap,
+            Some(sparring_engine::rollout::turn_cap(r.seed, 10, 3.5))
+        );
+    }
+    // The option changes the run, so a resume cannot mix the two.
+    let plain = SimulateOptions {
+        avg_turns: None,
+        ..options.clone()
+    };
+    let spec = shop_spec();
+    assert_ne!(run_id(&spec, &options), run_id(&spec, &plain));
+    assert_ne!(
+        run_id(&spec, &options),
+        run_id(
+            &spec,
+            &SimulateOptions {
+                avg_turns: Some(3.0),
+                ..options.clone()
+            }
+        )
+    );
+}
+
+#[tokio::test]
+async fn without_avg_turns_rows_carry_no_turn_cap_and_end_at_max_turns() {
+    let options = SimulateOptions {
+        max_turns: 3,
+        patience: "endless".into(),
+        ..SimulateOptions::default()
+    };
+    let (rows, summary) = simulate(nosy(), options).await;
+    assert!(!rows.is_empty());
+    for r in &rows {
+        assert_eq!(r.turn_cap, None);
+        assert_eq!(r.ended_by, EndedBy::MaxTurns);
+        assert_eq!(r.markers["turns"], 3.0);
+        let json = serde_json::to_value(r).unwrap();
+        assert!(json.get("turn_cap").is_none(), "{json}");
+    }
+    let recorded = serde_json::to_value(summary.options.unwrap()).unwrap();
+    assert!(recorded.get("avg_turns").is_none(), "{recorded}");
+}
+
+#[tokio::test]
+async fn a_library_caller_with_avg_turns_above_max_turns_is_refused() {
+    let options = SimulateOptions {
+        max_turns: 4,
+        avg_turns: Some(4.5),
+        ..SimulateOptions::default()
+    };
+    let mut rows: Vec<Row> = Vec::new();
+    let config = RunConfig {
+        spec: Arc::new(shop_spec()),
+        options,
+        agent: Arc::new(nosy()),
+        clock: Arc::new(NoClock),
+        cancel: Arc::new(AtomicBool::new(false)),
+        done: std::collections::BTreeMap::new(),
+        pinned: None,
+        executor: None,
+        writer: None,
+        person: None,
+        written_asks: std::collections::BTreeMap::new(),
+    };
+    let err = run(config, &mut rows, &mut |_: &Progress| {})
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`avg_turns` 4.5") && err.contains("`max_turns` 4"),
+        "{err}"
+    );
+    assert!(rows.is_empty());
 }
 
 #[tokio::test]

@@ -351,6 +351,7 @@ pub fn row(
         user_model: "template".to_owned(),
         lineage: Lineage::default(),
         seed: 1,
+        turn_cap: None,
         timings: Timings::default(),
     }
 }

@@ -66,8 +66,8 @@ pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor};
 pub use grader::{Grader, GraderError, GraderVerdict};
 pub use message::{FunctionCall, Message, Role, ToolCall};
 pub use options::{
-    MODES, OptionsPatch, REPEAT_POLICIES, SimulateOptions, check_choice, check_temperature,
-    check_top_logprobs, check_top_p, closest, mode_preset,
+    MODES, OptionsPatch, REPEAT_POLICIES, SimulateOptions, check_avg_turns, check_choice,
+    check_temperature, check_top_logprobs, check_top_p, closest, mode_preset,
 };
 pub use row::{
     Counts, EndedBy, Lineage, Persona, Row, RunSummary, SCHEMA_VERSION, Situation, StageVerdict,

@@ -13,6 +13,7 @@ pub(crate) const OPTION_NAMES: &[&str] = &[
     "seed",
     "concurrency",
     "max_turns",
+    "avg_turns",
     "max_tool_steps",
     "repeats",
     "grade",
@@ -72,6 +73,9 @@ pub struct OptionsPatch {
     pub concurrency: Option<usize>,
     /// Agent replies to the person before the conversation is cut off.
     pub max_turns: Option<u32>,
+    /// Mean of the per-rollout turn caps, from 1 to `max_turns`; unset caps
+    /// every conversation at `max_turns`.
+    pub avg_turns: Option<f64>,
     /// Agent requests within one turn before it is cut off.
     pub max_tool_steps: Option<u32>,
     /// Rollouts per ask (k).
@@ -206,6 +210,15 @@ impl OptionsPatch {
                     patch.concurrency = Some(positive(v).ok_or_else(|| at(POSITIVE))? as usize);
                 }
                 "max_turns" => patch.max_turns = Some(small(v).ok_or_else(|| at(POSITIVE))?),
+                "avg_turns" => {
+                    // The bounds (1 to `max_turns`) are checked by
+                    // [`OptionsPatch::check`], once `max_turns` is known.
+                    let avg = v
+                        .as_f64()
+                        .filter(|a| a.is_finite())
+                        .ok_or_else(|| at("must be a number from 1 to `max_turns`"))?;
+                    patch.avg_turns = Some(avg);
+                }
                 "max_tool_steps" => {
                     patch.max_tool_steps = Some(small(v).ok_or_else(|| at(POSITIVE))?);
                 }
@@ -326,6 +339,7 @@ impl OptionsPatch {
             seed: self.seed.or(base.seed),
             concurrency: self.concurrency.or(base.concurrency),
             max_turns: self.max_turns.or(base.max_turns),
+            avg_turns: self.avg_turns.or(base.avg_turns),
             max_tool_steps: self.max_tool_steps.or(base.max_tool_steps),
             repeats: self.repeats.or(base.repeats),
             grade: self.grade.or(base.grade),
@@ -372,6 +386,7 @@ impl OptionsPatch {
             seed: self.seed.unwrap_or(defaults::SEED),
             concurrency: self.concurrency.unwrap_or(defaults::CONCURRENCY),
             max_turns: self.max_turns.unwrap_or(defaults::MAX_TURNS),
+            avg_turns: self.avg_turns,
             max_tool_steps: self.max_tool_steps.unwrap_or(defaults::MAX_TOOL_STEPS),
             repeats: self.repeats.unwrap_or(defaults::REPEATS),
             grade: self.grade.unwrap_or(defaults::GRADE),
@@ -410,7 +425,8 @@ impl OptionsPatch {
         }
     }
 
-    /// Checks what no single option can: `top_logprobs` needs `logprobs`.
+    /// Checks what no single option can: `top_logprobs` needs `logprobs`;
+    /// `avg_turns` lies from 1 to `max_turns` (its default when unset).
     pub fn check(&self) -> Result<(), String> {
         if self.unique_situations == Some(true)
             && self.budget.is_none()
@@ -423,6 +439,9 @@ impl OptionsPatch {
         }
         if self.top_logprobs.is_some() && self.logprobs != Some(true) {
             return Err("`top_logprobs` needs `logprobs` set to true".to_owned());
+        }
+        if let Some(avg) = self.avg_turns {
+            check_avg_turns(avg, self.max_turns.unwrap_or(defaults::MAX_TURNS))?;
         }
         Ok(())
     }
@@ -476,6 +495,18 @@ pub fn check_top_logprobs(k: u32) -> Result<(), String> {
     }
 }
 
+/// Checks `avg_turns` against `max_turns` as resolved: from 1 to
+/// `max_turns`, naming both values when it is not.
+pub fn check_avg_turns(avg_turns: f64, max_turns: u32) -> Result<(), String> {
+    if avg_turns >= 1.0 && avg_turns <= f64::from(max_turns) {
+        Ok(())
+    } else {
+        Err(format!(
+            "`avg_turns` {avg_turns} must be from 1 to `max_turns` {max_turns}"
+        ))
+    }
+}
+
 const POSITIVE: &str = "must be an integer >= 1";
 
 fn string(v: &Value) -> Option<String> {
@@ -516,6 +547,13 @@ pub struct SimulateOptions {
     pub concurrency: usize,
     /// Agent replies to the person before the conversation is cut off.
     pub max_turns: u32,
+    /// When set, every rollout draws its own turn cap, `1 +
+    /// Binomial(max_turns - 1, p)` with `p = (avg_turns - 1) / (max_turns -
+    /// 1)`, so the caps average `avg_turns`; unset caps every conversation
+    /// at `max_turns`. Left out of `run.json` (and so of the run id) when
+    /// unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avg_turns: Option<f64>,
     /// Agent requests within one turn before it is cut off.
     pub max_tool_steps: u32,
     /// Rollouts per ask (k).
@@ -665,5 +703,71 @@ mod tests {
         assert_eq!(resolved.top_logprobs, Some(3));
         let lonely = OptionsPatch::from_value(&json!({"top_logprobs": 3})).unwrap();
         assert!(lonely.check().unwrap_err().contains("needs `logprobs`"));
+    }
+
+    #[test]
+    fn avg_turns_is_a_number_from_1_to_max_turns() {
+        // Not a number: refused where it stands, naming it.
+        for bad in [json!({"avg_turns": "three"}), json!({"avg_turns": true})] {
+            let err = OptionsPatch::from_value(&bad).unwrap_err();
+            assert_eq!(err.0, "/avg_turns", "{bad}");
+            assert!(err.1.contains("number"), "{}", err.1);
+        }
+        // Out of range against `max_turns` as resolved (default 10): both
+        // values named.
+        for (options, avg, max) in [
+            (json!({"avg_turns": 0.5}), "0.5", "10"),
+            (json!({"avg_turns": 10.5}), "10.5", "10"),
+            (json!({"avg_turns": 4, "max_turns": 3}), "4", "3"),
+            (json!({"avg_turns": -2}), "-2", "10"),
+        ] {
+            let patch = OptionsPatch::from_value(&options).unwrap();
+            let err = patch.check().unwrap_err();
+            assert!(
+                err.contains(&format!("`avg_turns` {avg} "))
+                    && err.contains(&format!("`max_turns` {max}")),
+                "{options}: {err}"
+            );
+        }
+        // In range, fractional and at both ends.
+        for (options, avg) in [
+            (json!({"avg_turns": 3.5}), 3.5),
+            (json!({"avg_turns": 1}), 1.0),
+            (json!({"avg_turns": 10}), 10.0),
+            (json!({"avg_turns": 2.25, "max_turns": 3}), 2.25),
+        ] {
+            let patch = OptionsPatch::from_value(&options).unwrap();
+            assert!(patch.check().is_ok(), "{options}");
+            assert_eq!(patch.resolve().avg_turns, Some(avg));
+        }
+        // A command line's avg_turns is checked against the spec's max_turns.
+        let spec = OptionsPatch::from_value(&json!({"max_turns": 4})).unwrap();
+        let cli = OptionsPatch {
+            avg_turns: Some(5.0),
+            ..OptionsPatch::default()
+        };
+        assert!(
+            cli.over(spec)
+                .check()
+                .unwrap_err()
+                .contains("`max_turns` 4")
+        );
+        assert!(check_avg_turns(f64::NAN, 10).is_err());
+    }
+
+    #[test]
+    fn unset_avg_turns_leaves_the_recorded_options_as_they_were() {
+        let unset = serde_json::to_value(OptionsPatch::default().resolve()).unwrap();
+        assert!(unset.get("avg_turns").is_none(), "{unset}");
+        assert!(unset.get("max_turns").is_some());
+        let set = OptionsPatch::from_value(&json!({"avg_turns": 2.5}))
+            .unwrap()
+            .resolve();
+        let value = serde_json::to_value(&set).unwrap();
+        assert_eq!(value["avg_turns"], 2.5);
+        let back: SimulateOptions = serde_json::from_value(value).unwrap();
+        assert_eq!(back, set);
+        let back: SimulateOptions = serde_json::from_value(unset).unwrap();
+        assert_eq!(back.avg_turns, None);
     }
 }

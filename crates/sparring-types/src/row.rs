@@ -206,6 +206,11 @@ pub struct Row {
     pub lineage: Lineage,
     /// Seed of this rollout's random streams.
     pub seed: u64,
+    /// The turn cap this rollout drew when `avg_turns` is set: agent
+    /// replies before a conversation still asking is cut off. Absent
+    /// otherwise (the cap is then `max_turns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_cap: Option<u32>,
     /// Timing metadata.
     pub timings: Timings,
 }
