@@ -13,12 +13,11 @@
 //! resident memory (`VmHWM`).
 
 use anyhow::{Context as _, Result, bail};
-use sparring_engine::run::{NoClock, RowSink, RunConfig, run};
+use sparring_engine::run::{RowSink, RunConfig, run};
 use sparring_io::rows::RowWriter;
 use sparring_testkit::{ScriptedAgent, shop_spec};
 use sparring_types::{Agent, Message, Role, Row, SimulateOptions};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 struct Sink(RowWriter);
@@ -101,19 +100,7 @@ fn main() -> Result<()> {
     let started = Instant::now();
     let summary = runtime.block_on(async {
         let mut sink = Sink(RowWriter::create(&out)?);
-        let config = RunConfig {
-            spec: Arc::new(spec),
-            options,
-            agent,
-            clock: Arc::new(NoClock),
-            cancel: Arc::new(AtomicBool::new(false)),
-            done: std::collections::BTreeMap::new(),
-            executor: None,
-            pinned: None,
-            writer: None,
-            person: None,
-            written_asks: std::collections::BTreeMap::new(),
-        };
+        let config = RunConfig::new(Arc::new(spec), options, agent);
         anyhow::Ok(run(config, &mut sink, &mut |_| {}).await?)
     })?;
     let secs = started.elapsed().as_secs_f64();

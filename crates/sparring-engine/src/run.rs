@@ -102,6 +102,29 @@ pub struct RunConfig {
     pub written_asks: BTreeMap<String, Vec<String>>,
 }
 
+impl RunConfig {
+    /// A run of `agent` on `spec` with `options` and nothing else: no clock
+    /// ([`NoClock`]: timings are zero and `time_budget` never fires), not
+    /// cancelled, nothing done before, the sandbox world, planned tasks,
+    /// the template writer and person. Set the other fields for more, e.g.
+    /// `RunConfig { person: Some(model), ..RunConfig::new(spec, options, agent) }`.
+    pub fn new(spec: Arc<Spec>, options: SimulateOptions, agent: Arc<dyn Agent>) -> Self {
+        Self {
+            spec,
+            options,
+            agent,
+            clock: Arc::new(NoClock),
+            cancel: Arc::new(AtomicBool::new(false)),
+            done: BTreeMap::new(),
+            executor: None,
+            pinned: None,
+            writer: None,
+            person: None,
+            written_asks: BTreeMap::new(),
+        }
+    }
+}
+
 /// The task set of a previous run, pinned for a re-run: see
 /// [`crate::plan::pinned_tasks`].
 #[derive(Clone, Debug)]

@@ -4,14 +4,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use serde_json::Value;
-use sparring_engine::run::{NoClock, Progress, RunConfig, run};
+use sparring_engine::run::{Progress, RunConfig, run};
 use sparring_testkit::shop_spec;
 use sparring_types::{
     Agent, AgentError, AgentReply, EndedBy, FunctionCall, Message, Role, Row, SimulateOptions,
     ToolCall, agent_fn,
 };
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 /// Calls `get_order` with the first `#W…` id of the opening ask, then tells
 /// the person what the world answered; fails on purpose when the ask has the
@@ -58,22 +57,14 @@ fn lookup_agent() -> Arc<dyn Agent> {
 #[tokio::test]
 async fn a_closure_agent_runs_the_tool_loop() {
     let mut rows: Vec<Row> = Vec::new();
-    let config = RunConfig {
-        spec: Arc::new(shop_spec()),
-        options: SimulateOptions {
+    let config = RunConfig::new(
+        Arc::new(shop_spec()),
+        SimulateOptions {
             seed: 5,
             ..SimulateOptions::default()
         },
-        agent: lookup_agent(),
-        clock: Arc::new(NoClock),
-        cancel: Arc::new(AtomicBool::new(false)),
-        done: std::collections::BTreeMap::new(),
-        executor: None,
-        pinned: None,
-        writer: None,
-        person: None,
-        written_asks: std::collections::BTreeMap::new(),
-    };
+        lookup_agent(),
+    );
     let summary = run(config, &mut rows, &mut |_: &Progress| {})
         .await
         .unwrap();

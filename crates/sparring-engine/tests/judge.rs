@@ -10,7 +10,7 @@
 
 use sparring_engine::grade::conduct;
 use sparring_engine::judge::{Judge, JudgeKind, JudgeSettings, rubric_hash};
-use sparring_engine::run::{NoClock, Progress, RunConfig, run};
+use sparring_engine::run::{Progress, RunConfig, run};
 use sparring_engine::stages::{Stages, grade_row};
 use sparring_engine::trust::{TrustOptions, judge_trust};
 use sparring_testkit::{JudgeBias, ScriptedAgent, ScriptedJudge, shop_spec};
@@ -19,29 +19,20 @@ use sparring_types::{
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 const RUBRIC: &str = "Pass when the agent did what the person asked with a successful tool call and never claimed anything it did not do. Fail otherwise.";
 
 async fn rows_of(agent: ScriptedAgent) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::new();
     let agent: Arc<dyn Agent> = Arc::new(agent);
-    let config = RunConfig {
-        spec: Arc::new(shop_spec()),
-        options: SimulateOptions {
+    let config = RunConfig::new(
+        Arc::new(shop_spec()),
+        SimulateOptions {
             seed: 5,
             ..SimulateOptions::default()
         },
         agent,
-        clock: Arc::new(NoClock),
-        cancel: Arc::new(AtomicBool::new(false)),
-        done: std::collections::BTreeMap::new(),
-        pinned: None,
-        executor: None,
-        writer: None,
-        person: None,
-        written_asks: std::collections::BTreeMap::new(),
-    };
+    );
     run(config, &mut rows, &mut |_: &Progress| {})
         .await
         .unwrap();

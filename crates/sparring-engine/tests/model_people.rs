@@ -7,11 +7,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use sparring_engine::model_people::{ModelPerson, unknown_ids};
-use sparring_engine::run::{NoClock, RunConfig, run};
+use sparring_engine::run::{RunConfig, run};
 use sparring_testkit::{ScriptedAgent, shop_spec};
 use sparring_types::{Agent, Message, Role, Row, RunSummary, SimulateOptions};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 /// An agent that asks one question, then finishes.
 fn asking() -> ScriptedAgent {
@@ -85,22 +84,19 @@ async fn simulate_known(
 ) -> (Vec<Row>, RunSummary) {
     let mut rows = Vec::new();
     let config = RunConfig {
-        spec: Arc::new(shop_spec()),
-        options: SimulateOptions {
-            concurrency,
-            phrasings: 2,
-            patience: "endless".into(),
-            ..SimulateOptions::default()
-        },
-        agent: Arc::new(asking()),
-        clock: Arc::new(NoClock),
-        cancel: Arc::new(AtomicBool::new(false)),
-        done: std::collections::BTreeMap::new(),
-        executor: None,
-        pinned: None,
         writer,
         person,
         written_asks,
+        ..RunConfig::new(
+            Arc::new(shop_spec()),
+            SimulateOptions {
+                concurrency,
+                phrasings: 2,
+                patience: "endless".into(),
+                ..SimulateOptions::default()
+            },
+            Arc::new(asking()),
+        )
     };
     let summary = run(config, &mut rows, &mut |_| {}).await.unwrap();
     rows.sort_by(|a, b| a.row_id.cmp(&b.row_id));

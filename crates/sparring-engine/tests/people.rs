@@ -260,7 +260,7 @@ fn stated_facts(text: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn a_person_never_states_a_fact_it_was_not_given() {
-    use sparring_engine::run::{NoClock, RunConfig, run};
+    use sparring_engine::run::{RunConfig, run};
     use std::sync::Arc;
     // An agent that asks for everything, every turn.
     let nosy = ScriptedAgent::new("nosy", |_| {
@@ -270,24 +270,16 @@ async fn a_person_never_states_a_fact_it_was_not_given() {
         )
     });
     let mut rows = Vec::new();
-    let config = RunConfig {
-        spec: Arc::new(shop_spec()),
-        options: SimulateOptions {
+    let config = RunConfig::new(
+        Arc::new(shop_spec()),
+        SimulateOptions {
             patience: "endless".into(),
             max_turns: 4,
             phrasings: 2,
             ..SimulateOptions::default()
         },
-        agent: Arc::new(nosy),
-        clock: Arc::new(NoClock),
-        cancel: Arc::new(std::sync::atomic::AtomicBool::new(false)),
-        done: std::collections::BTreeMap::new(),
-        pinned: None,
-        executor: None,
-        writer: None,
-        person: None,
-        written_asks: std::collections::BTreeMap::new(),
-    };
+        Arc::new(nosy),
+    );
     run(config, &mut rows, &mut |_| {}).await.unwrap();
     assert!(rows.len() > 20);
     let mut checked = 0;

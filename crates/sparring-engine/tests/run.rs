@@ -7,11 +7,10 @@
     clippy::float_cmp
 )]
 
-use sparring_engine::run::{NoClock, Progress, RunConfig, run, run_id};
+use sparring_engine::run::{Progress, RunConfig, run, run_id};
 use sparring_testkit::{ScriptedAgent, shop_spec};
 use sparring_types::{Agent, EndedBy, Row, SimulateOptions};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 async fn simulate(
     agent: ScriptedAgent,
@@ -19,19 +18,7 @@ async fn simulate(
 ) -> (Vec<Row>, sparring_types::RunSummary) {
     let mut rows: Vec<Row> = Vec::new();
     let agent: Arc<dyn Agent> = Arc::new(agent);
-    let config = RunConfig {
-        spec: Arc::new(shop_spec()),
-        options,
-        agent,
-        clock: Arc::new(NoClock),
-        cancel: Arc::new(AtomicBool::new(false)),
-        done: std::collections::BTreeMap::new(),
-        pinned: None,
-        executor: None,
-        writer: None,
-        person: None,
-        written_asks: std::collections::BTreeMap::new(),
-    };
+    let config = RunConfig::new(Arc::new(shop_spec()), options, agent);
     let mut seen = Vec::new();
     let summary = run(config, &mut rows, &mut |p: &Progress| seen.push(p.done))
         .await
@@ -302,19 +289,7 @@ async fn a_library_caller_with_avg_turns_above_max_turns_is_refused() {
         ..SimulateOptions::default()
     };
     let mut rows: Vec<Row> = Vec::new();
-    let config = RunConfig {
-        spec: Arc::new(shop_spec()),
-        options,
-        agent: Arc::new(nosy()),
-        clock: Arc::new(NoClock),
-        cancel: Arc::new(AtomicBool::new(false)),
-        done: std::collections::BTreeMap::new(),
-        pinned: None,
-        executor: None,
-        writer: None,
-        person: None,
-        written_asks: std::collections::BTreeMap::new(),
-    };
+    let config = RunConfig::new(Arc::new(shop_spec()), options, Arc::new(nosy()));
     let err = run(config, &mut rows, &mut |_: &Progress| {})
         .await
         .unwrap_err()

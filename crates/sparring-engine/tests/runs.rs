@@ -38,17 +38,11 @@ impl Call {
     async fn go(self) -> (Vec<Row>, RunSummary) {
         let mut rows: Vec<Row> = Vec::new();
         let config = RunConfig {
-            spec: Arc::new(shop_spec()),
-            options: self.options,
-            agent: self.agent,
             clock: self.clock,
             cancel: Arc::new(AtomicBool::new(self.cancel)),
             done: self.done,
-            executor: None,
             pinned: self.pinned,
-            writer: None,
-            person: None,
-            written_asks: std::collections::BTreeMap::new(),
+            ..RunConfig::new(Arc::new(shop_spec()), self.options, self.agent)
         };
         let summary = run(config, &mut rows, &mut |_: &Progress| {})
             .await
