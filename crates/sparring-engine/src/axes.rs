@@ -29,20 +29,10 @@
 
 use sparring_grid::{CoveringArray, Effort, GridError, GridProblem};
 use sparring_types::{AxesSpec, Spec};
+pub use sparring_world::TERMINAL_STATUSES;
 use sparring_world::{Operation, ToolModel, World};
 
 pub use sparring_types::axes::{HISTORIES, STANCES, TOOL_CONDITIONS, WORLD_STATES};
-/// Statuses after which a record takes no further action.
-pub const TERMINAL_STATUSES: &[&str] = &[
-    "cancelled",
-    "canceled",
-    "refunded",
-    "deleted",
-    "closed",
-    "returned",
-    "removed",
-    "voided",
-];
 
 /// The covered axes, in column order.
 pub const AXIS_NAMES: &[&str] = &["tool", "policy_rule", "stance", "world_state", "history"];

@@ -52,4 +52,4 @@ pub use refuse::PLACEHOLDERS;
 pub use result::{ErrorKind, ToolResult};
 pub use shape::{IdShape, description_example};
 pub use sparring_types::WorldOptions;
-pub use world::World;
+pub use world::{TERMINAL_STATUSES, World};

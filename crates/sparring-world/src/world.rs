@@ -16,8 +16,10 @@ use std::sync::{Arc, OnceLock};
 
 type Record = Map<String, Value>;
 
-/// Statuses after which a record takes no further action.
-const TERMINAL: &[&str] = &[
+/// Statuses after which a record takes no further action: the world refuses
+/// to act on such a record, and the planner's world-state axis reads them the
+/// same way.
+pub const TERMINAL_STATUSES: &[&str] = &[
     "cancelled",
     "canceled",
     "refunded",
@@ -823,7 +825,7 @@ impl World {
                 );
             }
             if let Some(status) = &status
-                && TERMINAL.contains(&status.to_lowercase().as_str())
+                && TERMINAL_STATUSES.contains(&status.to_lowercase().as_str())
                 && !matches!(&model.operation, Operation::StateChange(v) if status_after(v) == *status)
             {
                 return ToolResult::err_hint(
