@@ -14,15 +14,15 @@
 
 use crate::Error;
 use crate::log::RunLog;
+use crate::subprocess::{CommandLine, Spawned, Stderr};
 use serde_json::{Value, json};
 use sparring_types::{Agent, AgentError, AgentReply, AgentRequest, BoxFuture, Message};
 use std::collections::{HashMap, HashSet};
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::process::{Child, ChildStdin};
 use tokio::sync::oneshot;
 
 type Reply = Result<AgentReply, AgentError>;
@@ -72,8 +72,7 @@ impl Process {
 
 /// An agent run as a subprocess.
 pub struct CommandAgent {
-    argv: Vec<String>,
-    display: String,
+    line: CommandLine,
     timeout: Duration,
     log: Option<RunLog>,
     current: tokio::sync::Mutex<Option<Arc<Process>>>,
@@ -83,7 +82,7 @@ pub struct CommandAgent {
 impl std::fmt::Debug for CommandAgent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CommandAgent")
-            .field("command", &self.display)
+            .field("command", &self.line.display)
             .finish_non_exhaustive()
     }
 }
@@ -129,15 +128,8 @@ impl CommandAgent {
         timeout: Duration,
         log: Option<RunLog>,
     ) -> Result<Self, Error> {
-        let argv = shlex::split(command)
-            .filter(|a| !a.is_empty())
-            .ok_or_else(|| Error::Spawn {
-                command: command.to_owned(),
-                message: "cannot split it into words (an unclosed quote?)".to_owned(),
-            })?;
         let agent = Self {
-            display: redact_command(&argv),
-            argv,
+            line: CommandLine::parse(command)?,
             timeout,
             log,
             current: tokio::sync::Mutex::new(None),
@@ -154,43 +146,20 @@ impl CommandAgent {
     }
 
     fn spawn(&self) -> Result<Arc<Process>, Error> {
-        let spawn_error = |message: String| Error::Spawn {
-            command: self.display.clone(),
-            message,
-        };
-        let program = self
-            .argv
-            .first()
-            .ok_or_else(|| spawn_error("the command is empty".to_owned()))?;
-        let mut child = Command::new(program)
-            .args(&self.argv[1..])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| {
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    spawn_error(format!("`{program}` not found"))
-                } else if e.kind() == std::io::ErrorKind::PermissionDenied {
-                    spawn_error(format!("`{program}` is not executable"))
-                } else {
-                    spawn_error(e.to_string().to_lowercase())
-                }
-            })?;
+        let Spawned {
+            child,
+            stdin,
+            stdout,
+            pid,
+        } = self.line.spawn(&Stderr::Log {
+            log: self.log.as_ref(),
+            role: "agent",
+        })?;
         let n = self.starts.fetch_add(1, Ordering::SeqCst) + 1;
-        let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            return Err(spawn_error(
-                "its standard streams could not be opened".to_owned(),
-            ));
-        };
-        let pid = child.id().unwrap_or(0);
         if let Some(log) = &self.log {
             log.line(&format!(
                 "agent: started `{}` (pid {pid}, start {n})",
-                self.display
+                self.line.display
             ));
         }
         let process = Arc::new(Process {
@@ -201,19 +170,6 @@ impl CommandAgent {
             dead_reason: Mutex::new(None),
             child: Mutex::new(Some(child)),
         });
-        if let Some(log) = self.log.clone() {
-            tokio::spawn(async move {
-                let mut lines = BufReader::new(stderr).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    log.line(&format!("agent[{pid}] stderr: {line}"));
-                }
-            });
-        } else {
-            tokio::spawn(async move {
-                let mut lines = BufReader::new(stderr).lines();
-                while let Ok(Some(_)) = lines.next_line().await {}
-            });
-        }
         let reader = Arc::clone(&process);
         let log = self.log.clone();
         tokio::spawn(async move {
@@ -362,7 +318,7 @@ impl Agent for CommandAgent {
     }
 
     fn describe(&self) -> String {
-        format!("command:{}", self.display)
+        format!("command:{}", self.line.display)
     }
 }
 

@@ -10,13 +10,12 @@
 //! stderr passes through to sparring's stderr.
 
 use crate::Error;
-use crate::command_agent::redact_command;
+use crate::subprocess::{CommandLine, Spawned, Stderr};
 use serde_json::{Value, json};
 use sparring_types::{BoxFuture, Grader, GraderError, GraderVerdict, Row};
-use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 
 struct Process {
@@ -27,8 +26,7 @@ struct Process {
 
 /// A grader run as a subprocess.
 pub struct CommandGrader {
-    argv: Vec<String>,
-    display: String,
+    line: CommandLine,
     timeout: Duration,
     process: Mutex<Option<Process>>,
 }
@@ -36,7 +34,7 @@ pub struct CommandGrader {
 impl std::fmt::Debug for CommandGrader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CommandGrader")
-            .field("command", &self.display)
+            .field("command", &self.line.display)
             .finish_non_exhaustive()
     }
 }
@@ -45,15 +43,8 @@ impl CommandGrader {
     /// Parses `command` like a shell would and starts it once to prove it
     /// runs.
     pub fn start(command: &str, timeout: Duration) -> Result<Self, Error> {
-        let argv = shlex::split(command)
-            .filter(|a| !a.is_empty())
-            .ok_or_else(|| Error::Spawn {
-                command: command.to_owned(),
-                message: "cannot split it into words (an unclosed quote?)".to_owned(),
-            })?;
         let mut grader = Self {
-            display: redact_command(&argv),
-            argv,
+            line: CommandLine::parse(command)?,
             timeout,
             process: Mutex::new(None),
         };
@@ -63,33 +54,12 @@ impl CommandGrader {
     }
 
     fn spawn(&self) -> Result<Process, Error> {
-        let spawn_error = |message: String| Error::Spawn {
-            command: self.display.clone(),
-            message,
-        };
-        let program = self
-            .argv
-            .first()
-            .ok_or_else(|| spawn_error("the command is empty".to_owned()))?;
-        let mut child = Command::new(program)
-            .args(&self.argv[1..])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| {
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    spawn_error(format!("`{program}` not found"))
-                } else {
-                    spawn_error(e.to_string().to_lowercase())
-                }
-            })?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(spawn_error(
-                "its standard streams could not be opened".to_owned(),
-            ));
-        };
+        let Spawned {
+            child,
+            stdin,
+            stdout,
+            ..
+        } = self.line.spawn(&Stderr::Inherit)?;
         Ok(Process {
             child,
             stdin,
@@ -204,6 +174,6 @@ impl Grader for CommandGrader {
     }
 
     fn describe(&self) -> String {
-        format!("command:{}", self.display)
+        format!("command:{}", self.line.display)
     }
 }

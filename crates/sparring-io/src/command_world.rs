@@ -10,14 +10,13 @@
 //! is restarted for the next one; its stderr goes to the run's log.
 
 use crate::Error;
-use crate::command_agent::redact_command;
 use crate::log::RunLog;
+use crate::subprocess::{CommandLine, Spawned, Stderr};
 use serde_json::{Value, json};
 use sparring_types::{BoxFuture, ExecuteError, ExecuteRequest, ToolExecutor};
-use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStdin, ChildStdout};
 
 struct Running {
     child: Child,
@@ -27,8 +26,7 @@ struct Running {
 
 /// A world run as a subprocess.
 pub struct CommandWorld {
-    argv: Vec<String>,
-    display: String,
+    line: CommandLine,
     timeout: Duration,
     log: Option<RunLog>,
     current: tokio::sync::Mutex<Option<Running>>,
@@ -37,7 +35,7 @@ pub struct CommandWorld {
 impl std::fmt::Debug for CommandWorld {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CommandWorld")
-            .field("command", &self.display)
+            .field("command", &self.line.display)
             .finish_non_exhaustive()
     }
 }
@@ -50,15 +48,8 @@ impl CommandWorld {
         timeout: Duration,
         log: Option<RunLog>,
     ) -> Result<Self, Error> {
-        let argv = shlex::split(command)
-            .filter(|a| !a.is_empty())
-            .ok_or_else(|| Error::Spawn {
-                command: command.to_owned(),
-                message: "cannot split it into words (an unclosed quote?)".to_owned(),
-            })?;
         let world = Self {
-            display: redact_command(&argv),
-            argv,
+            line: CommandLine::parse(command)?,
             timeout,
             log,
             current: tokio::sync::Mutex::new(None),
@@ -69,48 +60,21 @@ impl CommandWorld {
     }
 
     fn spawn(&self) -> Result<Running, Error> {
-        let spawn_error = |message: String| Error::Spawn {
-            command: self.display.clone(),
-            message,
-        };
-        let program = self
-            .argv
-            .first()
-            .ok_or_else(|| spawn_error("the command is empty".to_owned()))?;
-        let mut child = Command::new(program)
-            .args(&self.argv[1..])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| {
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    spawn_error(format!("`{program}` not found"))
-                } else {
-                    spawn_error(e.to_string().to_lowercase())
-                }
-            })?;
-        let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            return Err(spawn_error(
-                "its standard streams could not be opened".to_owned(),
+        let Spawned {
+            child,
+            stdin,
+            stdout,
+            pid,
+        } = self.line.spawn(&Stderr::Log {
+            log: self.log.as_ref(),
+            role: "world",
+        })?;
+        if let Some(log) = &self.log {
+            log.line(&format!(
+                "world: started `{}` (pid {pid})",
+                self.line.display
             ));
-        };
-        let pid = child.id().unwrap_or(0);
-        let log = self.log.clone();
-        if let Some(log) = &log {
-            log.line(&format!("world: started `{}` (pid {pid})", self.display));
         }
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                if let Some(log) = &log {
-                    log.line(&format!("world[{pid}] stderr: {line}"));
-                }
-            }
-        });
         Ok(Running {
             child,
             stdin,
@@ -224,7 +188,7 @@ impl ToolExecutor for CommandWorld {
     }
 
     fn describe(&self) -> String {
-        format!("command:{}", self.display)
+        format!("command:{}", self.line.display)
     }
 }
 

@@ -48,5 +48,6 @@ pub mod rows;
 pub mod score;
 pub mod select;
 pub mod spec_file;
+mod subprocess;
 
 pub use error::Error;
