@@ -133,10 +133,11 @@ mod tests {
         assert_eq!(line.argv.len(), 5);
         assert_eq!(line.argv[4], "two words");
         assert!(!line.display.contains("sk-abc"), "{}", line.display);
-        let err = CommandLine::parse("agent 'unclosed")
+        let err = CommandLine::parse("agent --token hunter2 'unclosed")
             .unwrap_err()
             .to_string();
         assert!(err.contains("unclosed quote"), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
         assert!(CommandLine::parse("   ").is_err());
     }
 
