@@ -477,17 +477,14 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         let bar = progress_bar(quiet);
         let plain = !quiet && bar.is_hidden() && std::env::var_os("NO_PROGRESS").is_none();
         let begun = Instant::now();
-        let mut last_line = Instant::now();
+        let mut lines = PlainProgress::new(sparring_types::defaults::PROGRESS_LINE_SECS);
         let mut on_progress = |p: &Progress| {
             bar.set_length(p.total);
             bar.set_position(p.done);
             bar.set_message(format!("{} failed, {} agent errors", p.failed, p.errors));
-            if plain
-                && last_line.elapsed().as_secs_f64()
-                    >= sparring_types::defaults::PROGRESS_LINE_SECS
-            {
-                last_line = Instant::now();
-                eprintln!("{}", progress_line(p, begun.elapsed().as_secs_f64()));
+            let secs = begun.elapsed().as_secs_f64();
+            if plain && lines.due(secs) {
+                eprintln!("{}", progress_line(p, secs));
             }
         };
         let config = RunConfig {
@@ -723,6 +720,30 @@ fn pin(prev: &Path) -> Result<(Pinned, u32, Option<u64>)> {
     Ok((pinned, k, seed))
 }
 
+/// When to print a plain progress line: at most one per `every` seconds,
+/// the first after `every` seconds (a short run prints none).
+struct PlainProgress {
+    every: f64,
+    last: f64,
+}
+
+impl PlainProgress {
+    fn new(every: f64) -> Self {
+        Self { every, last: 0.0 }
+    }
+
+    /// Whether a line is due `secs` seconds into the run; if so, the next
+    /// one is due `every` seconds later.
+    fn due(&mut self, secs: f64) -> bool {
+        if secs - self.last >= self.every {
+            self.last = secs;
+            true
+        } else {
+            false
+        }
+    }
+}
+
 /// One plain progress line, for when stderr is not a terminal.
 fn progress_line(p: &Progress, secs: f64) -> String {
     let rate = if secs > 0.0 {
@@ -768,4 +789,36 @@ fn slug(name: &str) -> String {
         })
         .collect();
     if s.is_empty() { "run".to_owned() } else { s }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PlainProgress, progress_line};
+    use sparring_engine::run::Progress;
+
+    #[test]
+    fn plain_lines_come_every_ten_seconds() {
+        let mut lines = PlainProgress::new(10.0);
+        let printed: Vec<f64> = [0.5, 3.0, 9.9, 10.0, 12.0, 19.9, 20.5, 21.0, 45.0, 46.0]
+            .into_iter()
+            .filter(|&t| lines.due(t))
+            .collect();
+        assert_eq!(printed, vec![10.0, 20.5, 45.0]);
+    }
+
+    #[test]
+    fn a_plain_line_names_rate_failures_and_eta() {
+        let p = Progress {
+            done: 50,
+            total: 200,
+            failed: 3,
+            errors: 1,
+        };
+        assert_eq!(
+            progress_line(&p, 10.0),
+            "progress: 50/200 rows, 5.0 rows/s, 3 failed, 1 agent errors, eta 30 s"
+        );
+        let finished = Progress { done: 200, ..p };
+        assert!(progress_line(&finished, 40.0).ends_with("eta -"));
+    }
 }
