@@ -17,12 +17,9 @@
 //! found here by a small tabu search, which is fast because the whole search
 //! space is one row.
 
-use crate::defaults::{CIRCULANT_RANDOM_WALK, CIRCULANT_TABU_TENURE};
+use crate::defaults::{CIRCULANT_RANDOM_WALK, CIRCULANT_STEP_WORK, CIRCULANT_TABU_TENURE};
 use crate::rng::DetRng;
 use crate::starter::StarterSearch;
-
-/// Work units charged for one search step besides its move evaluations.
-const STEP_WORK: u64 = 20;
 
 /// Search for one circulant cover starter of length `n`.
 pub(crate) struct CirculantSearch {
@@ -71,6 +68,7 @@ impl CirculantSearch {
                 }
             }
         }
+        this.work = (n * n) as u64;
         this
     }
 
@@ -203,7 +201,7 @@ impl CirculantSearch {
 
     fn step_once(&mut self) {
         self.step += 1;
-        self.work += STEP_WORK + self.count.len() as u64 / 8;
+        self.work += CIRCULANT_STEP_WORK + self.count.len() as u64 / 8;
         let n = self.n;
         let (delta, t) = self.pick_uncovered();
         let mut best = i64::MAX;

@@ -60,6 +60,10 @@ pub(crate) const STARTER_SHARE: f64 = 0.5;
 /// its infinities (1 / this).
 pub(crate) const INFINITY_SHARE_DIVISOR: u64 = 4;
 
+/// Work units charged for one circulant search step besides its move
+/// evaluations (choosing the slot, random numbers).
+pub(crate) const CIRCULANT_STEP_WORK: u64 = 20;
+
 /// Part of a starter search's share, after the infinities, that a circulant
 /// starter may spend (1 / this); it usually needs far less, and what it
 /// leaves goes to the search for rows around it and the general starter

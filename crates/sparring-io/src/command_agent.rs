@@ -14,7 +14,7 @@
 
 use crate::Error;
 use crate::log::RunLog;
-use crate::subprocess::{CommandLine, Spawned, Stderr};
+use crate::subprocess::{CommandLine, Spawned, Stderr, forward_stderr};
 use serde_json::{Value, json};
 use sparring_types::{Agent, AgentError, AgentReply, AgentRequest, BoxFuture, Message};
 use std::collections::{HashMap, HashSet};
@@ -150,17 +150,18 @@ impl CommandAgent {
             child,
             stdin,
             stdout,
+            stderr,
             pid,
-        } = self.line.spawn(&Stderr::Log {
-            log: self.log.as_ref(),
-            role: "agent",
-        })?;
+        } = self.line.spawn(&Stderr::Log)?;
         let n = self.starts.fetch_add(1, Ordering::SeqCst) + 1;
         if let Some(log) = &self.log {
             log.line(&format!(
                 "agent: started `{}` (pid {pid}, start {n})",
                 self.line.display
             ));
+        }
+        if let Some(stderr) = stderr {
+            forward_stderr(stderr, self.log.clone(), "agent", pid);
         }
         let process = Arc::new(Process {
             stdin: tokio::sync::Mutex::new(stdin),

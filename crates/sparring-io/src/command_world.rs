@@ -11,7 +11,7 @@
 
 use crate::Error;
 use crate::log::RunLog;
-use crate::subprocess::{CommandLine, Spawned, Stderr};
+use crate::subprocess::{CommandLine, Spawned, Stderr, forward_stderr};
 use serde_json::{Value, json};
 use sparring_types::{BoxFuture, ExecuteError, ExecuteRequest, ToolExecutor};
 use std::time::Duration;
@@ -64,16 +64,17 @@ impl CommandWorld {
             child,
             stdin,
             stdout,
+            stderr,
             pid,
-        } = self.line.spawn(&Stderr::Log {
-            log: self.log.as_ref(),
-            role: "world",
-        })?;
+        } = self.line.spawn(&Stderr::Log)?;
         if let Some(log) = &self.log {
             log.line(&format!(
                 "world: started `{}` (pid {pid})",
                 self.line.display
             ));
+        }
+        if let Some(stderr) = stderr {
+            forward_stderr(stderr, self.log.clone(), "world", pid);
         }
         Ok(Running {
             child,
