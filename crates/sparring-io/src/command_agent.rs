@@ -129,7 +129,7 @@ impl CommandAgent {
         log: Option<RunLog>,
     ) -> Result<Self, Error> {
         let agent = Self {
-            line: CommandLine::parse(command)?,
+            line: CommandLine::parse(command, "agent")?,
             timeout,
             log,
             current: tokio::sync::Mutex::new(None),

@@ -44,7 +44,7 @@ impl CommandGrader {
     /// runs.
     pub fn start(command: &str, timeout: Duration) -> Result<Self, Error> {
         let mut grader = Self {
-            line: CommandLine::parse(command)?,
+            line: CommandLine::parse(command, "grader")?,
             timeout,
             process: Mutex::new(None),
         };

@@ -49,7 +49,7 @@ impl CommandWorld {
         log: Option<RunLog>,
     ) -> Result<Self, Error> {
         let world = Self {
-            line: CommandLine::parse(command)?,
+            line: CommandLine::parse(command, "world")?,
             timeout,
             log,
             current: tokio::sync::Mutex::new(None),

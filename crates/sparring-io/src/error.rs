@@ -51,8 +51,10 @@ pub enum Error {
         message: String,
     },
     /// A command could not be started.
-    #[error("cannot start agent command `{command}`: {message}")]
+    #[error("cannot start {role} command `{command}`: {message}")]
     Spawn {
+        /// What the command plays: `agent`, `world` or `grader`.
+        role: &'static str,
         /// The command, with secrets redacted.
         command: String,
         /// What went wrong.

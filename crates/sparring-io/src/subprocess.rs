@@ -13,6 +13,8 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 /// A command line, split into words.
 #[derive(Debug, Clone)]
 pub(crate) struct CommandLine {
+    /// What the command plays (`agent`, `world`, `grader`), for errors.
+    pub(crate) role: &'static str,
     /// The words, program first.
     pub(crate) argv: Vec<String>,
     /// The words joined, secrets replaced by `***`: the only form that may
@@ -67,10 +69,11 @@ pub(crate) fn forward_stderr(stderr: ChildStderr, log: Option<RunLog>, role: &st
 impl CommandLine {
     /// Splits `command` into words; an empty command or an unclosed quote is
     /// an error naming the command.
-    pub(crate) fn parse(command: &str) -> Result<Self, Error> {
+    pub(crate) fn parse(command: &str, role: &'static str) -> Result<Self, Error> {
         let argv = shlex::split(command)
             .filter(|a| !a.is_empty())
             .ok_or_else(|| Error::Spawn {
+                role,
                 // Words cannot be told apart here, so nothing past the
                 // first is shown: a quoted secret must not slip through.
                 command: match command.split_whitespace().next() {
@@ -82,6 +85,7 @@ impl CommandLine {
                 message: "cannot split it into words (an unclosed quote?)".to_owned(),
             })?;
         Ok(Self {
+            role,
             display: redact_command(&argv),
             argv,
         })
@@ -90,6 +94,7 @@ impl CommandLine {
     /// Starts the program (killed when its [`Child`] is dropped).
     pub(crate) fn spawn(&self, stderr: &Stderr) -> Result<Spawned, Error> {
         let spawn_error = |message: String| Error::Spawn {
+            role: self.role,
             command: self.display.clone(),
             message,
         };
@@ -146,11 +151,12 @@ mod tests {
 
     #[test]
     fn command_lines_split_and_redact() {
-        let line = CommandLine::parse("python3 agent.py --api-key sk-abc 'two words'").unwrap();
+        let line =
+            CommandLine::parse("python3 agent.py --api-key sk-abc 'two words'", "agent").unwrap();
         assert_eq!(line.argv.len(), 5);
         assert_eq!(line.argv[4], "two words");
         assert!(!line.display.contains("sk-abc"), "{}", line.display);
-        let err = CommandLine::parse("agent --token hunter2 'unclosed")
+        let err = CommandLine::parse("agent --token hunter2 'unclosed", "agent")
             .unwrap_err()
             .to_string();
         assert!(err.contains("unclosed quote"), "{err}");
@@ -160,17 +166,20 @@ mod tests {
             "agent \"--token\" hunter2 'x",
             "agent --api-key \"sk-a hunter2 'x",
         ] {
-            let err = CommandLine::parse(quoted).unwrap_err().to_string();
-            assert!(err.contains("`agent …`"), "{err}");
+            let err = CommandLine::parse(quoted, "agent").unwrap_err().to_string();
+            assert!(
+                err.contains("cannot start agent command `agent …`"),
+                "{err}"
+            );
             assert!(!err.contains("sk-a") && !err.contains("hunter2"), "{err}");
         }
-        assert!(CommandLine::parse("   ").is_err());
+        assert!(CommandLine::parse("   ", "agent").is_err());
     }
 
     #[tokio::test]
     async fn missing_programs_are_named() {
-        let line = CommandLine::parse("sparring-no-such-program --token hunter2").unwrap();
-        let key = CommandLine::parse("OPENAI_API_KEY=sk-1 agent").unwrap();
+        let line = CommandLine::parse("sparring-no-such-program --token hunter2", "world").unwrap();
+        let key = CommandLine::parse("OPENAI_API_KEY=sk-1 agent", "agent").unwrap();
         let err = key
             .spawn(&Stderr::Inherit)
             .err()
@@ -194,7 +203,8 @@ mod tests {
     async fn stderr_lines_reach_the_log_even_when_not_utf8() {
         let dir = tempfile::tempdir().unwrap();
         let log = RunLog::create(&dir.path().join("run.log")).unwrap();
-        let line = CommandLine::parse(r#"sh -c 'printf "\377bad\nsecond\n" >&2'"#).unwrap();
+        let line =
+            CommandLine::parse(r#"sh -c 'printf "\377bad\nsecond\n" >&2'"#, "agent").unwrap();
         let mut spawned = line.spawn(&Stderr::Log).unwrap();
         let stderr = spawned.stderr.take().unwrap();
         forward_stderr(stderr, Some(log.clone()), "world", spawned.pid);
