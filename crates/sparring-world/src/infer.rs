@@ -158,8 +158,9 @@ const STATUS_WORDS: &[&str] = &[
 /// Parameter-name endings that mark an id.
 const ID_SUFFIXES: &[&str] = &["id", "number", "code", "no", "ref"];
 
-/// Splits a name into lowercase words (`getOrder`, `get_order`, `get-order`).
-pub(crate) fn words(name: &str) -> Vec<String> {
+/// Splits a tool or parameter name into lowercase words (`getOrder`,
+/// `get_order`, `get-order` → `get`, `order`).
+pub fn name_words(name: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut prev_lower = false;
@@ -253,7 +254,7 @@ fn entity_for(stem: &str, entities: &[String]) -> String {
 /// `id`.
 #[allow(clippy::option_option)] // None: not an id; Some(None): a bare `id`.
 fn id_stem(param: &str, schema: Option<&Value>, nouns: &[String]) -> Option<Option<String>> {
-    let pw = words(param);
+    let pw = name_words(param);
     let last = pw.last()?;
     if pw.len() == 1 {
         return (last == "id").then_some(None);
@@ -280,7 +281,7 @@ fn id_stem(param: &str, schema: Option<&Value>, nouns: &[String]) -> Option<Opti
 /// Reads a tool's operation, entity, id parameter and more; `entities` are
 /// the spec's fixture keys.
 pub fn infer_tool(tool: &ToolSpec, entities: &[String]) -> ToolModel {
-    let name_words = words(&tool.name);
+    let name_words = name_words(&tool.name);
     let mut why = Vec::new();
     let (verb_at, operation, verb) = match verb_of(&name_words) {
         Some(found) => found,

@@ -47,7 +47,7 @@ mod vocab;
 mod world;
 
 pub use fault::{FaultKind, FaultRecord, parse_scheduled};
-pub use infer::{Operation, ToolModel, infer_tool, status_after};
+pub use infer::{Operation, ToolModel, infer_tool, name_words, status_after};
 pub use refuse::PLACEHOLDERS;
 pub use result::{ErrorKind, ToolResult};
 pub use shape::{IdShape, description_example};

@@ -330,31 +330,7 @@ const EXTRA_WRITE_VERBS: &[&str] = &[
     "exchange", "return", "book", "modify",
 ];
 
-/// The tool's name split into lowercase words (`getOrder` → `get`, `order`).
-pub(crate) fn name_words(name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if matches!(c, '_' | '-' | '.' | ' ') {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-        } else if c.is_uppercase() && prev_lower {
-            out.push(std::mem::take(&mut cur));
-            cur.extend(c.to_lowercase());
-            prev_lower = false;
-        } else {
-            prev_lower = c.is_lowercase() || c.is_ascii_digit();
-            cur.extend(c.to_lowercase());
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
+pub(crate) use sparring_world::name_words;
 
 /// Whether a tool, judged by its name, changes the world (cancel, refund,
 /// update, book, send …) rather than reads it.
