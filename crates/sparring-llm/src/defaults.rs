@@ -29,6 +29,10 @@ pub const RETRY_BASE: Duration = Duration::from_millis(500);
 pub const RETRY_CAP: Duration = Duration::from_secs(30);
 /// A server's `Retry-After` is honoured up to this long.
 pub const RETRY_AFTER_CAP: Duration = Duration::from_mins(2);
+/// The longest `Retry-After` / `retry-after-ms` read from a reply before the
+/// policy's cap applies; larger values (`1e30`, a date centuries ahead) are
+/// read as this instead of overflowing.
+pub const RETRY_AFTER_READ_MAX: Duration = Duration::from_hours(24);
 /// Time to establish a TCP (and TLS) connection.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Idle connections kept per host, so a thousand requests in flight reuse

@@ -14,7 +14,7 @@ use crate::defaults;
 use serde_json::Value;
 use sparring_types::seed::Stream;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 use tokio::sync::{Mutex, Semaphore};
 use tokio::time::Instant;
 
@@ -228,7 +228,7 @@ impl Transport {
             Err(e) => return self.transport_error(&e),
         };
         let status = response.status().as_u16();
-        let retry_after = retry_after(response.headers());
+        let retry_after = retry_after(response.headers(), SystemTime::now());
         let body = match response.bytes().await {
             Ok(b) => b,
             Err(e) => return self.transport_error(&e),
@@ -291,20 +291,37 @@ enum Attempt {
     Fatal(Failure),
 }
 
-/// `Retry-After` in seconds (integer or decimal), or OpenAI's
-/// `retry-after-ms`. An HTTP-date is not understood and falls back to the
-/// backoff.
-fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let get = |name: &str| {
+/// `Retry-After` in seconds (integer or decimal) or as an HTTP-date (the
+/// time left from `now` until then, zero when it has passed), or OpenAI's
+/// `retry-after-ms`, which wins when both are sent. Absurd values (`1e30`)
+/// are cut to [`defaults::RETRY_AFTER_READ_MAX`] rather than overflowing;
+/// the policy's own cap applies after that.
+fn retry_after(headers: &reqwest::header::HeaderMap, now: SystemTime) -> Option<Duration> {
+    let text = |name: &str| {
         headers
             .get(name)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(str::trim)
     };
-    get("retry-after-ms")
-        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
-        .or_else(|| get("retry-after").map(|s| Duration::from_secs_f64(s.min(86_400.0))))
+    let seconds = |v: &str| v.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0);
+    let capped = |secs: f64| {
+        Duration::try_from_secs_f64(secs).map_or(defaults::RETRY_AFTER_READ_MAX, |d| {
+            d.min(defaults::RETRY_AFTER_READ_MAX)
+        })
+    };
+    if let Some(ms) = text("retry-after-ms").and_then(seconds) {
+        return Some(capped(ms / 1000.0));
+    }
+    let value = text("retry-after")?;
+    if let Some(s) = seconds(value) {
+        return Some(capped(s));
+    }
+    let date = httpdate::parse_http_date(value).ok()?;
+    Some(
+        date.duration_since(now)
+            .unwrap_or(Duration::ZERO)
+            .min(defaults::RETRY_AFTER_READ_MAX),
+    )
 }
 
 /// The message of an OpenAI (`{"error": {"message"}}`) or Anthropic
@@ -359,17 +376,45 @@ mod tests {
 
     #[test]
     fn retry_after_forms() {
+        let now = httpdate::parse_http_date("Wed, 21 Oct 2015 07:28:00 GMT").unwrap();
         let mut h = reqwest::header::HeaderMap::new();
         h.insert("retry-after", "7".parse().unwrap());
-        assert_eq!(retry_after(&h), Some(Duration::from_secs(7)));
+        assert_eq!(retry_after(&h, now), Some(Duration::from_secs(7)));
         h.insert("retry-after-ms", "250".parse().unwrap());
-        assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
+        assert_eq!(retry_after(&h, now), Some(Duration::from_millis(250)));
+        // An HTTP-date is the time left until then, zero once it has passed.
         let mut h = reqwest::header::HeaderMap::new();
         h.insert(
             "retry-after",
-            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+            "Wed, 21 Oct 2015 07:28:42 GMT".parse().unwrap(),
         );
-        assert_eq!(retry_after(&h), None);
+        assert_eq!(retry_after(&h, now), Some(Duration::from_secs(42)));
+        h.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:27:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(retry_after(&h, now), Some(Duration::ZERO));
+        h.insert("retry-after", "soon".parse().unwrap());
+        assert_eq!(retry_after(&h, now), None);
+    }
+
+    #[test]
+    fn huge_retry_after_is_capped_not_a_panic() {
+        let now = SystemTime::UNIX_EPOCH;
+        for (name, value) in [
+            ("retry-after-ms", "1e30"),
+            ("retry-after-ms", "1e300"),
+            ("retry-after", "1e30"),
+            ("retry-after", "Fri, 31 Dec 9999 23:59:59 GMT"),
+        ] {
+            let mut h = reqwest::header::HeaderMap::new();
+            h.insert(name, value.parse().unwrap());
+            assert_eq!(
+                retry_after(&h, now),
+                Some(defaults::RETRY_AFTER_READ_MAX),
+                "{name}: {value}"
+            );
+        }
     }
 
     #[test]
