@@ -7,6 +7,9 @@
 //! - tool messages become `tool_result` blocks in a user message;
 //! - consecutive messages of one role merge into one message, because the
 //!   API requires user and assistant to alternate;
+//! - empty or whitespace-only text is left out (the API rejects empty text
+//!   blocks); a message left empty is dropped, except a first or last one,
+//!   which keeps the placeholder text `(empty)`;
 //! - a reply's `text` blocks join into `content` and its `tool_use` blocks
 //!   become tool calls; `thinking` and unknown blocks are skipped, and
 //!   `stop_reason` may be any string.
@@ -161,20 +164,30 @@ fn to_tool(tool: &Value) -> Value {
     })
 }
 
+/// A text block, or none for empty or whitespace-only text, which the API
+/// rejects with HTTP 400 (`text content blocks must be non-empty`).
+fn text_block(text: &str) -> Option<Value> {
+    (!text.trim().is_empty()).then(|| json!({"type": "text", "text": text}))
+}
+
 /// Chat-format messages as `(system, messages)` in the Messages shape.
+///
+/// Empty text is left out. A message left with no blocks is dropped, and
+/// its neighbours (then of one role) merge, so roles still alternate; but
+/// an empty first or last message is kept with the text
+/// [`defaults::ANTHROPIC_EMPTY_TEXT`], because the conversation must start
+/// with the user and a trailing assistant message would be read as a
+/// prefill for the model to continue.
 pub(crate) fn to_messages(messages: &[Message]) -> (String, Vec<Value>) {
     let mut system: Vec<&str> = Vec::new();
-    let mut out: Vec<(String, Vec<Value>)> = Vec::new();
+    let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for m in messages {
         let (role, blocks) = match m.role {
             Role::System => {
                 system.push(m.content_str());
                 continue;
             }
-            Role::User => (
-                "user",
-                vec![json!({"type": "text", "text": m.content_str()})],
-            ),
+            Role::User => ("user", text_block(m.content_str()).into_iter().collect()),
             Role::Tool => (
                 "user",
                 vec![json!({"type": "tool_result",
@@ -182,10 +195,7 @@ pub(crate) fn to_messages(messages: &[Message]) -> (String, Vec<Value>) {
                             "content": m.content_str()})],
             ),
             Role::Assistant => {
-                let mut blocks = Vec::new();
-                if !m.content_str().is_empty() {
-                    blocks.push(json!({"type": "text", "text": m.content_str()}));
-                }
+                let mut blocks: Vec<Value> = text_block(m.content_str()).into_iter().collect();
                 for c in &m.tool_calls {
                     let input = match c.function.parsed_arguments() {
                         Some(v @ Value::Object(_)) => v,
@@ -193,15 +203,23 @@ pub(crate) fn to_messages(messages: &[Message]) -> (String, Vec<Value>) {
                     };
                     blocks.push(json!({"type": "tool_use", "id": c.id, "name": c.function.name, "input": input}));
                 }
-                if blocks.is_empty() {
-                    blocks.push(json!({"type": "text", "text": ""}));
-                }
                 ("assistant", blocks)
             }
         };
+        turns.push((role, blocks));
+    }
+    let last = turns.len().saturating_sub(1);
+    let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    for (i, (role, mut blocks)) in turns.into_iter().enumerate() {
+        if blocks.is_empty() {
+            if i != 0 && i != last {
+                continue;
+            }
+            blocks.push(json!({"type": "text", "text": defaults::ANTHROPIC_EMPTY_TEXT}));
+        }
         match out.last_mut() {
-            Some((last, existing)) if last == role => existing.extend(blocks),
-            _ => out.push((role.to_owned(), blocks)),
+            Some((previous, existing)) if *previous == role => existing.extend(blocks),
+            _ => out.push((role, blocks)),
         }
     }
     let messages = out
@@ -306,6 +324,93 @@ mod tests {
         assert_eq!(
             m.tool_calls[0].function.arguments,
             r##"{"order_id":"#W1"}"##
+        );
+    }
+
+    fn texts(out: &[Value]) -> Vec<(String, String)> {
+        out.iter()
+            .flat_map(|m| {
+                let role = m["role"].as_str().unwrap().to_owned();
+                m["content"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|b| b["type"] == "text")
+                    .map(move |b| (role.clone(), b["text"].as_str().unwrap().to_owned()))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn empty_text_is_never_sent() {
+        let call = ToolCall {
+            id: "t1".into(),
+            kind: "function".into(),
+            function: FunctionCall {
+                name: "f".into(),
+                arguments: "{}".into(),
+            },
+        };
+        let mut calling = Message::text(Role::Assistant, "  ");
+        calling.tool_calls = vec![call.clone()];
+        let msgs = vec![
+            Message::text(Role::User, "Hi"),
+            Message::text(Role::Assistant, ""),
+            Message::text(Role::User, " \n "),
+            calling,
+            Message::tool_result(&call, "{}"),
+            Message::text(Role::User, ""),
+            Message::text(Role::Assistant, "Done."),
+            Message::text(Role::User, "Thanks"),
+        ];
+        let (_, out) = to_messages(&msgs);
+        for m in &out {
+            let blocks = m["content"].as_array().unwrap();
+            assert!(!blocks.is_empty(), "{out:?}");
+            for b in blocks {
+                if b["type"] == "text" {
+                    assert!(!b["text"].as_str().unwrap().trim().is_empty(), "{out:?}");
+                }
+            }
+        }
+        let roles: Vec<&str> = out.iter().map(|m| m["role"].as_str().unwrap()).collect();
+        assert_eq!(
+            roles,
+            ["user", "assistant", "user", "assistant", "user"],
+            "{out:?}"
+        );
+        // The empty assistant and the blank user message are dropped, and
+        // the two user turns around them merge.
+        assert_eq!(out[0]["content"].as_array().unwrap().len(), 1, "{out:?}");
+        assert_eq!(out[1]["content"][0]["type"], "tool_use");
+        assert_eq!(out[2]["content"][0]["type"], "tool_result");
+        assert_eq!(
+            texts(&out),
+            [
+                ("user".to_owned(), "Hi".to_owned()),
+                ("assistant".to_owned(), "Done.".to_owned()),
+                ("user".to_owned(), "Thanks".to_owned())
+            ]
+        );
+    }
+
+    #[test]
+    fn an_empty_first_or_last_message_keeps_a_placeholder() {
+        let msgs = vec![
+            Message::text(Role::System, "S"),
+            Message::text(Role::User, ""),
+            Message::text(Role::Assistant, "Hello?"),
+            Message::text(Role::User, "   "),
+        ];
+        let (_, out) = to_messages(&msgs);
+        assert_eq!(
+            texts(&out),
+            [
+                ("user".to_owned(), defaults::ANTHROPIC_EMPTY_TEXT.to_owned()),
+                ("assistant".to_owned(), "Hello?".to_owned()),
+                ("user".to_owned(), defaults::ANTHROPIC_EMPTY_TEXT.to_owned())
+            ]
         );
     }
 }

@@ -16,6 +16,10 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// `max_tokens` of an Anthropic request when the run sets none (the API
 /// requires one).
 pub const ANTHROPIC_MAX_TOKENS: u32 = 1024;
+/// The text sent for an empty first or last message to the Anthropic API,
+/// which rejects empty text blocks and needs the conversation to start and
+/// end with a user turn (a trailing assistant turn is a prefill).
+pub const ANTHROPIC_EMPTY_TEXT: &str = "(empty)";
 /// Environment variable holding the OpenAI key, unless the spec names another.
 pub const OPENAI_API_KEY_ENV: &str = "OPENAI_API_KEY";
 /// Environment variable holding the Anthropic key, unless the spec names another.
