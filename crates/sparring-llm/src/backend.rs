@@ -10,6 +10,9 @@
 //! | `anthropic:MODEL` | the Anthropic Messages API (`anthropic:MODEL@URL` for another base URL) |
 //! | `command:CMD`, or plain `CMD` | a command speaking agent protocol v1 |
 //!
+//! A base URL has no query or fragment (`?api-version=…` is refused: the
+//! request path is appended to it).
+//!
 //! A model spec may end in `#key=VAR` to read its key from the environment
 //! variable `VAR` instead of `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`
 //! (`openai:llama3@http://gpu:8000/v1#key=VLLM_KEY`). The key itself never
@@ -270,6 +273,12 @@ fn check_url(url: &str) -> Result<String, String> {
             "base URL `{url}` must be http:// or https:// with a host"
         ));
     }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err(format!(
+            "base URL `{}` has a query or fragment (`?…`, `#…`), which would end up before the request path; give the bare base URL, e.g. http://host:port/v1",
+            display_url(url)
+        ));
+    }
     Ok(url.trim_end_matches('/').to_owned())
 }
 
@@ -338,10 +347,29 @@ mod tests {
     }
 
     #[test]
+    fn a_base_url_with_a_query_is_refused() {
+        for spec in [
+            "openai:m@http://h:1/v1?api-version=x",
+            "openai:m@http://h:1/v1?",
+            "anthropic:c@https://h/v1/?key=zzz",
+        ] {
+            let e = BackendSpec::parse(spec).unwrap_err().to_string();
+            assert!(e.contains("query or fragment"), "{spec}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        let env = |k: &str| (k == "OPENAI_BASE_URL").then(|| "http://h:1/v1#frag".to_owned());
+        let e = model("openai:m").resolve(&env).unwrap_err().to_string();
+        assert!(
+            e.contains("OPENAI_BASE_URL") && e.contains("query or fragment"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn describe_drops_credentials() {
-        let e = model("openai:m@http://user:hunter2@h:1/v1?api-key=zzz");
+        let e = model("openai:m@http://user:hunter2@h:1/v1");
         let d = e.describe();
-        assert!(!d.contains("hunter2") && !d.contains("zzz"), "{d}");
+        assert!(!d.contains("hunter2"), "{d}");
         assert!(d.starts_with("openai:m@http://h:1/v1"), "{d}");
     }
 
