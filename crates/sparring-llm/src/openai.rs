@@ -260,7 +260,8 @@ fn parse_reply(value: &Value, want_logprobs: bool) -> Result<(Message, Option<Va
 }
 
 /// `{sum, tokens, content, policy_version}` for one turn. `policy_version`
-/// is the server's `system_fingerprint`, else the model it says answered.
+/// is the server's `system_fingerprint`, else the model it says answered;
+/// `sum` is null when any token's `logprob` is.
 fn logprobs_record(value: &Value, choice: &Value) -> Value {
     let policy_version = value
         .get("system_fingerprint")
@@ -273,12 +274,14 @@ fn logprobs_record(value: &Value, choice: &Value) -> Value {
     let Some(content) = content else {
         return json!({"sum": null, "tokens": 0, "content": [], "policy_version": policy_version, "missing": true});
     };
-    let mut sum = 0.0;
+    // A token without a numeric `logprob` is recorded as null, and then the
+    // sum is unknown (null) rather than counting that token as certain.
+    let mut sum = Some(0.0);
     let tokens: Vec<Value> = content
         .iter()
         .map(|t| {
-            let lp = t.get("logprob").and_then(Value::as_f64).unwrap_or(0.0);
-            sum += lp;
+            let lp = t.get("logprob").and_then(Value::as_f64);
+            sum = sum.zip(lp).map(|(s, l)| s + l);
             let mut entry = json!({"token": t.get("token").cloned().unwrap_or(Value::Null), "logprob": lp});
             if let Some(top) = t.get("top_logprobs").and_then(Value::as_array)
                 && !top.is_empty()
@@ -318,6 +321,25 @@ mod tests {
             Some("")
         );
         assert!(parse_reply(&json!({"object": "error"}), false).is_err());
+    }
+
+    #[test]
+    fn a_token_without_logprob_makes_the_sum_unknown() {
+        let v = json!({"choices": [{"message": {"content": "ab"},
+            "logprobs": {"content": [{"token": "a", "logprob": -0.5},
+                                     {"token": "b", "logprob": null},
+                                     {"token": "c"}]}}]});
+        let lp = parse_reply(&v, true).unwrap().1.unwrap();
+        assert_eq!(lp["sum"], Value::Null, "{lp}");
+        assert_eq!(lp["tokens"], 3);
+        assert_eq!(lp["content"][0]["logprob"], -0.5);
+        assert_eq!(lp["content"][1]["logprob"], Value::Null, "{lp}");
+        assert_eq!(lp["content"][2]["logprob"], Value::Null, "{lp}");
+        let v = json!({"choices": [{"message": {"content": "ab"},
+            "logprobs": {"content": [{"token": "a", "logprob": -0.5},
+                                     {"token": "b", "logprob": -0.25}]}}]});
+        let lp = parse_reply(&v, true).unwrap().1.unwrap();
+        assert_eq!(lp["sum"], -0.75, "{lp}");
     }
 
     #[test]
