@@ -80,8 +80,8 @@ impl BackendSpec {
     /// (`opneai:gpt-4o`), which is an error naming the closest kind.
     pub fn parse(spec: &str) -> Result<Self, Error> {
         let err = |message: String| Error::Spec {
-            spec: spec.to_owned(),
-            message,
+            spec: redact_urls(spec),
+            message: redact_urls(&message),
         };
         let trimmed = spec.trim();
         if let Some(command) = trimmed.strip_prefix("command:") {
@@ -117,6 +117,13 @@ impl BackendSpec {
         };
         let (rest, key_env) = match rest.rsplit_once('#') {
             Some((head, fragment)) => {
+                if fragment.contains(['@', '/', ':']) {
+                    // Most likely a `#` inside a URL's password: do not echo it.
+                    return Err(err(
+                        "a `#` starts a `#key=ENV_VAR` suffix; write a `#` inside a URL as `%23`"
+                            .to_owned(),
+                    ));
+                }
                 let Some(var) = fragment.strip_prefix("key=") else {
                     return Err(err(format!(
                         "unknown suffix `#{fragment}`; the only suffix is `#key=ENV_VAR`"
@@ -196,8 +203,8 @@ impl Endpoint {
             (None, Provider::OpenAi) => match env(defaults::OPENAI_BASE_URL_ENV) {
                 Some(url) if !url.trim().is_empty() => {
                     check_url(url.trim()).map_err(|message| Error::Spec {
-                        spec: format!("{}={url}", defaults::OPENAI_BASE_URL_ENV),
-                        message,
+                        spec: redact_urls(&format!("{}={url}", defaults::OPENAI_BASE_URL_ENV)),
+                        message: redact_urls(&message),
                     })?
                 }
                 _ => defaults::OPENAI_BASE_URL.to_owned(),
@@ -282,6 +289,44 @@ fn check_url(url: &str) -> Result<String, String> {
     Ok(url.trim_end_matches('/').to_owned())
 }
 
+/// `text` with the credentials of every URL in it hidden, for error
+/// messages that quote a spec or URL as given: `scheme://user:pass@host`
+/// becomes `scheme://***@host` and a query `?…` becomes `?***`. A URL ends
+/// at whitespace, a quote or a backtick; everything up to its last `@` is
+/// hidden, so a password holding `/`, `?` or `#` is hidden whole.
+pub(crate) fn redact_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (head, tail) = rest.split_at(at + 3);
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| c.is_whitespace() || matches!(c, '`' | '\'' | '"'))
+            .unwrap_or(tail.len());
+        let (url, after) = tail.split_at(end);
+        let url = match url.rfind('@') {
+            Some(i) => {
+                out.push_str("***");
+                &url[i..]
+            }
+            None => url,
+        };
+        match url.find('?') {
+            Some(q) => {
+                out.push_str(&url[..=q]);
+                out.push_str("***");
+                if let Some(f) = url[q..].find('#') {
+                    out.push_str(&url[q + f..]);
+                }
+            }
+            None => out.push_str(url),
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A URL without its user, password, query and fragment, for display.
 pub(crate) fn display_url(url: &str) -> String {
     match reqwest::Url::parse(url) {
@@ -355,6 +400,7 @@ mod tests {
         ] {
             let e = BackendSpec::parse(spec).unwrap_err().to_string();
             assert!(e.contains("query or fragment"), "{spec}: {e}");
+            assert!(!e.contains("zzz"), "a query may hold a key: {e}");
             assert!(!e.contains('\n'), "{e}");
         }
         let env = |k: &str| (k == "OPENAI_BASE_URL").then(|| "http://h:1/v1#frag".to_owned());
@@ -363,6 +409,40 @@ mod tests {
             e.contains("OPENAI_BASE_URL") && e.contains("query or fragment"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn url_credentials_never_reach_spec_errors() {
+        for spec in [
+            "openai:m@http://u:pw@h:99999/v1",
+            "openai:m@http://u:pw@h:1/v1?q=1",
+            "openai:m@http://u:pw@h:1/v1#token=X",
+            "openai:m@http://u:pw@h:1/v1#key=1X",
+            "openai: m x@http://u:pw@h:1/v1",
+            "openai:m@http://u:p/w@h:99999/v1",
+            "openai:m@http://u:p#w@h:1/v1",
+            "anthropic:@https://u:pw@h/v1",
+            "anthropic:c@http://u:pw@/v1",
+        ] {
+            let e = BackendSpec::parse(spec).unwrap_err().to_string();
+            assert!(
+                !e.contains("pw") && !e.contains("p/w") && !e.contains("p#w"),
+                "{spec}: {e}"
+            );
+            assert!(e.contains("***@"), "{spec}: {e}");
+        }
+        let env = |k: &str| (k == "OPENAI_BASE_URL").then(|| "http://u:pw@h:99999/v1".to_owned());
+        let e = model("openai:m").resolve(&env).unwrap_err().to_string();
+        assert!(!e.contains("pw") && e.contains("OPENAI_BASE_URL"), "{e}");
+    }
+
+    #[test]
+    fn redaction_keeps_what_is_not_secret() {
+        assert_eq!(
+            redact_urls("`openai:m@https://u:p@w@h:1/v1?k=zzz#key=K` and http://h/v1"),
+            "`openai:m@https://***@h:1/v1?***#key=K` and http://h/v1"
+        );
+        assert_eq!(redact_urls("no url here"), "no url here");
     }
 
     #[test]

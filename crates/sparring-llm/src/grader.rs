@@ -10,7 +10,7 @@
 //! `#key=VAR` to send `Authorization: Bearer` with the key in `VAR`; the key
 //! never appears in any message.
 
-use crate::backend::{Secret, display_url};
+use crate::backend::{Secret, display_url, redact_urls};
 use crate::http::{Failure, Limiter, RetryPolicy, Transport};
 use serde_json::json;
 use sparring_types::{BoxFuture, Grader, GraderError, GraderVerdict, Row};
@@ -43,7 +43,7 @@ impl HttpGrader {
     ) -> Result<Self, crate::Error> {
         let err = |message: String| crate::Error::Spec {
             spec: display_url(spec.split('#').next().unwrap_or(spec)),
-            message,
+            message: redact_urls(&message),
         };
         let (url, key_env) = match spec.rsplit_once('#') {
             Some((url, fragment)) => {
