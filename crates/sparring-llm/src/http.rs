@@ -73,11 +73,12 @@ pub struct Limiter {
 }
 
 impl Limiter {
-    /// At most `concurrency` requests in flight (at least 1) and, when
-    /// given, `rpm` requests started per minute.
+    /// At most `concurrency` requests in flight (at least 1, at most
+    /// [`Semaphore::MAX_PERMITS`]) and, when given, `rpm` requests started
+    /// per minute.
     pub fn new(concurrency: usize, rpm: Option<u32>) -> Self {
         Self {
-            in_flight: Arc::new(Semaphore::new(concurrency.max(1))),
+            in_flight: Arc::new(Semaphore::new(concurrency.clamp(1, Semaphore::MAX_PERMITS))),
             spacing: rpm.filter(|r| *r > 0).map(|r| Duration::from_mins(1) / r),
             next_start: Arc::new(Mutex::new(None)),
         }
@@ -413,6 +414,23 @@ mod tests {
                 retry_after(&h, now),
                 Some(defaults::RETRY_AFTER_READ_MAX),
                 "{name}: {value}"
+            );
+        }
+    }
+
+    #[test]
+    fn any_concurrency_makes_a_limiter() {
+        for c in [
+            0,
+            1,
+            Semaphore::MAX_PERMITS,
+            Semaphore::MAX_PERMITS + 1,
+            usize::MAX,
+        ] {
+            let l = Limiter::new(c, None);
+            assert_eq!(
+                l.in_flight.available_permits(),
+                c.clamp(1, Semaphore::MAX_PERMITS)
             );
         }
     }
