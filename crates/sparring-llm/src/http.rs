@@ -6,7 +6,8 @@
 //! Retried: HTTP 408, 409, 429 and every 5xx; connection errors; timeouts;
 //! a connection that breaks mid-reply. Not retried: other 4xx (bad request,
 //! auth, not found), which are the caller's to handle (the temperature drop)
-//! or report. Every message that leaves this module has the key and any URL
+//! or report; a request that cannot be built (a key with a control
+//! character). Every message that leaves this module has the key and any URL
 //! credentials removed.
 
 use crate::backend::{Secret, display_url};
@@ -266,6 +267,17 @@ impl Transport {
     }
 
     fn transport_error(&self, e: &reqwest::Error) -> Attempt {
+        if e.is_builder() {
+            // The request could not be built: retrying cannot help. The
+            // usual cause is a key with a character a header cannot carry
+            // (a control character such as a newline; bytes above ASCII are
+            // sent as they are). reqwest's own message is not used, so no
+            // value can leak.
+            return Attempt::Fatal(Failure::Other(format!(
+                "{}: the API key or a header value is not valid (a control character such as a newline?); the request was not sent",
+                self.label
+            )));
+        }
         let reason = if e.is_timeout() {
             format!(
                 "no reply within {} s (request timeout)",

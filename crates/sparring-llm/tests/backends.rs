@@ -615,3 +615,42 @@ async fn a_thousand_requests_in_flight() {
     assert_eq!(server.count(), N);
     assert_eq!(server.max_in_flight(), N, "every request open at once");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_key_a_header_cannot_carry_fails_once_without_showing_it() {
+    // A control character cannot go in a header (bytes above ASCII can, and
+    // are sent as they are).
+    const ODD_KEY: &str = "sk-test\nSECRET-77";
+    let server = FakeLlm::with(FakeOptions {
+        record: true,
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap();
+    for spec in ["openai:m@URL#key=ODD", "anthropic:c@URL#key=ODD"] {
+        let spec = spec.replace("URL", &server.base_url());
+        let start = Instant::now();
+        let BackendSpec::Model(endpoint) = BackendSpec::parse(&spec).unwrap() else {
+            panic!("not a model spec")
+        };
+        let env = |name: &str| (name == "ODD").then(|| ODD_KEY.to_owned());
+        let agent = model_agent(
+            endpoint.resolve(&env).unwrap(),
+            options(Sampling::default(), 3),
+        )
+        .unwrap();
+        let e = agent.respond(request("a")).await.unwrap_err();
+        assert_eq!(e.kind, AgentErrorKind::Backend);
+        assert!(
+            e.message
+                .contains("the API key or a header value is not valid"),
+            "{}",
+            e.message
+        );
+        assert!(!e.message.contains("attempts"), "{}", e.message);
+        assert!(!e.message.contains("SECRET"), "{}", e.message);
+        assert!(!e.message.contains("sk-test"), "{}", e.message);
+        assert_eq!(start.elapsed(), Duration::ZERO, "no backoff: one attempt");
+    }
+    assert_eq!(server.count(), 0);
+}
