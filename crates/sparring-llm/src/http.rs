@@ -139,6 +139,10 @@ impl Transport {
             .connect_timeout(defaults::CONNECT_TIMEOUT)
             .pool_max_idle_per_host(defaults::POOL_MAX_IDLE_PER_HOST)
             .tcp_nodelay(true)
+            // Redirects are not followed: reqwest would forward `x-api-key`
+            // (it strips only `Authorization` and cookies) to another host.
+            // A 3xx is then a failure with its status, not retried.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| crate::Error::Client(e.to_string()))?;
         Ok(Self {

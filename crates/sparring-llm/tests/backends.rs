@@ -10,7 +10,9 @@ use sparring_llm::{BackendOptions, BackendSpec, Limiter, RetryPolicy, Sampling, 
 use sparring_testkit::fake_llm::{Behaviour, FakeLlm, FakeOptions, Reply};
 use sparring_types::{Agent, AgentErrorKind, AgentRequest, Message, Role};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
 
 const KEY: &str = "sk-test-SECRET-4d9f0c";
@@ -653,4 +655,62 @@ async fn a_key_a_header_cannot_carry_fails_once_without_showing_it() {
         assert_eq!(start.elapsed(), Duration::ZERO, "no backoff: one attempt");
     }
     assert_eq!(server.count(), 0);
+}
+
+/// A bare HTTP server answering every request with `reply` (a status line
+/// and headers); counts the connections it accepted.
+async fn raw_server(reply: String) -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&hits);
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let reply = reply.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 1 << 16];
+                let _ = socket.read(&mut buf).await;
+                let reply = format!("{reply}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+                let _ = socket.write_all(reply.as_bytes()).await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    (format!("http://{addr}/v1"), hits)
+}
+
+#[tokio::test]
+async fn redirects_are_not_followed_so_the_key_stays_home() {
+    // The target is another host name (`localhost`, not `127.0.0.1`), as a
+    // cross-host redirect would be.
+    let (target, target_hits) = raw_server("HTTP/1.1 500 Stolen".to_owned()).await;
+    let to = target.replace("127.0.0.1", "localhost");
+    let (url, hits) = raw_server(format!("HTTP/1.1 302 Found\r\nlocation: {to}/x")).await;
+    for spec in ["anthropic:c@URL#key=TEST_KEY", "openai:m@URL#key=TEST_KEY"] {
+        let spec = spec.replace("URL", &url);
+        let BackendSpec::Model(endpoint) = BackendSpec::parse(&spec).unwrap() else {
+            panic!("not a model spec")
+        };
+        let env = |name: &str| (name == "TEST_KEY").then(|| KEY.to_owned());
+        let agent = model_agent(
+            endpoint.resolve(&env).unwrap(),
+            options(Sampling::default(), 3),
+        )
+        .unwrap();
+        let e = agent.respond(request("a")).await.unwrap_err();
+        assert_eq!(e.kind, AgentErrorKind::Backend);
+        assert!(e.message.contains("HTTP 302"), "{}", e.message);
+        assert!(!e.message.contains(KEY), "{}", e.message);
+    }
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        2,
+        "one attempt each, not retried"
+    );
+    assert_eq!(
+        target_hits.load(Ordering::SeqCst),
+        0,
+        "the redirect was not followed"
+    );
 }
