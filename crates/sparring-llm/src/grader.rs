@@ -46,6 +46,13 @@ impl HttpGrader {
             message: redact_urls(&message),
         };
         let (url, key_env) = match spec.rsplit_once('#') {
+            Some((_, fragment)) if fragment.contains(['@', '/', ':']) => {
+                // Most likely a `#` inside the URL's password: do not echo it.
+                return Err(err(
+                    "a `#` starts a `#key=ENV_VAR` suffix; write a `#` inside a URL as `%23`"
+                        .to_owned(),
+                ));
+            }
             Some((url, fragment)) => {
                 let var = fragment.strip_prefix("key=").ok_or_else(|| {
                     err(format!(
@@ -115,5 +122,31 @@ impl Grader for HttpGrader {
 
     fn describe(&self) -> String {
         self.display.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_never_reaches_grader_spec_errors() {
+        let none = |_: &str| None;
+        for spec in [
+            "http://u:pw#secret@h:1/grade",
+            "http://u:pwsecret@h:1/grade#token=X",
+            "http://u:pwsecret@h:99999/grade",
+        ] {
+            let e = HttpGrader::new(
+                spec,
+                &none,
+                Duration::from_secs(1),
+                RetryPolicy::with_retries(0),
+                Limiter::new(1, None),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(!e.contains("secret"), "{spec}: {e}");
+        }
     }
 }
