@@ -103,7 +103,12 @@ impl CutReport {
 /// Characters of the agent's turns: the text of every assistant message plus
 /// the name and arguments of each tool call it makes.
 pub fn agent_chars(row: &Row) -> usize {
-    row.messages
+    messages_agent_chars(&row.messages)
+}
+
+/// Characters of the agent's turns among `messages` (as [`agent_chars`]).
+pub fn messages_agent_chars(messages: &[Message]) -> usize {
+    messages
         .iter()
         .filter(|m| m.role == Role::Assistant)
         .map(|m| {
@@ -318,6 +323,9 @@ pub struct PairOptions {
     pub max_length_ratio: f64,
     /// Pairs per task at most ([`defaults::DPO_MAX_PAIRS_PER_TASK`]).
     pub max_pairs_per_task: usize,
+    /// What each side of a pair is (what the format exports from the split
+    /// on); the length ratio is measured on exactly that.
+    pub side: PairSide,
 }
 
 impl Default for PairOptions {
@@ -327,6 +335,38 @@ impl Default for PairOptions {
             margin: defaults::DPO_MARGIN,
             max_length_ratio: defaults::DPO_MAX_LENGTH_RATIO,
             max_pairs_per_task: defaults::DPO_MAX_PAIRS_PER_TASK,
+            side: PairSide::default(),
+        }
+    }
+}
+
+/// What a DPO side is, from the point where the two conversations diverge.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PairSide {
+    /// The agent turn: messages up to the next person message, cut back to
+    /// end at an assistant message (`trl-dpo`).
+    #[default]
+    AgentTurn,
+    /// The one diverging assistant message (`openai-dpo`).
+    Message,
+}
+
+/// One side of a pair: what `side` takes of `messages` from `split` on.
+pub fn pair_side(messages: &[Message], split: usize, side: PairSide) -> &[Message] {
+    let rest = messages.get(split..).unwrap_or(&[]);
+    match side {
+        PairSide::Message => &rest[..rest.len().min(1)],
+        PairSide::AgentTurn => {
+            let end = rest
+                .iter()
+                .position(|m| m.role == Role::User)
+                .unwrap_or(rest.len());
+            let last = rest[..end]
+                .iter()
+                .rposition(|m| m.role == Role::Assistant)
+                .map_or(0, |i| i + 1);
+            &rest[..last]
         }
     }
 }
@@ -343,7 +383,9 @@ pub struct PreferencePair<'a> {
     /// Index of the first message where the two conversations differ
     /// (the length of their common prefix).
     pub split: usize,
-    /// Longer side over shorter side, in characters of agent turns.
+    /// Longer side over shorter side, in characters of agent turns, each
+    /// side being what is exported from `split` on ([`PairSide`]; reward
+    /// pairs, which score whole conversations, measure whole rows).
     pub length_ratio: f64,
 }
 
@@ -368,6 +410,7 @@ fn length_ratio(a: usize, b: usize) -> f64 {
 fn task_pairs<'a>(
     rows: &'a [Row],
     indices: &[usize],
+    side: Option<PairSide>,
     stream: &mut Stream,
 ) -> Vec<(PreferencePair<'a>, u64)> {
     let mut pairs = Vec::new();
@@ -380,13 +423,18 @@ fn task_pairs<'a>(
                 continue;
             }
             let (chosen, rejected) = (&rows[a], &rows[b]);
+            let split = common_prefix(&chosen.messages, &rejected.messages);
+            let chars = |row: &Row| match side {
+                Some(side) => messages_agent_chars(pair_side(&row.messages, split, side)),
+                None => agent_chars(row),
+            };
             pairs.push((
                 PreferencePair {
                     chosen,
                     rejected,
                     margin: ra - rb,
-                    split: common_prefix(&chosen.messages, &rejected.messages),
-                    length_ratio: length_ratio(agent_chars(chosen), agent_chars(rejected)),
+                    split,
+                    length_ratio: length_ratio(chars(chosen), chars(rejected)),
                 },
                 stream.next_u64(),
             ));
@@ -430,8 +478,10 @@ pub fn diverges_at_agent(pair: &PreferencePair<'_>) -> bool {
 }
 
 /// DPO cut: pairs of rows of one task with `reward(chosen) − reward(rejected)
-/// >= margin`, whose agent turns are within `max_length_ratio` of each other
-/// in characters, and which first differ at an agent turn (so the pair
+/// >= margin`, whose sides (what the format exports from the split on,
+/// [`PairOptions::side`]) are within `max_length_ratio` of each other in
+/// characters of agent turns, so a long shared history cannot hide a side
+/// that is twice as long as the other, and which first differ at an agent turn (so the pair
 /// prefers one agent decision given the same history, not a different
 /// person). At most `max_pairs_per_task` per task: largest margin first, then
 /// closest lengths, then a seeded draw (stream `select/dpo`).
@@ -457,7 +507,7 @@ pub fn build_preference_pairs<'a>(
     for (t, (_, indices)) in tasks.iter().enumerate() {
         let mut stream = Stream::derive(opts.seed, "select/dpo", &[t as u64]);
         let mut kept = Vec::new();
-        for (pair, key) in task_pairs(rows, indices, &mut stream) {
+        for (pair, key) in task_pairs(rows, indices, Some(opts.side), &mut stream) {
             if pair.margin + 1e-12 < opts.margin {
                 report.exclude(
                     "margin_below",
@@ -470,7 +520,7 @@ pub fn build_preference_pairs<'a>(
                     "length_ratio_above",
                     "pairs",
                     &format!(
-                        "one side's agent turns are more than {}x longer than the other's",
+                        "one side's exported agent turns are more than {}x longer than the other's",
                         opts.max_length_ratio
                     ),
                     1,
@@ -552,7 +602,7 @@ pub fn build_reward_pairs<'a>(
         }
         let mut stream = Stream::derive(opts.seed, "select/reward", &[t as u64]);
         let mut kept = Vec::new();
-        for (pair, key) in task_pairs(rows, indices, &mut stream) {
+        for (pair, key) in task_pairs(rows, indices, None, &mut stream) {
             if pair.margin + 1e-12 < opts.min_margin {
                 report.exclude(
                     "margin_below",

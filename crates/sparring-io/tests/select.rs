@@ -2,9 +2,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use sparring_io::select::{
-    LossMask, PairOptions, RewardOptions, RlOptions, SftOptions, agent_chars,
-    build_preference_pairs, build_reward_pairs, loss_mask, select_for_rl, select_for_sft,
-    select_graded,
+    LossMask, PairOptions, PairSide, RewardOptions, RlOptions, SftOptions, agent_chars,
+    build_preference_pairs, build_reward_pairs, loss_mask, pair_side, select_for_rl,
+    select_for_sft, select_graded,
 };
 use sparring_testkit::{conversation, row};
 use sparring_types::{Message, Role, Row};
@@ -176,21 +176,79 @@ fn dpo_pairs_need_the_margin() {
 
 #[test]
 fn dpo_pairs_need_matched_lengths() {
-    // Agent characters: the tool call (name + arguments) plus the answer.
-    let base = diverging("t1", "c", 1.0, "");
-    let call_chars = agent_chars(&base);
+    // The pairs split at the final reply, so each side is that reply alone.
     let answer = |n: usize| "a".repeat(n);
-    let short = 10 * call_chars; // plenty of room for a clean ratio
     let rows = vec![
-        diverging("t1", "c", 1.0, &answer(short - call_chars)),
-        diverging("t1", "r_ok", 0.0, &answer(short * 3 / 2 - call_chars)),
-        diverging("t2", "c", 1.0, &answer(short - call_chars)),
-        diverging("t2", "r_long", 0.0, &answer(short * 3 / 2 + 1 - call_chars)),
+        diverging("t1", "c", 1.0, &answer(100)),
+        diverging("t1", "r_ok", 0.0, &answer(150)),
+        diverging("t2", "c", 1.0, &answer(100)),
+        diverging("t2", "r_long", 0.0, &answer(151)),
     ];
     let (pairs, report) = build_preference_pairs(&rows, &PairOptions::default());
     assert_eq!(pairs.len(), 1, "{report:?}");
     assert_eq!(pairs[0].rejected.row_id, "r_ok");
     assert!((pairs[0].length_ratio - 1.5).abs() < 1e-12);
+    assert_eq!(report.excluded["length_ratio_above"].count, 1);
+}
+
+#[test]
+fn dpo_length_ratio_ignores_the_shared_history() {
+    // A long shared tool call before the split: counted over whole rows the
+    // sides look alike (ratio ~1.04), but the exported replies are 100 and
+    // 200 characters, so "longer wins" would sneak through.
+    let long_call = |id: &str, reward: f64, answer: &str| {
+        let mut r = diverging("t1", id, reward, answer);
+        r.messages[2].tool_calls[0].function.arguments =
+            serde_json::json!({"order_id": "W1001", "note": "n".repeat(2000)}).to_string();
+        r
+    };
+    let rows = vec![
+        long_call("short", 1.0, &"s".repeat(100)),
+        long_call("long", 0.0, &"l".repeat(200)),
+    ];
+    let whole = agent_chars(&rows[1]) as f64 / agent_chars(&rows[0]) as f64;
+    assert!(whole < 1.5, "whole rows are within the ratio: {whole}");
+    for side in [PairSide::AgentTurn, PairSide::Message] {
+        let opts = PairOptions {
+            side,
+            ..PairOptions::default()
+        };
+        let (pairs, report) = build_preference_pairs(&rows, &opts);
+        assert!(pairs.is_empty(), "{side:?}: {report:?}");
+        assert_eq!(report.excluded["length_ratio_above"].count, 1);
+    }
+}
+
+#[test]
+fn dpo_sides_are_what_each_format_exports() {
+    // Diverging at a tool call: the agent turn is the call, its result and
+    // the reply; the OpenAI side is the call alone.
+    let call = |id: &str, reward: f64, order: &str, answer: &str| {
+        row(
+            "t1",
+            id,
+            Some(reward),
+            "sig",
+            conversation("Where is my order?", order, answer),
+        )
+    };
+    let a = call("a", 1.0, "W1001", &"x".repeat(300));
+    let b = call("b", 0.0, "W1002", &"y".repeat(10));
+    assert_eq!(pair_side(&a.messages, 2, PairSide::Message).len(), 1);
+    assert_eq!(pair_side(&a.messages, 2, PairSide::AgentTurn).len(), 3);
+    let rows = vec![a, b];
+    // The calls are alike in length: the OpenAI sides match.
+    let message = PairOptions {
+        side: PairSide::Message,
+        ..PairOptions::default()
+    };
+    let (pairs, _) = build_preference_pairs(&rows, &message);
+    assert_eq!(pairs.len(), 1);
+    assert_eq!(pairs[0].split, 2);
+    assert!(pairs[0].length_ratio < 1.01);
+    // The agent turns differ by their replies: 300 against 10 characters.
+    let (pairs, report) = build_preference_pairs(&rows, &PairOptions::default());
+    assert!(pairs.is_empty(), "{report:?}");
     assert_eq!(report.excluded["length_ratio_above"].count, 1);
 }
 

@@ -24,12 +24,12 @@ mod parquet_out;
 use crate::Error;
 use crate::defaults;
 use crate::select::{
-    CutReport, LossMask, PairOptions, RewardOptions, RlOptions, SftOptions, build_preference_pairs,
-    build_reward_pairs, select_for_rl, select_for_sft, select_graded,
+    CutReport, LossMask, PairOptions, PairSide, RewardOptions, RlOptions, SftOptions,
+    build_preference_pairs, build_reward_pairs, pair_side, select_for_rl, select_for_sft,
+    select_graded,
 };
 use messages::{
-    agent_turn, first_assistant, hf_all, openai, openai_all, opening_end, prompt_end,
-    through_last_assistant,
+    first_assistant, hf_all, openai, openai_all, opening_end, prompt_end, through_last_assistant,
 };
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -485,7 +485,17 @@ fn export_dpo(
     opts: &PairOptions,
     path: &Path,
 ) -> Result<ExportReport, Error> {
-    let (pairs, cut) = build_preference_pairs(rows, opts);
+    // The length ratio is measured on exactly what this format exports.
+    let side = if format == Format::OpenaiDpo {
+        PairSide::Message
+    } else {
+        PairSide::AgentTurn
+    };
+    let opts = PairOptions {
+        side,
+        ..opts.clone()
+    };
+    let (pairs, cut) = build_preference_pairs(rows, &opts);
     let mut lines = Lines::create(path)?;
     let mut used = Used::new();
     for p in &pairs {
@@ -500,25 +510,25 @@ fn export_dpo(
             line.insert("input".into(), Value::Object(input));
             line.insert(
                 "preferred_output".into(),
-                json!([openai(&p.chosen.messages[p.split], None)]),
+                openai_all(pair_side(&p.chosen.messages, p.split, side)),
             );
             line.insert(
                 "non_preferred_output".into(),
-                json!([openai(&p.rejected.messages[p.split], None)]),
+                openai_all(pair_side(&p.rejected.messages, p.split, side)),
             );
         } else {
             line.insert("prompt".into(), hf_all(prefix, &mut used.broken_arguments));
             line.insert(
                 "chosen".into(),
                 hf_all(
-                    agent_turn(&p.chosen.messages, p.split),
+                    pair_side(&p.chosen.messages, p.split, side),
                     &mut used.broken_arguments,
                 ),
             );
             line.insert(
                 "rejected".into(),
                 hf_all(
-                    agent_turn(&p.rejected.messages, p.split),
+                    pair_side(&p.rejected.messages, p.split, side),
                     &mut used.broken_arguments,
                 ),
             );
