@@ -390,8 +390,58 @@ pub struct PreferencePair<'a> {
 }
 
 /// Length of the common prefix of two conversations.
+///
+/// Messages are compared without their tool-call ids, which real agents
+/// draw at random: two calls are the same when their names are equal and
+/// their arguments are equal as parsed JSON (as text when not JSON), and two
+/// tool results are the same when their text is equal and they answer the
+/// call at the same place in each conversation.
 pub fn common_prefix(a: &[Message], b: &[Message]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+    // Call id → its place among the calls made so far, per side.
+    let mut places_a: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut places_b: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut n = 0;
+    for (x, y) in a.iter().zip(b) {
+        if !same_message(x, y, &places_a, &places_b) {
+            break;
+        }
+        for (xc, yc) in x.tool_calls.iter().zip(&y.tool_calls) {
+            let place = places_a.len();
+            places_a.insert(xc.id.as_str(), place);
+            places_b.insert(yc.id.as_str(), place);
+        }
+        n += 1;
+    }
+    n
+}
+
+/// The call a tool result answers: its place among the calls so far, or
+/// its raw id when no earlier call has it.
+fn answers<'m>(m: &'m Message, places: &BTreeMap<&str, usize>) -> Option<Result<usize, &'m str>> {
+    m.tool_call_id
+        .as_deref()
+        .map(|id| places.get(id).copied().ok_or(id))
+}
+
+fn same_message(
+    x: &Message,
+    y: &Message,
+    places_x: &BTreeMap<&str, usize>,
+    places_y: &BTreeMap<&str, usize>,
+) -> bool {
+    x.role == y.role
+        && x.content == y.content
+        && x.name == y.name
+        && answers(x, places_x) == answers(y, places_y)
+        && x.tool_calls.len() == y.tool_calls.len()
+        && x.tool_calls.iter().zip(&y.tool_calls).all(|(c, d)| {
+            c.kind == d.kind
+                && c.function.name == d.function.name
+                && match (c.function.parsed_arguments(), d.function.parsed_arguments()) {
+                    (Some(p), Some(q)) => p == q,
+                    _ => c.function.arguments == d.function.arguments,
+                }
+        })
 }
 
 fn length_ratio(a: usize, b: usize) -> f64 {

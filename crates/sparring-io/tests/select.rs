@@ -3,10 +3,10 @@
 
 use sparring_io::select::{
     LossMask, PairOptions, PairSide, RewardOptions, RlOptions, SftOptions, agent_chars,
-    build_preference_pairs, build_reward_pairs, loss_mask, pair_side, select_for_rl,
+    build_preference_pairs, build_reward_pairs, common_prefix, loss_mask, pair_side, select_for_rl,
     select_for_sft, select_graded,
 };
-use sparring_testkit::{conversation, row};
+use sparring_testkit::{conversation, row, tool_call};
 use sparring_types::{Message, Role, Row};
 
 fn ids<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Vec<&'a str> {
@@ -250,6 +250,57 @@ fn dpo_sides_are_what_each_format_exports() {
     let (pairs, report) = build_preference_pairs(&rows, &PairOptions::default());
     assert!(pairs.is_empty(), "{report:?}");
     assert_eq!(report.excluded["length_ratio_above"].count, 1);
+}
+
+#[test]
+fn dpo_pairs_split_after_equal_tool_calls_with_different_ids() {
+    // Real agents draw call ids at random; the arguments may be spelled
+    // differently but be the same JSON.
+    let mut other = diverging("t1", "lo", 0.0, "Order W1001 is lost.");
+    other.messages[2].tool_calls[0].id = "call_8f3a".to_owned();
+    other.messages[2].tool_calls[0].function.arguments = "{ \"order_id\" : \"W1001\" }".to_owned();
+    other.messages[3].tool_call_id = Some("call_8f3a".to_owned());
+    let rows = vec![diverging("t1", "hi", 1.0, "Order W1001 shipped."), other];
+    let (pairs, report) = build_preference_pairs(&rows, &PairOptions::default());
+    assert_eq!(pairs.len(), 1, "{report:?}");
+    // Split at the final reply, not at the tool call.
+    assert_eq!(pairs[0].split, 4);
+    assert_eq!(common_prefix(&rows[0].messages, &rows[1].messages), 4);
+}
+
+#[test]
+fn tool_results_match_only_when_they_answer_the_same_call() {
+    // Two parallel calls answered in a different order: the results' text
+    // is equal but they answer different calls.
+    let msgs = |first: &str, second: &str| {
+        let mut call = tool_call("get_order", &serde_json::json!({"order_id": "W1"}));
+        let mut other = call.tool_calls[0].clone();
+        other.id = second.to_owned();
+        other.function.arguments = r#"{"order_id": "W2"}"#.to_owned();
+        call.tool_calls[0].id = first.to_owned();
+        call.tool_calls.push(other);
+        let answer = |id: &str| {
+            let mut m = Message::text(Role::Tool, "{\"ok\": true}");
+            m.tool_call_id = Some(id.to_owned());
+            m
+        };
+        vec![
+            Message::text(Role::User, "Check W1 and W2"),
+            call,
+            answer(first),
+            answer(second),
+        ]
+    };
+    let a = msgs("a1", "a2");
+    let same = msgs("b1", "b2");
+    assert_eq!(common_prefix(&a, &same), 4);
+    let mut swapped = msgs("b1", "b2");
+    swapped.swap(2, 3);
+    assert_eq!(common_prefix(&a, &swapped), 2);
+    // Arguments that differ as JSON differ.
+    let mut changed = msgs("b1", "b2");
+    changed[1].tool_calls[1].function.arguments = r#"{"order_id": "W3"}"#.to_owned();
+    assert_eq!(common_prefix(&a, &changed), 1);
 }
 
 #[test]
