@@ -221,6 +221,16 @@ pub struct DecontamReport {
 }
 
 impl DecontamReport {
+    /// Tasks some of whose rows were dropped for their text
+    /// (`ngram_overlap`); a `holdout_task` drop takes the whole task.
+    pub fn tasks_with_dropped_rows(&self) -> BTreeSet<String> {
+        self.dropped
+            .iter()
+            .filter(|d| d.reason == "ngram_overlap")
+            .map(|d| d.task_id.clone())
+            .collect()
+    }
+
     /// A short account for people.
     pub fn render(&self) -> String {
         let mut out = format!(

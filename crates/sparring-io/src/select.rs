@@ -21,7 +21,7 @@ use crate::defaults;
 use serde::Serialize;
 use sparring_types::seed::Stream;
 use sparring_types::{EndedBy, Message, Role, Row};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 /// One class of exclusion: how many, of what, and the rule.
@@ -704,6 +704,11 @@ pub struct RlOptions {
     pub max_pass_rate: f64,
     /// Fewest rollouts a group needs ([`defaults::RL_MIN_GROUP_SIZE`]).
     pub min_group_size: usize,
+    /// Tasks some of whose rows were dropped before the cut (by
+    /// decontamination): what is left of such a group is not the group, so
+    /// it is left out whole (`group_decontaminated`).
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    pub decontaminated_tasks: BTreeSet<String>,
 }
 
 impl Default for RlOptions {
@@ -712,6 +717,7 @@ impl Default for RlOptions {
             min_pass_rate: defaults::RL_MIN_PASS_RATE,
             max_pass_rate: defaults::RL_MAX_PASS_RATE,
             min_group_size: defaults::RL_MIN_GROUP_SIZE,
+            decontaminated_tasks: BTreeSet::new(),
         }
     }
 }
@@ -730,13 +736,24 @@ pub struct RlGroup<'a> {
 }
 
 /// GRPO cut: whole groups (all rollouts of one task) whose pass rate lies in
-/// `[min_pass_rate, max_pass_rate]`. A group with an ungraded row or fewer
-/// than `min_group_size` rows is left out whole: a group is never split.
+/// `[min_pass_rate, max_pass_rate]`. A group with a row dropped by
+/// decontamination ([`RlOptions::decontaminated_tasks`]), an ungraded row or
+/// fewer than `min_group_size` rows is left out whole: a group is never
+/// split.
 pub fn select_for_rl<'a>(rows: &'a [Row], opts: &RlOptions) -> (Vec<RlGroup<'a>>, CutReport) {
     let mut report = CutReport::new("rl", "groups", rows);
     let mut out = Vec::new();
     for (task_id, indices) in by_task(rows, |_| true) {
         let group: Vec<&Row> = indices.iter().map(|&i| &rows[i]).collect();
+        if opts.decontaminated_tasks.contains(task_id) {
+            report.exclude(
+                "group_decontaminated",
+                "groups",
+                "decontamination dropped a row of the group, so the rest is not the whole group (groups are never split)",
+                1,
+            );
+            continue;
+        }
         if group.iter().any(|r| r.reward.is_none()) {
             report.exclude(
                 "group_has_ungraded",

@@ -385,6 +385,27 @@ fn rl_keeps_whole_groups_inside_the_band() {
 }
 
 #[test]
+fn rl_leaves_out_whole_groups_that_decontamination_cut_into() {
+    // "cut" had 4 rows (pass rate 0.5); decontamination dropped one passing
+    // row, so the 3 left (pass rate 1/3) are not the group.
+    let mut rows = group("cut", 2, 4);
+    rows.remove(0);
+    rows.extend(group("whole", 2, 4));
+    let opts = RlOptions {
+        decontaminated_tasks: ["cut".to_owned()].into_iter().collect(),
+        ..RlOptions::default()
+    };
+    let (groups, report) = select_for_rl(&rows, &opts);
+    let kept: Vec<&str> = groups.iter().map(|g| g.task_id).collect();
+    assert_eq!(kept, vec!["whole"]);
+    assert_eq!(report.excluded["group_decontaminated"].count, 1);
+    assert_eq!(report.excluded["group_decontaminated"].unit, "groups");
+    assert_eq!(report.rows_out, 4);
+    let (groups, _) = select_for_rl(&rows, &RlOptions::default());
+    assert_eq!(groups.len(), 2, "without the set, the partial group passes");
+}
+
+#[test]
 fn reward_pairs_carry_the_reward_difference_and_skip_ties() {
     let rows = vec![
         diverging("t1", "a", 1.0, "Shipped."),
