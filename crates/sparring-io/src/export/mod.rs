@@ -546,6 +546,7 @@ fn export_reward(rows: &[Row], opts: &RewardOptions, path: &Path) -> Result<Expo
     let (pairs, mut cut) = build_reward_pairs(rows, opts);
     let mut lines = Lines::create(path)?;
     let mut used = Used::new();
+    let mut written_rows: BTreeSet<&str> = BTreeSet::new();
     for p in &pairs {
         let j = prompt_end(&p.chosen.messages, p.split).max(opening_end(&p.chosen.messages));
         let chosen = p.chosen.messages.get(j..).unwrap_or(&[]);
@@ -574,8 +575,12 @@ fn export_reward(rows: &[Row], opts: &RewardOptions, path: &Path) -> Result<Expo
         lines.push(&line)?;
         used.rows.push(p.chosen);
         used.rows.push(p.rejected);
+        written_rows.insert(p.chosen.row_id.as_str());
+        written_rows.insert(p.rejected.row_id.as_str());
     }
     cut.items_out = lines.written;
+    // Only the pairs written count, not those `export_empty_side` left out.
+    cut.rows_out = written_rows.len();
     finish(Format::TrlReward, lines, cut, &used)
 }
 
