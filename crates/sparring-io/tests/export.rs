@@ -55,3 +55,14 @@ fn trl_reward_rows_out_counts_only_written_pairs() {
     assert_eq!(report.cut.items_out, 1);
     assert_eq!(report.cut.rows_out, 2, "{:?}", report.cut);
 }
+
+#[test]
+fn parquet_with_no_rows_is_an_error_not_a_broken_card() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ds");
+    let err = export(&[], None, Format::Parquet, &ExportOptions::default(), &out)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("nothing to write"), "{err}");
+    assert!(!out.join("README.md").exists());
+}
