@@ -53,7 +53,7 @@ pub(crate) struct CutArgs {
     /// DPO least reward difference [default: 0.5]
     #[arg(long)]
     margin: Option<f64>,
-    /// DPO largest length ratio of agent turns [default: 1.5]
+    /// DPO largest length ratio of the two exported sides, in agent characters [default: 1.5]
     #[arg(long)]
     max_length_ratio: Option<f64>,
     /// DPO pairs per task at most [default: 4]
