@@ -53,7 +53,7 @@ pub(crate) struct CutArgs {
     /// DPO least reward difference [default: 0.5]
     #[arg(long)]
     margin: Option<f64>,
-    /// DPO largest length ratio of agent turns [default: 1.5]
+    /// DPO largest length ratio of the two exported sides, in agent characters [default: 1.5]
     #[arg(long)]
     max_length_ratio: Option<f64>,
     /// DPO pairs per task at most [default: 4]
@@ -172,7 +172,7 @@ struct Prepared {
 }
 
 fn prepare(args: &CutArgs) -> Result<Prepared> {
-    let opts = options(args)?;
+    let mut opts = options(args)?;
     let mut decontam = DecontamOptions::default();
     if let Some(t) = unit_interval("decontam-threshold", args.decontam_threshold)? {
         decontam.threshold = t;
@@ -210,6 +210,8 @@ fn prepare(args: &CutArgs) -> Result<Prepared> {
     if !references.is_empty() {
         let (kept, report) = decontaminate(rows, &references, &decontam);
         eprint!("{}", report.render());
+        // A group is never split: the GRPO cut leaves such a task out whole.
+        opts.rl.decontaminated_tasks = report.tasks_with_dropped_rows();
         rows = kept;
         decontam_report = Some(report);
     }

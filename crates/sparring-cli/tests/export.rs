@@ -293,6 +293,24 @@ fn holdout_tasks_and_near_copies_never_reach_training() {
         dropped.len()
     );
     assert!(out.join("openai-sft/train-00000-of-00001.jsonl").exists());
+    // r_status_0 was one of t_status's 4 rollouts: the GRPO cut leaves the
+    // rest of the group out whole, and says so.
+    let grpo = report["exports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["format"] == "trl-grpo")
+        .unwrap();
+    assert_eq!(
+        grpo["cut"]["excluded"]["group_decontaminated"]["count"], 1,
+        "{grpo}"
+    );
+    let grpo_file = out.join("trl-grpo/train-00000-of-00001.jsonl");
+    if grpo_file.exists() {
+        for l in lines(&grpo_file) {
+            assert_ne!(l["task_id"], "t_status", "{l}");
+        }
+    }
     for format in [
         "openai-sft",
         "openai-dpo",

@@ -1,10 +1,12 @@
 //! Decontamination: keep training rows away from held-out rows and traces.
 //!
-//! A row's text is the content of its person and agent messages. Each
-//! message is lowercased and split into words (runs of letters and digits);
-//! every run of [`DecontamOptions::ngram`] consecutive words is an n-gram. A
-//! row is dropped when at least [`DecontamOptions::threshold`] of its
-//! distinct n-grams appear in a [`Reference`]. A row whose task is a
+//! A row's text is the content of its person and agent messages and the
+//! arguments of the agent's tool calls. Each text is lowercased and split
+//! into words (runs of letters and digits); every run of
+//! [`DecontamOptions::ngram`] consecutive words is an n-gram. A row is
+//! dropped when at least [`DecontamOptions::threshold`] of its distinct
+//! n-grams appear in the references taken together (a hit in any
+//! [`Reference`] counts). A row whose task is a
 //! held-out task is dropped whatever its text: held-out tasks never reach a
 //! training cut.
 //!
@@ -73,12 +75,17 @@ fn add_grams(text: &str, n: usize, out: &mut HashSet<u64>) {
     }
 }
 
-/// The distinct n-grams of a row's person and agent text.
+/// The distinct n-grams of a row's person and agent text: message content
+/// and the arguments of the agent's tool calls (each call's arguments one
+/// text).
 pub fn row_grams(row: &Row, n: usize) -> HashSet<u64> {
     let mut grams = HashSet::new();
     for m in &row.messages {
         if matches!(m.role, Role::User | Role::Assistant) {
             add_grams(m.content_str(), n, &mut grams);
+            for call in &m.tool_calls {
+                add_grams(&call.function.arguments, n, &mut grams);
+            }
         }
     }
     grams
@@ -196,10 +203,11 @@ pub struct Dropped {
     pub task_id: String,
     /// `holdout_task` or `ngram_overlap`.
     pub reason: &'static str,
-    /// Share of the row's n-grams found in the reference (0 for
+    /// Share of the row's n-grams found in any reference (0 for
     /// `holdout_task`).
     pub overlap: f64,
-    /// The reference that caught it.
+    /// The reference that caught it; for `ngram_overlap`, every reference
+    /// holding some of its n-grams, comma-separated.
     pub source: String,
 }
 
@@ -221,6 +229,16 @@ pub struct DecontamReport {
 }
 
 impl DecontamReport {
+    /// Tasks some of whose rows were dropped for their text
+    /// (`ngram_overlap`); a `holdout_task` drop takes the whole task.
+    pub fn tasks_with_dropped_rows(&self) -> BTreeSet<String> {
+        self.dropped
+            .iter()
+            .filter(|d| d.reason == "ngram_overlap")
+            .map(|d| d.task_id.clone())
+            .collect()
+    }
+
     /// A short account for people.
     pub fn render(&self) -> String {
         let mut out = format!(
@@ -262,19 +280,35 @@ pub fn decontaminate(
         if verdict.is_none() && references.iter().any(|r| !r.grams.is_empty()) {
             let grams = row_grams(&row, opts.ngram);
             if !grams.is_empty() {
-                for reference in references {
-                    let hits = grams.iter().filter(|g| reference.grams.contains(g)).count();
-                    let overlap = hits as f64 / grams.len() as f64;
-                    if hits > 0 && overlap + 1e-12 >= opts.threshold {
-                        verdict = Some(Dropped {
-                            row_id: row.row_id.clone(),
-                            task_id: row.task_id.clone(),
-                            reason: "ngram_overlap",
-                            overlap,
-                            source: reference.source.clone(),
-                        });
-                        break;
+                // Hits against the union of the references, so overlap
+                // spread across several files still counts.
+                let mut hits = 0usize;
+                let mut caught = vec![false; references.len()];
+                for g in &grams {
+                    let mut hit = false;
+                    for (i, reference) in references.iter().enumerate() {
+                        if reference.grams.contains(g) {
+                            caught[i] = true;
+                            hit = true;
+                        }
                     }
+                    hits += usize::from(hit);
+                }
+                let overlap = hits as f64 / grams.len() as f64;
+                if hits > 0 && overlap + 1e-12 >= opts.threshold {
+                    let sources: Vec<&str> = references
+                        .iter()
+                        .zip(&caught)
+                        .filter(|(_, c)| **c)
+                        .map(|(r, _)| r.source.as_str())
+                        .collect();
+                    verdict = Some(Dropped {
+                        row_id: row.row_id.clone(),
+                        task_id: row.task_id.clone(),
+                        reason: "ngram_overlap",
+                        overlap,
+                        source: sources.join(", "),
+                    });
                 }
             }
         }

@@ -21,7 +21,7 @@ use crate::defaults;
 use serde::Serialize;
 use sparring_types::seed::Stream;
 use sparring_types::{EndedBy, Message, Role, Row};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 /// One class of exclusion: how many, of what, and the rule.
@@ -103,7 +103,12 @@ impl CutReport {
 /// Characters of the agent's turns: the text of every assistant message plus
 /// the name and arguments of each tool call it makes.
 pub fn agent_chars(row: &Row) -> usize {
-    row.messages
+    messages_agent_chars(&row.messages)
+}
+
+/// Characters of the agent's turns among `messages` (as [`agent_chars`]).
+pub fn messages_agent_chars(messages: &[Message]) -> usize {
+    messages
         .iter()
         .filter(|m| m.role == Role::Assistant)
         .map(|m| {
@@ -318,6 +323,9 @@ pub struct PairOptions {
     pub max_length_ratio: f64,
     /// Pairs per task at most ([`defaults::DPO_MAX_PAIRS_PER_TASK`]).
     pub max_pairs_per_task: usize,
+    /// What each side of a pair is (what the format exports from the split
+    /// on); the length ratio is measured on exactly that.
+    pub side: PairSide,
 }
 
 impl Default for PairOptions {
@@ -327,6 +335,38 @@ impl Default for PairOptions {
             margin: defaults::DPO_MARGIN,
             max_length_ratio: defaults::DPO_MAX_LENGTH_RATIO,
             max_pairs_per_task: defaults::DPO_MAX_PAIRS_PER_TASK,
+            side: PairSide::default(),
+        }
+    }
+}
+
+/// What a DPO side is, from the point where the two conversations diverge.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PairSide {
+    /// The agent turn: messages up to the next person message, cut back to
+    /// end at an assistant message (`trl-dpo`).
+    #[default]
+    AgentTurn,
+    /// The one diverging assistant message (`openai-dpo`).
+    Message,
+}
+
+/// One side of a pair: what `side` takes of `messages` from `split` on.
+pub fn pair_side(messages: &[Message], split: usize, side: PairSide) -> &[Message] {
+    let rest = messages.get(split..).unwrap_or(&[]);
+    match side {
+        PairSide::Message => &rest[..rest.len().min(1)],
+        PairSide::AgentTurn => {
+            let end = rest
+                .iter()
+                .position(|m| m.role == Role::User)
+                .unwrap_or(rest.len());
+            let last = rest[..end]
+                .iter()
+                .rposition(|m| m.role == Role::Assistant)
+                .map_or(0, |i| i + 1);
+            &rest[..last]
         }
     }
 }
@@ -343,13 +383,65 @@ pub struct PreferencePair<'a> {
     /// Index of the first message where the two conversations differ
     /// (the length of their common prefix).
     pub split: usize,
-    /// Longer side over shorter side, in characters of agent turns.
+    /// Longer side over shorter side, in characters of agent turns, each
+    /// side being what is exported from `split` on ([`PairSide`]; reward
+    /// pairs, which score whole conversations, measure whole rows).
     pub length_ratio: f64,
 }
 
 /// Length of the common prefix of two conversations.
+///
+/// Messages are compared without their tool-call ids, which real agents
+/// draw at random: two calls are the same when their names are equal and
+/// their arguments are equal as parsed JSON (as text when not JSON), and two
+/// tool results are the same when their text is equal and they answer the
+/// call at the same place in each conversation.
 pub fn common_prefix(a: &[Message], b: &[Message]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+    // Call id → its place among the calls made so far, per side.
+    let mut places_a: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut places_b: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut n = 0;
+    for (x, y) in a.iter().zip(b) {
+        if !same_message(x, y, &places_a, &places_b) {
+            break;
+        }
+        for (xc, yc) in x.tool_calls.iter().zip(&y.tool_calls) {
+            let place = places_a.len();
+            places_a.insert(xc.id.as_str(), place);
+            places_b.insert(yc.id.as_str(), place);
+        }
+        n += 1;
+    }
+    n
+}
+
+/// The call a tool result answers: its place among the calls so far, or
+/// its raw id when no earlier call has it.
+fn answers<'m>(m: &'m Message, places: &BTreeMap<&str, usize>) -> Option<Result<usize, &'m str>> {
+    m.tool_call_id
+        .as_deref()
+        .map(|id| places.get(id).copied().ok_or(id))
+}
+
+fn same_message(
+    x: &Message,
+    y: &Message,
+    places_x: &BTreeMap<&str, usize>,
+    places_y: &BTreeMap<&str, usize>,
+) -> bool {
+    x.role == y.role
+        && x.content == y.content
+        && x.name == y.name
+        && answers(x, places_x) == answers(y, places_y)
+        && x.tool_calls.len() == y.tool_calls.len()
+        && x.tool_calls.iter().zip(&y.tool_calls).all(|(c, d)| {
+            c.kind == d.kind
+                && c.function.name == d.function.name
+                && match (c.function.parsed_arguments(), d.function.parsed_arguments()) {
+                    (Some(p), Some(q)) => p == q,
+                    _ => c.function.arguments == d.function.arguments,
+                }
+        })
 }
 
 fn length_ratio(a: usize, b: usize) -> f64 {
@@ -368,6 +460,7 @@ fn length_ratio(a: usize, b: usize) -> f64 {
 fn task_pairs<'a>(
     rows: &'a [Row],
     indices: &[usize],
+    side: Option<PairSide>,
     stream: &mut Stream,
 ) -> Vec<(PreferencePair<'a>, u64)> {
     let mut pairs = Vec::new();
@@ -380,13 +473,18 @@ fn task_pairs<'a>(
                 continue;
             }
             let (chosen, rejected) = (&rows[a], &rows[b]);
+            let split = common_prefix(&chosen.messages, &rejected.messages);
+            let chars = |row: &Row| match side {
+                Some(side) => messages_agent_chars(pair_side(&row.messages, split, side)),
+                None => agent_chars(row),
+            };
             pairs.push((
                 PreferencePair {
                     chosen,
                     rejected,
                     margin: ra - rb,
-                    split: common_prefix(&chosen.messages, &rejected.messages),
-                    length_ratio: length_ratio(agent_chars(chosen), agent_chars(rejected)),
+                    split,
+                    length_ratio: length_ratio(chars(chosen), chars(rejected)),
                 },
                 stream.next_u64(),
             ));
@@ -430,8 +528,10 @@ pub fn diverges_at_agent(pair: &PreferencePair<'_>) -> bool {
 }
 
 /// DPO cut: pairs of rows of one task with `reward(chosen) − reward(rejected)
-/// >= margin`, whose agent turns are within `max_length_ratio` of each other
-/// in characters, and which first differ at an agent turn (so the pair
+/// >= margin`, whose sides (what the format exports from the split on,
+/// [`PairOptions::side`]) are within `max_length_ratio` of each other in
+/// characters of agent turns, so a long shared history cannot hide a side
+/// that is twice as long as the other, and which first differ at an agent turn (so the pair
 /// prefers one agent decision given the same history, not a different
 /// person). At most `max_pairs_per_task` per task: largest margin first, then
 /// closest lengths, then a seeded draw (stream `select/dpo`).
@@ -457,7 +557,7 @@ pub fn build_preference_pairs<'a>(
     for (t, (_, indices)) in tasks.iter().enumerate() {
         let mut stream = Stream::derive(opts.seed, "select/dpo", &[t as u64]);
         let mut kept = Vec::new();
-        for (pair, key) in task_pairs(rows, indices, &mut stream) {
+        for (pair, key) in task_pairs(rows, indices, Some(opts.side), &mut stream) {
             if pair.margin + 1e-12 < opts.margin {
                 report.exclude(
                     "margin_below",
@@ -470,7 +570,7 @@ pub fn build_preference_pairs<'a>(
                     "length_ratio_above",
                     "pairs",
                     &format!(
-                        "one side's agent turns are more than {}x longer than the other's",
+                        "one side's exported agent turns are more than {}x longer than the other's",
                         opts.max_length_ratio
                     ),
                     1,
@@ -552,7 +652,7 @@ pub fn build_reward_pairs<'a>(
         }
         let mut stream = Stream::derive(opts.seed, "select/reward", &[t as u64]);
         let mut kept = Vec::new();
-        for (pair, key) in task_pairs(rows, indices, &mut stream) {
+        for (pair, key) in task_pairs(rows, indices, None, &mut stream) {
             if pair.margin + 1e-12 < opts.min_margin {
                 report.exclude(
                     "margin_below",
@@ -604,6 +704,11 @@ pub struct RlOptions {
     pub max_pass_rate: f64,
     /// Fewest rollouts a group needs ([`defaults::RL_MIN_GROUP_SIZE`]).
     pub min_group_size: usize,
+    /// Tasks some of whose rows were dropped before the cut (by
+    /// decontamination): what is left of such a group is not the group, so
+    /// it is left out whole (`group_decontaminated`).
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    pub decontaminated_tasks: BTreeSet<String>,
 }
 
 impl Default for RlOptions {
@@ -612,6 +717,7 @@ impl Default for RlOptions {
             min_pass_rate: defaults::RL_MIN_PASS_RATE,
             max_pass_rate: defaults::RL_MAX_PASS_RATE,
             min_group_size: defaults::RL_MIN_GROUP_SIZE,
+            decontaminated_tasks: BTreeSet::new(),
         }
     }
 }
@@ -630,13 +736,24 @@ pub struct RlGroup<'a> {
 }
 
 /// GRPO cut: whole groups (all rollouts of one task) whose pass rate lies in
-/// `[min_pass_rate, max_pass_rate]`. A group with an ungraded row or fewer
-/// than `min_group_size` rows is left out whole: a group is never split.
+/// `[min_pass_rate, max_pass_rate]`. A group with a row dropped by
+/// decontamination ([`RlOptions::decontaminated_tasks`]), an ungraded row or
+/// fewer than `min_group_size` rows is left out whole: a group is never
+/// split.
 pub fn select_for_rl<'a>(rows: &'a [Row], opts: &RlOptions) -> (Vec<RlGroup<'a>>, CutReport) {
     let mut report = CutReport::new("rl", "groups", rows);
     let mut out = Vec::new();
     for (task_id, indices) in by_task(rows, |_| true) {
         let group: Vec<&Row> = indices.iter().map(|&i| &rows[i]).collect();
+        if opts.decontaminated_tasks.contains(task_id) {
+            report.exclude(
+                "group_decontaminated",
+                "groups",
+                "decontamination dropped a row of the group, so the rest is not the whole group (groups are never split)",
+                1,
+            );
+            continue;
+        }
         if group.iter().any(|r| r.reward.is_none()) {
             report.exclude(
                 "group_has_ungraded",

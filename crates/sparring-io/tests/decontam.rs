@@ -107,3 +107,46 @@ fn traces_are_searched_through_json_encoded_strings() {
     assert_eq!(report.dropped[0].source, "traces.jsonl");
     assert!(report.dropped[0].overlap > 0.9);
 }
+
+#[test]
+fn overlap_spread_across_references_adds_up() {
+    // Three messages of 10, 10 and 11 words: 3 + 3 + 4 = 10 distinct
+    // 8-grams. The first is in one reference, the second in another: 30 %
+    // each, 60 % together.
+    let a = "amber basil cedar dune ember fjord grove heath inlet juniper";
+    let b = "kelp lagoon marsh nectar orchid prairie quartz reef sage tundra";
+    let c = "umber valley willow xenon yarrow zephyr acorn birch clover daisy elm";
+    let mut messages = conversation(a, "W1001", b);
+    messages.push(sparring_types::Message::text(sparring_types::Role::User, c));
+    let rows = vec![row("t", "spread", Some(1.0), "sig", messages)];
+    let ra = Reference::from_json_text("a.jsonl", &json!({"text": a}).to_string(), 8);
+    let rb = Reference::from_json_text("b.jsonl", &json!({"text": b}).to_string(), 8);
+    assert_eq!((ra.len(), rb.len()), (3, 3));
+    // Each alone is below the default 50 %.
+    for one in [&ra, &rb] {
+        let (kept, _) = decontaminate(
+            rows.clone(),
+            std::slice::from_ref(one),
+            &DecontamOptions::default(),
+        );
+        assert_eq!(kept.len(), 1);
+    }
+    let (kept, report) = decontaminate(rows, &[ra, rb], &DecontamOptions::default());
+    assert!(kept.is_empty(), "{report:?}");
+    let d = &report.dropped[0];
+    assert!((d.overlap - 0.6).abs() < 1e-12, "{d:?}");
+    assert_eq!(d.source, "a.jsonl, b.jsonl");
+}
+
+#[test]
+fn tool_call_arguments_are_checked() {
+    // The held-out text reaches the row only as a tool call's argument.
+    let mut messages = conversation("where is W1001", "W1001", "Done.");
+    messages[2].tool_calls[0].function.arguments =
+        json!({"order_id": "W1001", "note": HELD_ASK}).to_string();
+    let rows = vec![row("t", "args", Some(1.0), "sig", messages)];
+    let reference = Reference::from_rows("h", &[r("held", "h", HELD_ASK)], 8);
+    let (kept, report) = decontaminate(rows, &[reference], &DecontamOptions::default());
+    assert!(kept.is_empty(), "{report:?}");
+    assert_eq!(report.by_reason["ngram_overlap"], 1);
+}

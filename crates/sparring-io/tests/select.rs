@@ -2,11 +2,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use sparring_io::select::{
-    LossMask, PairOptions, RewardOptions, RlOptions, SftOptions, agent_chars,
-    build_preference_pairs, build_reward_pairs, loss_mask, select_for_rl, select_for_sft,
-    select_graded,
+    LossMask, PairOptions, PairSide, RewardOptions, RlOptions, SftOptions, agent_chars,
+    build_preference_pairs, build_reward_pairs, common_prefix, loss_mask, pair_side, select_for_rl,
+    select_for_sft, select_graded,
 };
-use sparring_testkit::{conversation, row};
+use sparring_testkit::{conversation, row, tool_call};
 use sparring_types::{Message, Role, Row};
 
 fn ids<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Vec<&'a str> {
@@ -176,22 +176,131 @@ fn dpo_pairs_need_the_margin() {
 
 #[test]
 fn dpo_pairs_need_matched_lengths() {
-    // Agent characters: the tool call (name + arguments) plus the answer.
-    let base = diverging("t1", "c", 1.0, "");
-    let call_chars = agent_chars(&base);
+    // The pairs split at the final reply, so each side is that reply alone.
     let answer = |n: usize| "a".repeat(n);
-    let short = 10 * call_chars; // plenty of room for a clean ratio
     let rows = vec![
-        diverging("t1", "c", 1.0, &answer(short - call_chars)),
-        diverging("t1", "r_ok", 0.0, &answer(short * 3 / 2 - call_chars)),
-        diverging("t2", "c", 1.0, &answer(short - call_chars)),
-        diverging("t2", "r_long", 0.0, &answer(short * 3 / 2 + 1 - call_chars)),
+        diverging("t1", "c", 1.0, &answer(100)),
+        diverging("t1", "r_ok", 0.0, &answer(150)),
+        diverging("t2", "c", 1.0, &answer(100)),
+        diverging("t2", "r_long", 0.0, &answer(151)),
     ];
     let (pairs, report) = build_preference_pairs(&rows, &PairOptions::default());
     assert_eq!(pairs.len(), 1, "{report:?}");
     assert_eq!(pairs[0].rejected.row_id, "r_ok");
     assert!((pairs[0].length_ratio - 1.5).abs() < 1e-12);
     assert_eq!(report.excluded["length_ratio_above"].count, 1);
+}
+
+#[test]
+fn dpo_length_ratio_ignores_the_shared_history() {
+    // A long shared tool call before the split: counted over whole rows the
+    // sides look alike (ratio ~1.04), but the exported replies are 100 and
+    // 200 characters, so "longer wins" would sneak through.
+    let long_call = |id: &str, reward: f64, answer: &str| {
+        let mut r = diverging("t1", id, reward, answer);
+        r.messages[2].tool_calls[0].function.arguments =
+            serde_json::json!({"order_id": "W1001", "note": "n".repeat(2000)}).to_string();
+        r
+    };
+    let rows = vec![
+        long_call("short", 1.0, &"s".repeat(100)),
+        long_call("long", 0.0, &"l".repeat(200)),
+    ];
+    let whole = agent_chars(&rows[1]) as f64 / agent_chars(&rows[0]) as f64;
+    assert!(whole < 1.5, "whole rows are within the ratio: {whole}");
+    for side in [PairSide::AgentTurn, PairSide::Message] {
+        let opts = PairOptions {
+            side,
+            ..PairOptions::default()
+        };
+        let (pairs, report) = build_preference_pairs(&rows, &opts);
+        assert!(pairs.is_empty(), "{side:?}: {report:?}");
+        assert_eq!(report.excluded["length_ratio_above"].count, 1);
+    }
+}
+
+#[test]
+fn dpo_sides_are_what_each_format_exports() {
+    // Diverging at a tool call: the agent turn is the call, its result and
+    // the reply; the OpenAI side is the call alone.
+    let call = |id: &str, reward: f64, order: &str, answer: &str| {
+        row(
+            "t1",
+            id,
+            Some(reward),
+            "sig",
+            conversation("Where is my order?", order, answer),
+        )
+    };
+    let a = call("a", 1.0, "W1001", &"x".repeat(300));
+    let b = call("b", 0.0, "W1002", &"y".repeat(10));
+    assert_eq!(pair_side(&a.messages, 2, PairSide::Message).len(), 1);
+    assert_eq!(pair_side(&a.messages, 2, PairSide::AgentTurn).len(), 3);
+    let rows = vec![a, b];
+    // The calls are alike in length: the OpenAI sides match.
+    let message = PairOptions {
+        side: PairSide::Message,
+        ..PairOptions::default()
+    };
+    let (pairs, _) = build_preference_pairs(&rows, &message);
+    assert_eq!(pairs.len(), 1);
+    assert_eq!(pairs[0].split, 2);
+    assert!(pairs[0].length_ratio < 1.01);
+    // The agent turns differ by their replies: 300 against 10 characters.
+    let (pairs, report) = build_preference_pairs(&rows, &PairOptions::default());
+    assert!(pairs.is_empty(), "{report:?}");
+    assert_eq!(report.excluded["length_ratio_above"].count, 1);
+}
+
+#[test]
+fn dpo_pairs_split_after_equal_tool_calls_with_different_ids() {
+    // Real agents draw call ids at random; the arguments may be spelled
+    // differently but be the same JSON.
+    let mut other = diverging("t1", "lo", 0.0, "Order W1001 is lost.");
+    other.messages[2].tool_calls[0].id = "call_8f3a".to_owned();
+    other.messages[2].tool_calls[0].function.arguments = "{ \"order_id\" : \"W1001\" }".to_owned();
+    other.messages[3].tool_call_id = Some("call_8f3a".to_owned());
+    let rows = vec![diverging("t1", "hi", 1.0, "Order W1001 shipped."), other];
+    let (pairs, report) = build_preference_pairs(&rows, &PairOptions::default());
+    assert_eq!(pairs.len(), 1, "{report:?}");
+    // Split at the final reply, not at the tool call.
+    assert_eq!(pairs[0].split, 4);
+    assert_eq!(common_prefix(&rows[0].messages, &rows[1].messages), 4);
+}
+
+#[test]
+fn tool_results_match_only_when_they_answer_the_same_call() {
+    // Two parallel calls answered in a different order: the results' text
+    // is equal but they answer different calls.
+    let msgs = |first: &str, second: &str| {
+        let mut call = tool_call("get_order", &serde_json::json!({"order_id": "W1"}));
+        let mut other = call.tool_calls[0].clone();
+        other.id = second.to_owned();
+        other.function.arguments = r#"{"order_id": "W2"}"#.to_owned();
+        call.tool_calls[0].id = first.to_owned();
+        call.tool_calls.push(other);
+        let answer = |id: &str| {
+            let mut m = Message::text(Role::Tool, "{\"ok\": true}");
+            m.tool_call_id = Some(id.to_owned());
+            m
+        };
+        vec![
+            Message::text(Role::User, "Check W1 and W2"),
+            call,
+            answer(first),
+            answer(second),
+        ]
+    };
+    let a = msgs("a1", "a2");
+    let same = msgs("b1", "b2");
+    assert_eq!(common_prefix(&a, &same), 4);
+    let mut swapped = msgs("b1", "b2");
+    swapped.swap(2, 3);
+    assert_eq!(common_prefix(&a, &swapped), 2);
+    // Arguments that differ as JSON differ.
+    let mut changed = msgs("b1", "b2");
+    changed[1].tool_calls[1].function.arguments = r#"{"order_id": "W3"}"#.to_owned();
+    assert_eq!(common_prefix(&a, &changed), 1);
 }
 
 #[test]
@@ -273,6 +382,27 @@ fn rl_keeps_whole_groups_inside_the_band() {
     };
     let (groups, _) = select_for_rl(&rows, &narrow);
     assert_eq!(groups.len(), 1);
+}
+
+#[test]
+fn rl_leaves_out_whole_groups_that_decontamination_cut_into() {
+    // "cut" had 4 rows (pass rate 0.5); decontamination dropped one passing
+    // row, so the 3 left (pass rate 1/3) are not the group.
+    let mut rows = group("cut", 2, 4);
+    rows.remove(0);
+    rows.extend(group("whole", 2, 4));
+    let opts = RlOptions {
+        decontaminated_tasks: ["cut".to_owned()].into_iter().collect(),
+        ..RlOptions::default()
+    };
+    let (groups, report) = select_for_rl(&rows, &opts);
+    let kept: Vec<&str> = groups.iter().map(|g| g.task_id).collect();
+    assert_eq!(kept, vec!["whole"]);
+    assert_eq!(report.excluded["group_decontaminated"].count, 1);
+    assert_eq!(report.excluded["group_decontaminated"].unit, "groups");
+    assert_eq!(report.rows_out, 4);
+    let (groups, _) = select_for_rl(&rows, &RlOptions::default());
+    assert_eq!(groups.len(), 2, "without the set, the partial group passes");
 }
 
 #[test]

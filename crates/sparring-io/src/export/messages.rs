@@ -129,17 +129,6 @@ pub(crate) fn through_last_assistant(messages: &[Message]) -> &[Message] {
     }
 }
 
-/// The agent turn that starts at `from`: messages until the next person
-/// message, cut back to end at an assistant message.
-pub(crate) fn agent_turn(messages: &[Message], from: usize) -> &[Message] {
-    let rest = messages.get(from..).unwrap_or(&[]);
-    let end = rest
-        .iter()
-        .position(|m| m.role == Role::User)
-        .unwrap_or(rest.len());
-    through_last_assistant(&rest[..end])
-}
-
 /// Where a prompt shared by two conversations ends: `split` moved back past
 /// agent messages, so the prompt ends at a person or tool message and each
 /// completion starts with an agent turn.

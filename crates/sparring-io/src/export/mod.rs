@@ -24,12 +24,12 @@ mod parquet_out;
 use crate::Error;
 use crate::defaults;
 use crate::select::{
-    CutReport, LossMask, PairOptions, RewardOptions, RlOptions, SftOptions, build_preference_pairs,
-    build_reward_pairs, select_for_rl, select_for_sft, select_graded,
+    CutReport, LossMask, PairOptions, PairSide, RewardOptions, RlOptions, SftOptions,
+    build_preference_pairs, build_reward_pairs, pair_side, select_for_rl, select_for_sft,
+    select_graded,
 };
 use messages::{
-    agent_turn, first_assistant, hf_all, openai, openai_all, opening_end, prompt_end,
-    through_last_assistant,
+    first_assistant, hf_all, openai, openai_all, opening_end, prompt_end, through_last_assistant,
 };
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -485,7 +485,17 @@ fn export_dpo(
     opts: &PairOptions,
     path: &Path,
 ) -> Result<ExportReport, Error> {
-    let (pairs, cut) = build_preference_pairs(rows, opts);
+    // The length ratio is measured on exactly what this format exports.
+    let side = if format == Format::OpenaiDpo {
+        PairSide::Message
+    } else {
+        PairSide::AgentTurn
+    };
+    let opts = PairOptions {
+        side,
+        ..opts.clone()
+    };
+    let (pairs, cut) = build_preference_pairs(rows, &opts);
     let mut lines = Lines::create(path)?;
     let mut used = Used::new();
     for p in &pairs {
@@ -500,25 +510,25 @@ fn export_dpo(
             line.insert("input".into(), Value::Object(input));
             line.insert(
                 "preferred_output".into(),
-                json!([openai(&p.chosen.messages[p.split], None)]),
+                openai_all(pair_side(&p.chosen.messages, p.split, side)),
             );
             line.insert(
                 "non_preferred_output".into(),
-                json!([openai(&p.rejected.messages[p.split], None)]),
+                openai_all(pair_side(&p.rejected.messages, p.split, side)),
             );
         } else {
             line.insert("prompt".into(), hf_all(prefix, &mut used.broken_arguments));
             line.insert(
                 "chosen".into(),
                 hf_all(
-                    agent_turn(&p.chosen.messages, p.split),
+                    pair_side(&p.chosen.messages, p.split, side),
                     &mut used.broken_arguments,
                 ),
             );
             line.insert(
                 "rejected".into(),
                 hf_all(
-                    agent_turn(&p.rejected.messages, p.split),
+                    pair_side(&p.rejected.messages, p.split, side),
                     &mut used.broken_arguments,
                 ),
             );
@@ -536,6 +546,7 @@ fn export_reward(rows: &[Row], opts: &RewardOptions, path: &Path) -> Result<Expo
     let (pairs, mut cut) = build_reward_pairs(rows, opts);
     let mut lines = Lines::create(path)?;
     let mut used = Used::new();
+    let mut written_rows: BTreeSet<&str> = BTreeSet::new();
     for p in &pairs {
         let j = prompt_end(&p.chosen.messages, p.split).max(opening_end(&p.chosen.messages));
         let chosen = p.chosen.messages.get(j..).unwrap_or(&[]);
@@ -564,8 +575,12 @@ fn export_reward(rows: &[Row], opts: &RewardOptions, path: &Path) -> Result<Expo
         lines.push(&line)?;
         used.rows.push(p.chosen);
         used.rows.push(p.rejected);
+        written_rows.insert(p.chosen.row_id.as_str());
+        written_rows.insert(p.rejected.row_id.as_str());
     }
     cut.items_out = lines.written;
+    // Only the pairs written count, not those `export_empty_side` left out.
+    cut.rows_out = written_rows.len();
     finish(Format::TrlReward, lines, cut, &used)
 }
 

@@ -283,6 +283,15 @@ pub(crate) fn write_dataset(
     holdout: &[&Row],
     extra: &[(&str, String)],
 ) -> Result<Vec<PathBuf>, Error> {
+    if train.is_empty() && holdout.is_empty() {
+        // A card with no split would say `data_files: null`, which
+        // `load_dataset` refuses.
+        return Err(Error::Write {
+            path: dir.to_owned(),
+            message: "nothing to write: no rows for either the train or the holdout split"
+                .to_owned(),
+        });
+    }
     let data = dir.join("data");
     std::fs::create_dir_all(&data).map_err(|e| Error::write(&data, &e))?;
     let mut files = Vec::new();
