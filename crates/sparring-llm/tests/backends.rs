@@ -32,11 +32,17 @@ fn options(sampling: Sampling, retries: u32) -> BackendOptions {
 }
 
 fn backend(spec: &str, server: &FakeLlm, options: BackendOptions) -> Arc<dyn Agent> {
-    let spec = spec.replace("URL", &server.base_url());
+    backend_at(spec, &server.base_url(), KEY, options)
+}
+
+/// The agent for `spec` with `URL` replaced by `base_url` and `TEST_KEY`
+/// holding `key`.
+fn backend_at(spec: &str, base_url: &str, key: &str, options: BackendOptions) -> Arc<dyn Agent> {
+    let spec = spec.replace("URL", base_url);
     let BackendSpec::Model(endpoint) = BackendSpec::parse(&spec).unwrap() else {
         panic!("not a model spec")
     };
-    let env = |name: &str| (name == "TEST_KEY").then(|| KEY.to_owned());
+    let env = |name: &str| (name == "TEST_KEY").then(|| key.to_owned());
     model_agent(endpoint.resolve(&env).unwrap(), options).unwrap()
 }
 
@@ -629,18 +635,14 @@ async fn a_key_a_header_cannot_carry_fails_once_without_showing_it() {
     })
     .await
     .unwrap();
-    for spec in ["openai:m@URL#key=ODD", "anthropic:c@URL#key=ODD"] {
-        let spec = spec.replace("URL", &server.base_url());
+    for spec in ["openai:m@URL#key=TEST_KEY", "anthropic:c@URL#key=TEST_KEY"] {
         let start = Instant::now();
-        let BackendSpec::Model(endpoint) = BackendSpec::parse(&spec).unwrap() else {
-            panic!("not a model spec")
-        };
-        let env = |name: &str| (name == "ODD").then(|| ODD_KEY.to_owned());
-        let agent = model_agent(
-            endpoint.resolve(&env).unwrap(),
+        let agent = backend_at(
+            spec,
+            &server.base_url(),
+            ODD_KEY,
             options(Sampling::default(), 3),
-        )
-        .unwrap();
+        );
         let e = agent.respond(request("a")).await.unwrap_err();
         assert_eq!(e.kind, AgentErrorKind::Backend);
         assert!(
@@ -688,16 +690,7 @@ async fn redirects_are_not_followed_so_the_key_stays_home() {
     let to = target.replace("127.0.0.1", "localhost");
     let (url, hits) = raw_server(format!("HTTP/1.1 302 Found\r\nlocation: {to}/x")).await;
     for spec in ["anthropic:c@URL#key=TEST_KEY", "openai:m@URL#key=TEST_KEY"] {
-        let spec = spec.replace("URL", &url);
-        let BackendSpec::Model(endpoint) = BackendSpec::parse(&spec).unwrap() else {
-            panic!("not a model spec")
-        };
-        let env = |name: &str| (name == "TEST_KEY").then(|| KEY.to_owned());
-        let agent = model_agent(
-            endpoint.resolve(&env).unwrap(),
-            options(Sampling::default(), 3),
-        )
-        .unwrap();
+        let agent = backend_at(spec, &url, KEY, options(Sampling::default(), 3));
         let e = agent.respond(request("a")).await.unwrap_err();
         assert_eq!(e.kind, AgentErrorKind::Backend);
         assert!(e.message.contains("HTTP 302"), "{}", e.message);
