@@ -138,7 +138,8 @@ impl CoveringArray {
         }
         if uniform && budget > 0 && rows.len() > lower_bound {
             let to_beat = candidates.iter().map(Vec::len).fold(rows.len(), usize::min);
-            let (found, spent) = starters(&model, problem.seed, share(STARTER_SHARE), to_beat)?;
+            let (found, spent) =
+                starters(&model, &cons, problem.seed, share(STARTER_SHARE), to_beat)?;
             work += spent;
             if let Some(found) = found {
                 let (shrunk, spent) = polish(
@@ -264,12 +265,14 @@ fn polish(
     (shrunk, search.work)
 }
 
-/// Tries cover starters with 0 to 3 infinities on a uniform grid: first a
+/// Tries cover starters with 0 to 3 infinities on a uniform grid without
+/// constraints or required rows (`cons` excludes nothing): first a
 /// circulant one (one vector, `g · n` rows for `n >= k` columns), then a
 /// general one (a small array, `g · m` rows); returns the smallest
 /// developed array below `to_beat` rows, if any, and the work spent.
 fn starters(
     model: &Model,
+    cons: &Constraints,
     seed: u64,
     budget: u64,
     to_beat: usize,
@@ -299,11 +302,10 @@ fn starters(
                 // The circulant already shows some pairs of infinities; a
                 // search around it may need fewer rows than the full array
                 // over the infinities.
-                let cons = Constraints::new(model, &[])?;
                 let lb = developed.len() + 1;
                 let around = solve_plain(
                     model,
-                    &cons,
+                    cons,
                     &developed,
                     seed ^ STREAM_AROUND,
                     left / AROUND_SHARE_DIVISOR,
