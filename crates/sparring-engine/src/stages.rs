@@ -10,7 +10,7 @@
 
 use crate::grade;
 use crate::judge::Judge;
-use sparring_types::{EndedBy, Grader, Row, StageVerdict};
+use sparring_types::{Grader, Row, StageVerdict};
 
 /// The stages to run.
 #[derive(Clone, Copy)]
@@ -33,22 +33,34 @@ impl std::fmt::Debug for Stages<'_> {
     }
 }
 
+/// The verdict on a row that ended because the agent or its backend failed
+/// (`agent_error`, `backend_error`): reward 0, the error as the reason. No
+/// later stage can overturn it.
+fn error_verdict(row: &Row) -> Option<StageVerdict> {
+    if !row.ended_by.is_error() {
+        return None;
+    }
+    let class = row.ended_by.as_str();
+    Some(StageVerdict {
+        stage: "conduct".to_owned(),
+        by: "conduct".to_owned(),
+        reward: Some(0.0),
+        reason: Some(format!(
+            "{class}: {}",
+            row.error.as_deref().unwrap_or("unknown")
+        )),
+        failure_class: Some(class.to_owned()),
+        error: None,
+    })
+}
+
 /// The conduct stage's verdict on a row, setting `conduct_checks`. A row
-/// that ended in an agent error gets reward 0 with the error as reason.
+/// that ended in an error of the agent or its backend gets reward 0 with the
+/// error as reason.
 pub fn conduct_stage(row: &mut Row) -> StageVerdict {
-    if row.ended_by == EndedBy::AgentError {
+    if let Some(verdict) = error_verdict(row) {
         row.conduct_checks = None;
-        return StageVerdict {
-            stage: "conduct".to_owned(),
-            by: "conduct".to_owned(),
-            reward: Some(0.0),
-            reason: Some(format!(
-                "agent_error: {}",
-                row.error.as_deref().unwrap_or("unknown")
-            )),
-            failure_class: Some("agent_error".to_owned()),
-            error: None,
-        };
+        return verdict;
     }
     let verdict = grade::conduct(&row.messages, &row.tools);
     row.conduct_checks = Some(verdict.checks);
@@ -70,10 +82,15 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
     for (k, v) in grade::markers(&row.messages) {
         row.markers.insert(k, v);
     }
-    if stages.conduct {
+    if let Some(verdict) = error_verdict(row) {
+        // A conversation the agent never finished is a failure: no grader or
+        // judge is asked to grade what is not there.
+        row.conduct_checks = None;
+        grades.push(verdict);
+    } else if stages.conduct {
         grades.push(conduct_stage(row));
     }
-    if let Some(grader) = stages.grader {
+    if let Some(grader) = stages.grader.filter(|_| !row.ended_by.is_error()) {
         let verdict = match grader.grade(row).await {
             Ok(v) => {
                 for (k, m) in &v.markers {
@@ -99,7 +116,7 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
         };
         grades.push(verdict);
     }
-    if let Some(judge) = stages.judge {
+    if let Some(judge) = stages.judge.filter(|_| !row.ended_by.is_error()) {
         let outcome = judge.judge(&row.row_id, &row.messages, &row.tools).await;
         row.judge_meta = Some(outcome.meta);
         grades.push(match outcome.verdict {

@@ -32,6 +32,12 @@ pub enum EndedBy {
 }
 
 impl EndedBy {
+    /// Whether the conversation ended because the agent or its backend
+    /// failed: such a row is a failure of the agent whatever it said before.
+    pub fn is_error(self) -> bool {
+        matches!(self, Self::AgentError | Self::BackendError)
+    }
+
     /// The wire name (`agent_done` …).
     pub fn as_str(self) -> &'static str {
         match self {
