@@ -9,8 +9,10 @@ mod asks;
 mod export;
 mod grade;
 mod grid;
+mod progress;
 mod score;
 mod simulate;
+mod simulate_args;
 mod world;
 
 /// Evals and training data for tool-calling agents, by simulation.
@@ -100,7 +102,14 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             let usage = error.downcast_ref::<UsageError>().is_some()
-                || error.downcast_ref::<sparring_io::Error>().is_some();
+                || error.downcast_ref::<sparring::Error>().is_some_and(|e| {
+                    matches!(
+                        e.kind(),
+                        sparring::ErrorKind::Input | sparring::ErrorKind::Io
+                    )
+                })
+                || error.downcast_ref::<sparring::io::Error>().is_some()
+                || error.downcast_ref::<sparring::score::Error>().is_some();
             eprintln!("error: {error}");
             if usage {
                 ExitCode::from(2)

@@ -300,7 +300,7 @@ mod spec_errors {
             .args(["--agent", "true", "--budget", "0"])
             .output()
             .unwrap();
-        assert_usage_error(&o, &["--budget must be at least 1"]);
+        assert_usage_error(&o, &["--budget", "must be an integer from 1 to"]);
     }
 
     #[test]
@@ -2374,7 +2374,7 @@ mod models {
                     "--temperature",
                     "3",
                 ],
-                &["--temperature 3", "from 0 to 2"],
+                &["--temperature", "from 0 to 2"],
             ),
             (
                 &["--agent", "openai:m@http://127.0.0.1:9/v1", "--top-p", "0"],
@@ -2391,7 +2391,7 @@ mod models {
             ),
             (
                 &["--agent", "openai:m@http://127.0.0.1:9/v1", "--rpm", "0"],
-                &["--rpm must be at least 1"],
+                &["--rpm", "must be an integer from 1 to"],
             ),
             (
                 &["--agent", "anthropic:c@http://127.0.0.1:9/v1", "--logprobs"],

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use serde_json::Value;
-use sparring_types::Row;
+use sparring::types::Row;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -80,7 +80,7 @@ fn check(name: &str, args: &[&str]) {
             // row is compared byte for byte, in a fixed order.
             let mut lines: Vec<&str> = got.lines().collect();
             lines.sort_unstable();
-            got = lines.iter().map(|l| format!("{l}\n")).collect();
+            got = lines.iter().flat_map(|l| [*l, "\n"]).collect();
         }
         let path = golden.join(file);
         if std::env::var_os("SPARRING_UPDATE_GOLDEN").is_some() {

@@ -302,7 +302,7 @@ fn finish_plan(
             name: name.clone(),
             stance: stance.clone(),
             style: style.to_owned(),
-            patience: options.patience.clone(),
+            patience: options.patience,
             knows: facts.known.clone(),
             goal: Some(facts.goal.clone()),
             wants: facts.wants.iter().map(|(k, _)| k.clone()).collect(),

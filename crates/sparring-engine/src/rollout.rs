@@ -138,7 +138,7 @@ pub async fn play(
     let mut person = Person::new(
         task.facts.clone(),
         &task.persona.stance,
-        &setup.options.patience,
+        setup.options.patience,
         Stream::derive(setup.rollout_seed, "person", &[]),
     )
     .with_style(&task.persona.style);

@@ -194,7 +194,10 @@ fn asks_across_two_hundred_situations_are_mostly_distinct() {
 #[test]
 fn patience_walks_away_at_the_documented_rates() {
     let n = 10_000u32;
-    for (patience, second, later) in [("normal", 0.35, 0.60), ("short", 0.60, 0.90)] {
+    for (patience, second, later) in [
+        (sparring_types::Patience::Normal, 0.35, 0.60),
+        (sparring_types::Patience::Short, 0.60, 0.90),
+    ] {
         let (mut left2, mut asked3, mut left3) = (0u32, 0u32, 0u32);
         for i in 0..n {
             let mut p = Person::new(
@@ -231,7 +234,7 @@ fn patience_walks_away_at_the_documented_rates() {
     let mut p = Person::new(
         facts(),
         "cooperative",
-        "endless",
+        sparring_types::Patience::Endless,
         Stream::derive(1, "person", &[]),
     );
     assert!((0..50).all(|_| p.answer("Anything else?") != Move::Leave));
@@ -273,7 +276,7 @@ async fn a_person_never_states_a_fact_it_was_not_given() {
     let config = RunConfig::new(
         Arc::new(shop_spec()),
         SimulateOptions {
-            patience: "endless".into(),
+            patience: sparring_types::Patience::Endless,
             max_turns: 4,
             phrasings: 2,
             ..SimulateOptions::default()

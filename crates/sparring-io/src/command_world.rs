@@ -153,7 +153,7 @@ impl CommandWorld {
                     // A late answer to an earlier call that timed out.
                     continue;
                 }
-                return Ok(answer(&value));
+                return Ok(sparring_types::executor::world_answer(&value));
             }
         };
         match tokio::time::timeout(self.timeout, read).await {
@@ -164,23 +164,6 @@ impl CommandWorld {
             )),
         }
     }
-}
-
-/// A reply line (or an HTTP world's body) as the JSON the agent receives.
-pub(crate) fn answer(reply: &Value) -> Value {
-    if let Some(error) = reply.get("error").filter(|e| !e.is_null()) {
-        let field = |k: &str| error.get(k).cloned().unwrap_or(Value::Null);
-        let message = error
-            .as_str()
-            .map_or_else(|| field("message"), |s| Value::String(s.to_owned()));
-        let kind = error
-            .get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or("refused")
-            .to_owned();
-        return json!({"ok": false, "error": {"kind": kind, "message": message, "hint": field("hint")}});
-    }
-    json!({"ok": true, "result": reply.get("result").cloned().unwrap_or(Value::Null)})
 }
 
 impl ToolExecutor for CommandWorld {

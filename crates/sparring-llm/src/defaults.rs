@@ -44,3 +44,7 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub const POOL_MAX_IDLE_PER_HOST: usize = 2048;
 /// Characters of a server's error message kept in a row's `error`.
 pub const ERROR_TEXT_CHARS: usize = 300;
+
+/// How long an HTTP world (`execute http://…`) may take to accept a
+/// connection; the whole call is bounded by `agent_timeout`.
+pub const HTTP_WORLD_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);

@@ -49,6 +49,7 @@ pub mod defaults;
 mod error;
 mod grader;
 mod http;
+mod http_world;
 mod openai;
 pub mod roles;
 mod settings;
@@ -58,6 +59,7 @@ pub use backend::{BackendSpec, Endpoint, Provider, Resolved, Secret};
 pub use error::Error;
 pub use grader::HttpGrader;
 pub use http::{Limiter, RetryPolicy};
+pub use http_world::HttpWorld;
 pub use openai::OpenAiAgent;
 pub use settings::{BackendOptions, Sampling};
 

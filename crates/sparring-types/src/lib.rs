@@ -49,12 +49,17 @@ pub mod defaults;
 pub mod executor;
 pub mod grader;
 pub mod hash;
+mod introspect;
+mod log;
 mod message;
 mod options;
 mod row;
 pub mod seed;
+mod sink;
 mod spec;
+mod summary;
 mod tool;
+pub mod values;
 mod world_options;
 
 pub use agent::{
@@ -62,17 +67,21 @@ pub use agent::{
     agent_fn,
 };
 pub use axes::{AxesSpec, AxisValue, ForbiddenPair};
-pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor};
+pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor, world_answer};
 pub use grader::{Grader, GraderError, GraderVerdict};
+pub use log::LogSink;
 pub use message::{FunctionCall, Message, Role, ToolCall};
 pub use options::{
-    MODES, OptionsPatch, REPEAT_POLICIES, SimulateOptions, check_avg_turns, check_choice,
-    check_temperature, check_top_logprobs, check_top_p, closest, mode_preset,
+    OptionsPatch, SimulateOptions, check_avg_turns, check_choice, closest, mode_preset,
+    option_names,
 };
-pub use row::{
-    Counts, EndedBy, Lineage, Persona, Row, RunSummary, SCHEMA_VERSION, Situation, StageVerdict,
-    Timings,
-};
+pub use row::{EndedBy, Lineage, Persona, Row, SCHEMA_VERSION, Situation, StageVerdict, Timings};
+pub use sink::{RowSink, SinkError};
 pub use spec::{Spec, SpecError, id_keys, record_id, singular};
+pub use summary::{
+    Counts, Coverage, Degraded, EndedOnQuestion, EvalRunLine, PairwiseCoverage, PersonRecord,
+    PinnedRecord, RepeatsRecord, RowCounter, RunSummary, Search, StopReason, TierMix, WriterRecord,
+};
 pub use tool::ToolSpec;
+pub use values::{Mode, Patience, RepeatPolicy, Vocabulary};
 pub use world_options::{WorldOptions, WorldPatch};

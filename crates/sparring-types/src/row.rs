@@ -5,7 +5,6 @@
 //! [`SCHEMA_VERSION`] when a field changes meaning or disappears.
 
 use crate::Message;
-use crate::options::SimulateOptions;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -79,7 +78,7 @@ pub struct Persona {
     /// Writing style (`plain`, `lowercase`, `clipped`, …).
     pub style: String,
     /// `normal`, `short` or `endless`.
-    pub patience: String,
+    pub patience: crate::Patience,
     /// The facts the person knows (field → value), and nothing else.
     #[serde(default)]
     pub knows: BTreeMap<String, String>,
@@ -247,52 +246,4 @@ impl Row {
     pub fn passed(&self) -> Option<bool> {
         self.reward.map(|r| r >= 0.5)
     }
-}
-
-/// Row counts of a run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Counts {
-    /// Rows written.
-    pub rows: u64,
-    /// Distinct tasks among them.
-    pub tasks: u64,
-    /// Rows with a reward.
-    pub graded: u64,
-    /// Graded rows with `reward >= 0.5`.
-    pub passed: u64,
-    /// `ended_by` value → rows.
-    pub ended_by: BTreeMap<String, u64>,
-}
-
-/// The summary of a run, written to `run.json`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct RunSummary {
-    /// Row format version of the run's rows.
-    pub schema_version: u32,
-    /// The sparring release that made the run.
-    pub sparring_version: String,
-    /// The run's id (also on every row's `lineage.run_id`).
-    pub run_id: String,
-    /// The spec's `name`.
-    pub spec: String,
-    /// The agent, described without secrets.
-    pub agent: String,
-    /// Row counts.
-    pub counts: Counts,
-    /// Why the run stopped: `budget_spent`, `situations_exhausted`,
-    /// `interrupted`, or `agent_unavailable`.
-    pub stopped_because: String,
-    /// Things the user should read before any number.
-    pub warnings: Vec<String>,
-    /// Named ways the run was weaker than asked (`generator_fallback`, …).
-    pub degraded: Vec<String>,
-    /// Coverage of the situation space by the rows that ran.
-    pub coverage: BTreeMap<String, Value>,
-    /// What the search drew: `tier_mix`, `seeds_dropped`.
-    #[serde(default)]
-    pub search: BTreeMap<String, Value>,
-    /// Options as resolved.
-    pub options: Option<SimulateOptions>,
-    /// Wall time of the run in seconds (metadata).
-    pub seconds: f64,
 }

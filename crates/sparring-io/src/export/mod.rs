@@ -1,6 +1,6 @@
 //! Exports: training files that trainers load as they are.
 //!
-//! Each [`Format`] runs its cut from [`crate::select`] and writes what the
+//! Each [`Format`] runs its cut from `sparring_select` and writes what the
 //! cut kept in the shape its tool reads (see `docs/export.md` for every
 //! column and the compatibility test behind it):
 //!
@@ -23,17 +23,16 @@ mod parquet_out;
 
 use crate::Error;
 use crate::defaults;
-use crate::select::{
-    CutReport, LossMask, PairOptions, PairSide, RewardOptions, RlOptions, SftOptions,
-    build_preference_pairs, build_reward_pairs, pair_side, select_for_rl, select_for_sft,
-    select_graded,
-};
 use messages::{
     first_assistant, hf_all, openai, openai_all, opening_end, prompt_end, through_last_assistant,
 };
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use sparring_types::seed::Stream;
+use sparring_select::{
+    CutReport, LossMask, PairOptions, PairSide, RewardOptions, RlOptions, SftOptions,
+    build_preference_pairs, build_reward_pairs, pair_side, select_for_rl, select_for_sft,
+    select_graded,
+};
 use sparring_types::{Message, Role, Row};
 use std::collections::BTreeSet;
 use std::io::{BufWriter, Write as _};
@@ -313,7 +312,7 @@ pub fn export_all(
 ) -> Result<Vec<ExportReport>, Error> {
     let held_tasks: BTreeSet<String> = match holdout {
         Some(h) => h.iter().map(|r| r.task_id.clone()).collect(),
-        None => split_by_task(&rows, opts.seed, opts.holdout_fraction)
+        None => sparring_select::split_by_task(&rows, opts.seed, opts.holdout_fraction)
             .1
             .iter()
             .map(|r| r.task_id.clone())
@@ -663,35 +662,6 @@ fn export_grpo(rows: &[Row], opts: &RlOptions, path: &Path) -> Result<ExportRepo
     finish(Format::TrlGrpo, lines, cut, &used)
 }
 
-/// Splits rows into train and holdout by task: each task is held out when a
-/// draw from its own seeded stream falls below `fraction`, so a task's place
-/// does not depend on which other tasks are present. When no task falls
-/// below it but `fraction > 0` and there are at least two tasks, the task
-/// with the lowest draw is held out, so a small run still gets a holdout.
-pub fn split_by_task(rows: &[Row], seed: u64, fraction: f64) -> (Vec<&Row>, Vec<&Row>) {
-    let draws: std::collections::BTreeMap<&str, f64> = rows
-        .iter()
-        .map(|r| {
-            let name = format!("export/holdout/{}", r.task_id);
-            (r.task_id.as_str(), Stream::derive(seed, &name, &[]).unit())
-        })
-        .collect();
-    let mut held: BTreeSet<&str> = draws
-        .iter()
-        .filter(|(_, d)| **d < fraction)
-        .map(|(t, _)| *t)
-        .collect();
-    if held.is_empty()
-        && fraction > 0.0
-        && draws.len() >= 2
-        && let Some((task, _)) = draws.iter().min_by(|a, b| a.1.total_cmp(b.1))
-    {
-        held.insert(task);
-    }
-    rows.iter()
-        .partition(|r| !held.contains(r.task_id.as_str()))
-}
-
 #[cfg(feature = "parquet")]
 fn export_parquet(
     rows: &[Row],
@@ -702,7 +672,7 @@ fn export_parquet(
 ) -> Result<ExportReport, Error> {
     let (train, held): (Vec<&Row>, Vec<&Row>) = match holdout {
         Some(h) => (rows.iter().collect(), h.iter().collect()),
-        None => split_by_task(rows, opts.seed, opts.holdout_fraction),
+        None => sparring_select::split_by_task(rows, opts.seed, opts.holdout_fraction),
     };
     let mut cut = CutReport {
         cut: "all".to_owned(),

@@ -1,4 +1,7 @@
-//! The score: row-level reports over the estimators of `sparring-stats`.
+//! sparring-score: row-level reports over the estimators of `sparring-stats`.
+//!
+//! Pure: rows come in as text or values ([`input::parse_score_rows`]); reading
+//! files is `sparring-io`'s job.
 //!
 //! Each report is built from rows read leniently ([`input`]), is a plain
 //! `Serialize` struct whose JSON keys are the CLI contract (`docs/score.md`
@@ -20,23 +23,26 @@
 //! p-value is seeded, so the same rows and seed give the same output.
 //!
 //! ```
-//! use sparring_io::score::{input::parse_score_rows, report::{report, ReportOptions}};
+//! use sparring_score::{input::parse_score_rows, report::{report, ReportOptions}};
 //!
 //! let text = "{\"task_id\":\"a\",\"reward\":1}\n{\"task_id\":\"a\",\"reward\":0}\n{\"task_id\":\"b\",\"reward\":1}\n";
 //! let rows = parse_score_rows("rows.jsonl".as_ref(), text)?;
 //! let r = report(&rows, &ReportOptions::default())?;
 //! assert_eq!(r.pass_at_1.value, Some(0.75));
-//! # Ok::<(), sparring_io::Error>(())
+//! # Ok::<(), sparring_score::Error>(())
 //! ```
 
+pub mod defaults;
 pub mod delta;
+mod error;
 pub mod eval_variance;
 pub mod hack;
 pub mod input;
 pub mod judge;
 pub mod report;
 
-use crate::Error;
+pub use error::Error;
+
 use input::ScoreRow;
 use serde::Serialize;
 use sparring_stats::{BootstrapOptions, Interval, StatsError};

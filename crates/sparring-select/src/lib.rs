@@ -1,5 +1,9 @@
-//! Cuts: which graded rows go into which training set, and why the others
-//! do not.
+//! sparring-select: which graded rows go into which training set, and why the
+//! others do not; and decontamination ([`decontam`]), which keeps training rows
+//! away from held-out rows and traces.
+//!
+//! Pure: rows come in as values; reading and writing files is `sparring-io`'s
+//! job (`sparring_io::export` writes the trainers' formats).
 //!
 //! Each cut is a pure function over rows that returns what it kept and a
 //! [`CutReport`]: rows in, items out, and one [`Exclusion`] per class of
@@ -17,7 +21,9 @@
 //! Ties are broken by draws from a seeded stream, so a cut is a function of
 //! the rows and the seed alone, whatever the order of the input.
 
-use crate::defaults;
+pub mod decontam;
+pub mod defaults;
+
 use serde::Serialize;
 use sparring_types::seed::Stream;
 use sparring_types::{EndedBy, Message, Role, Row};
@@ -811,4 +817,33 @@ pub fn select_for_rl<'a>(rows: &'a [Row], opts: &RlOptions) -> (Vec<RlGroup<'a>>
     report.items_out = out.len();
     report.rows_out = out.iter().map(|g| g.rows.len()).sum();
     (out, report)
+}
+
+/// Splits rows into train and holdout by task: each task is held out when a
+/// draw from its own seeded stream falls below `fraction`, so a task's place
+/// does not depend on which other tasks are present. When no task falls
+/// below it but `fraction > 0` and there are at least two tasks, the task
+/// with the lowest draw is held out, so a small run still gets a holdout.
+pub fn split_by_task(rows: &[Row], seed: u64, fraction: f64) -> (Vec<&Row>, Vec<&Row>) {
+    let draws: std::collections::BTreeMap<&str, f64> = rows
+        .iter()
+        .map(|r| {
+            let name = format!("export/holdout/{}", r.task_id);
+            (r.task_id.as_str(), Stream::derive(seed, &name, &[]).unit())
+        })
+        .collect();
+    let mut held: BTreeSet<&str> = draws
+        .iter()
+        .filter(|(_, d)| **d < fraction)
+        .map(|(t, _)| *t)
+        .collect();
+    if held.is_empty()
+        && fraction > 0.0
+        && draws.len() >= 2
+        && let Some((task, _)) = draws.iter().min_by(|a, b| a.1.total_cmp(b.1))
+    {
+        held.insert(task);
+    }
+    rows.iter()
+        .partition(|r| !held.contains(r.task_id.as_str()))
 }

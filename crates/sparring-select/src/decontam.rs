@@ -16,13 +16,11 @@
 //! work).
 
 use crate::defaults;
-use crate::{Error, rows::parse_rows};
 use serde::Serialize;
 use serde_json::Value;
 use sparring_types::{Role, Row};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt::Write as _;
-use std::path::Path;
 
 /// Options of [`decontaminate`].
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -174,24 +172,6 @@ fn collect_strings(value: &Value, n: usize, out: &mut HashSet<u64>, depth: usize
         }
         _ => {}
     }
-}
-
-/// Reads a held-out rows file as a reference.
-pub fn read_holdout(path: &Path, n: usize) -> Result<(Vec<Row>, Reference), Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
-    let rows = parse_rows(path, &text)?;
-    let reference = Reference::from_rows(&path.display().to_string(), &rows, n);
-    Ok((rows, reference))
-}
-
-/// Reads a traces file (JSON Lines or JSON) as a reference.
-pub fn read_traces(path: &Path, n: usize) -> Result<Reference, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
-    Ok(Reference::from_json_text(
-        &path.display().to_string(),
-        &text,
-        n,
-    ))
 }
 
 /// One dropped row and why.

@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use serde_json::json;
-use sparring_io::decontam::{DecontamOptions, Reference, decontaminate, words};
+use sparring_select::decontam::{DecontamOptions, Reference, decontaminate, words};
 use sparring_testkit::{conversation, row};
 use sparring_types::Row;
 

@@ -2,7 +2,7 @@
 //! agent, written by the offline row writer, on one core.
 //!
 //! ```text
-//! cargo run --release -p sparring-cli --example bench_runs -- ROWS [competent|instant] [repeats|unique] [OUT]
+//! cargo run --release -p sparring --example bench_runs -- ROWS [competent|instant] [repeats|unique] [OUT]
 //! ```
 //!
 //! `competent` looks the order up with a tool call and answers (two agent
@@ -13,20 +13,12 @@
 //! resident memory (`VmHWM`).
 
 use anyhow::{Context as _, Result, bail};
-use sparring_engine::run::{RowSink, RunConfig, run};
-use sparring_io::rows::RowWriter;
+use sparring::engine::run::{RunConfig, run};
+use sparring::io::rows::RowWriter;
+use sparring::types::{Agent, Message, Role, SimulateOptions};
 use sparring_testkit::{ScriptedAgent, shop_spec};
-use sparring_types::{Agent, Message, Role, Row, SimulateOptions};
 use std::sync::Arc;
 use std::time::Instant;
-
-struct Sink(RowWriter);
-
-impl RowSink for Sink {
-    fn write(&mut self, row: &Row) -> Result<(), String> {
-        self.0.write(row).map_err(|e| e.to_string())
-    }
-}
 
 fn status_kb(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -81,7 +73,7 @@ fn main() -> Result<()> {
     };
     let options = match shape {
         "repeats" => {
-            let tasks = sparring_engine::plan::plan(&spec, &base)?.tasks.len() as u64;
+            let tasks = sparring::engine::plan::plan(&spec, &base)?.tasks.len() as u64;
             SimulateOptions {
                 repeats: u32::try_from(rows.div_ceil(tasks.max(1)))?,
                 ..base
@@ -99,7 +91,7 @@ fn main() -> Result<()> {
     let cpu_before = cpu_seconds();
     let started = Instant::now();
     let summary = runtime.block_on(async {
-        let mut sink = Sink(RowWriter::create(&out)?);
+        let mut sink = RowWriter::create(&out)?;
         let config = RunConfig::new(Arc::new(spec), options, agent);
         anyhow::Ok(run(config, &mut sink, &mut |_| {}).await?)
     })?;

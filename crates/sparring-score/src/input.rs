@@ -90,12 +90,6 @@ pub struct Label {
     pub author: Option<String>,
 }
 
-/// Reads the rows of a JSONL file for scoring.
-pub fn read_score_rows(path: &Path) -> Result<Vec<ScoreRow>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
-    parse_score_rows(path, &text)
-}
-
 /// Parses JSONL text into rows for scoring; `path` only names the source in
 /// errors.
 pub fn parse_score_rows(path: &Path, text: &str) -> Result<Vec<ScoreRow>, Error> {
@@ -104,12 +98,6 @@ pub fn parse_score_rows(path: &Path, text: &str) -> Result<Vec<ScoreRow>, Error>
     jsonl(path, text, true, "rows", |line, value| {
         row(path, line, value)
     })
-}
-
-/// Reads a gold-labels JSONL file.
-pub fn read_labels(path: &Path) -> Result<Vec<Label>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
-    parse_labels(path, &text)
 }
 
 /// Parses gold labels from JSONL text; `path` only names the source in

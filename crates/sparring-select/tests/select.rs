@@ -1,7 +1,7 @@
 //! The cuts on hand-built groups: ties, bands, margins, length ratios.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use sparring_io::select::{
+use sparring_select::{
     LossMask, PairOptions, PairSide, RewardOptions, RlOptions, SftOptions, agent_chars,
     build_preference_pairs, build_reward_pairs, common_prefix, loss_mask, pair_side, select_for_rl,
     select_for_sft, select_graded,
@@ -424,7 +424,7 @@ fn reward_pairs_carry_the_reward_difference_and_skip_ties() {
 
 #[test]
 fn holdout_split_is_by_task_and_not_empty_on_a_small_run() {
-    use sparring_io::export::split_by_task;
+    use sparring_select::split_by_task;
     let rows = sparring_testkit::export_fixture();
     for seed in 0..4 {
         let (train, held) = split_by_task(&rows, seed, 0.1);

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use serde_json::json;
-use sparring_io::http_world::HttpWorld;
+use sparring_llm::HttpWorld;
 use sparring_testkit::fake_world::FakeWorld;
 use sparring_types::{ExecuteRequest, RolloutContext, ToolExecutor};
 use std::time::Duration;

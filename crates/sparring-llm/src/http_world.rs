@@ -11,9 +11,9 @@
 //! rows, logs or errors.
 
 use crate::Error;
-use crate::log::RunLog;
 use serde_json::{Value, json};
-use sparring_types::{BoxFuture, ExecuteError, ExecuteRequest, ToolExecutor};
+use sparring_types::{BoxFuture, ExecuteError, ExecuteRequest, LogSink, ToolExecutor};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A world behind an HTTP URL.
@@ -22,7 +22,7 @@ pub struct HttpWorld {
     url: reqwest::Url,
     display: String,
     timeout: Duration,
-    log: Option<RunLog>,
+    log: Option<Arc<dyn LogSink>>,
 }
 
 impl std::fmt::Debug for HttpWorld {
@@ -51,7 +51,11 @@ impl HttpWorld {
     ///
     /// [`Error::World`] when the URL is not `http://` or `https://` with a
     /// host, or nothing answers there.
-    pub async fn start(url: &str, timeout: Duration, log: Option<RunLog>) -> Result<Self, Error> {
+    pub async fn start(
+        url: &str,
+        timeout: Duration,
+        log: Option<Arc<dyn LogSink>>,
+    ) -> Result<Self, Error> {
         let parsed = reqwest::Url::parse(url.trim()).map_err(|e| Error::World {
             world: "<invalid url>".to_owned(),
             message: format!("not a URL: {e}"),
@@ -144,7 +148,7 @@ impl HttpWorld {
                 self.display
             ));
         }
-        Ok(crate::command_world::answer(&value))
+        Ok(sparring_types::world_answer(&value))
     }
 }
 
