@@ -84,6 +84,9 @@ pub(crate) struct Args {
     /// Model agents: alternatives per token with --logprobs, 0 to 20
     #[arg(long)]
     top_logprobs: Option<u32>,
+    /// Model agents: send each request a `seed` derived from this and the request id [default: no seed]
+    #[arg(long)]
+    sampling_seed: Option<u64>,
     /// Model agents: requests started per minute at most [default: no limit]
     #[arg(long)]
     rpm: Option<u32>,
@@ -197,6 +200,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         max_tokens: args.max_tokens,
         logprobs: args.logprobs.then_some(true),
         top_logprobs: args.top_logprobs,
+        sampling_seed: args.sampling_seed,
         rpm: args.rpm,
         retries: args.retries,
         writer: args.writer.clone(),
@@ -372,6 +376,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         max_tokens: options.max_tokens,
         logprobs: options.logprobs,
         top_logprobs: options.top_logprobs,
+        seed: options.sampling_seed,
     };
     let model = build_model(
         "agent",

@@ -1042,24 +1042,14 @@ pub fn task_ids(task: &Task) -> (String, String) {
     (task.scenario_id.clone(), task.task_id.clone())
 }
 
-/// Grades a row with the conduct checks, in place. An agent error is a
-/// failure of the agent: reward 0 with the error as the reason.
+/// Grades a row with the conduct checks, in place. A row that ended in an
+/// error of the agent or its backend is a failure of the agent: reward 0
+/// with the error as the reason.
 pub fn apply_grade(row: &mut Row, scoring_run_id: &str) {
-    if row.ended_by == EndedBy::AgentError {
-        row.reward = Some(0.0);
-        row.reason = Some(format!(
-            "agent_error: {}",
-            row.error.as_deref().unwrap_or("unknown")
-        ));
-        row.failure_class = Some("agent_error".to_owned());
-        row.conduct_checks = None;
-    } else {
-        let verdict = grade::conduct(&row.messages, &row.tools);
-        row.reward = Some(verdict.reward);
-        row.reason = Some(verdict.reason);
-        row.failure_class = verdict.failure_class;
-        row.conduct_checks = Some(verdict.checks);
-    }
+    let verdict = crate::stages::conduct_stage(row);
+    row.reward = verdict.reward;
+    row.reason = verdict.reason;
+    row.failure_class = verdict.failure_class;
     row.lineage.scoring_run_id = Some(format!("conduct-{scoring_run_id}"));
 }
 

@@ -33,9 +33,45 @@ impl std::fmt::Debug for Stages<'_> {
     }
 }
 
+/// The verdict on a row whose last agent reply the model's provider cut
+/// short (`refused`, `content_filter`, `truncated`): reward 0, the failure
+/// class the way it ended, the reason what the provider said. No later
+/// stage overturns it.
+///
+/// The rule for the goal check, when goals exist (DESIGN.md, "goals"): a
+/// `refused` row passes when its situation's goal is `decline` (the rules
+/// forbid what the person asks, so not doing it is right) and fails
+/// otherwise. No row carries a goal yet, so every refused row fails.
+/// `content_filter` and `truncated` rows always fail: the conversation did
+/// not finish.
+fn cut_short_verdict(row: &Row) -> Option<StageVerdict> {
+    if !row.ended_by.is_cut_short() {
+        return None;
+    }
+    let class = row.ended_by.as_str();
+    Some(StageVerdict {
+        stage: "conduct".to_owned(),
+        by: "conduct".to_owned(),
+        reward: Some(0.0),
+        reason: Some(format!(
+            "{class}: {}",
+            row.error
+                .as_deref()
+                .unwrap_or("the provider cut the reply short")
+        )),
+        failure_class: Some(class.to_owned()),
+        error: None,
+    })
+}
+
 /// The conduct stage's verdict on a row, setting `conduct_checks`. A row
-/// that ended in an agent error gets reward 0 with the error as reason.
+/// that ended in an agent error gets reward 0 with the error as reason; a
+/// row the provider cut short gets reward 0 (see `cut_short_verdict`).
 pub fn conduct_stage(row: &mut Row) -> StageVerdict {
+    if let Some(verdict) = cut_short_verdict(row) {
+        row.conduct_checks = None;
+        return verdict;
+    }
     if row.ended_by == EndedBy::AgentError {
         row.conduct_checks = None;
         return StageVerdict {
@@ -70,10 +106,15 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
     for (k, v) in grade::markers(&row.messages) {
         row.markers.insert(k, v);
     }
-    if stages.conduct {
+    if let Some(verdict) = cut_short_verdict(row) {
+        // A reply the provider cut short is a failure whatever the stages
+        // asked for: no grader or judge grades what is not there.
+        row.conduct_checks = None;
+        grades.push(verdict);
+    } else if stages.conduct {
         grades.push(conduct_stage(row));
     }
-    if let Some(grader) = stages.grader {
+    if let Some(grader) = stages.grader.filter(|_| !row.ended_by.is_cut_short()) {
         let verdict = match grader.grade(row).await {
             Ok(v) => {
                 for (k, m) in &v.markers {
@@ -99,7 +140,7 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
         };
         grades.push(verdict);
     }
-    if let Some(judge) = stages.judge {
+    if let Some(judge) = stages.judge.filter(|_| !row.ended_by.is_cut_short()) {
         let outcome = judge.judge(&row.row_id, &row.messages, &row.tools).await;
         row.judge_meta = Some(outcome.meta);
         grades.push(match outcome.verdict {

@@ -58,8 +58,8 @@ mod tool;
 mod world_options;
 
 pub use agent::{
-    Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture, FnAgent, Usage,
-    agent_fn,
+    Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture, CutShort, Finish,
+    FnAgent, Stop, Usage, agent_fn,
 };
 pub use axes::{AxesSpec, AxisValue, ForbiddenPair};
 pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor};

@@ -28,6 +28,7 @@ pub(crate) const OPTION_NAMES: &[&str] = &[
     "max_tokens",
     "logprobs",
     "top_logprobs",
+    "sampling_seed",
     "rpm",
     "retries",
     "writer",
@@ -105,6 +106,9 @@ pub struct OptionsPatch {
     pub logprobs: Option<bool>,
     /// Model backends: alternatives per token with `logprobs`, 0 to 20.
     pub top_logprobs: Option<u32>,
+    /// Model backends: send a `seed` derived from this and the request id;
+    /// unset sends none.
+    pub sampling_seed: Option<u64>,
     /// Model backends: requests started per minute at most.
     pub rpm: Option<u32>,
     /// Model backends: retries after the first attempt.
@@ -205,6 +209,10 @@ impl OptionsPatch {
                 "budget" => patch.budget = Some(positive(v).ok_or_else(|| at(POSITIVE))?),
                 "seed" => {
                     patch.seed = Some(v.as_u64().ok_or_else(|| at("must be an integer >= 0"))?);
+                }
+                "sampling_seed" => {
+                    patch.sampling_seed =
+                        Some(v.as_u64().ok_or_else(|| at("must be an integer >= 0"))?);
                 }
                 "concurrency" => {
                     patch.concurrency = Some(positive(v).ok_or_else(|| at(POSITIVE))? as usize);
@@ -357,6 +365,7 @@ impl OptionsPatch {
             max_tokens: self.max_tokens.or(base.max_tokens),
             logprobs: self.logprobs.or(base.logprobs),
             top_logprobs: self.top_logprobs.or(base.top_logprobs),
+            sampling_seed: self.sampling_seed.or(base.sampling_seed),
             rpm: self.rpm.or(base.rpm),
             retries: self.retries.or(base.retries),
             writer: self.writer.or(base.writer),
@@ -407,6 +416,7 @@ impl OptionsPatch {
             max_tokens: self.max_tokens,
             logprobs: self.logprobs.unwrap_or(defaults::LOGPROBS),
             top_logprobs: self.top_logprobs,
+            sampling_seed: self.sampling_seed,
             rpm: self.rpm,
             retries: self.retries.unwrap_or(defaults::RETRIES),
             writer: self.writer.unwrap_or_else(|| defaults::TEMPLATE.to_owned()),
@@ -455,6 +465,7 @@ impl OptionsPatch {
             ("max_tokens", self.max_tokens.is_some()),
             ("logprobs", self.logprobs == Some(true)),
             ("top_logprobs", self.top_logprobs.is_some()),
+            ("sampling_seed", self.sampling_seed.is_some()),
             ("rpm", self.rpm.is_some()),
             ("retries", self.retries.is_some()),
         ]
@@ -583,6 +594,10 @@ pub struct SimulateOptions {
     pub logprobs: bool,
     /// Model backends: alternatives per token with `logprobs`.
     pub top_logprobs: Option<u32>,
+    /// Model backends: the seed each request's `seed` derives from; unset
+    /// sends none. Left out of `run.json` (and so of the run id) when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_seed: Option<u64>,
     /// Model backends: requests started per minute at most.
     pub rpm: Option<u32>,
     /// Model backends: retries after the first attempt.

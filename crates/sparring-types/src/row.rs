@@ -29,6 +29,15 @@ pub enum EndedBy {
     AgentError,
     /// A model backend failed after its retries. `error` says how.
     BackendError,
+    /// The model refused to answer (OpenAI `message.refusal`, Anthropic
+    /// `stop_reason: refusal`). The row fails unless declining was its goal.
+    Refused,
+    /// The provider's content filter stopped the reply (OpenAI
+    /// `finish_reason: content_filter`).
+    ContentFilter,
+    /// The reply was cut at the token limit, and again when asked once more
+    /// with more room; its tool calls were not executed.
+    Truncated,
 }
 
 impl EndedBy {
@@ -41,7 +50,17 @@ impl EndedBy {
             Self::ToolLimit => "tool_limit",
             Self::AgentError => "agent_error",
             Self::BackendError => "backend_error",
+            Self::Refused => "refused",
+            Self::ContentFilter => "content_filter",
+            Self::Truncated => "truncated",
         }
+    }
+
+    /// Whether the model's provider cut the agent's last reply short (a
+    /// refusal, the content filter, the token limit): the conversation did
+    /// not finish, and the grade fails it.
+    pub fn is_cut_short(self) -> bool {
+        matches!(self, Self::Refused | Self::ContentFilter | Self::Truncated)
     }
 }
 
