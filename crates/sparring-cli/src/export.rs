@@ -82,6 +82,10 @@ pub(crate) struct Args {
     /// Parquet: share of tasks held out when --holdout is not given [default: 0.1]
     #[arg(long)]
     holdout_fraction: Option<f64>,
+    /// OpenAI files: keep row_id, task_id, reward on each line instead of in
+    /// the `<file>.index.jsonl` sidecar
+    #[arg(long)]
+    inline_trace: bool,
     #[command(flatten)]
     cut: CutArgs,
 }
@@ -242,6 +246,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     if let Some(x) = unit_interval("holdout-fraction", args.holdout_fraction)? {
         opts.holdout_fraction = x;
     }
+    opts.inline_trace = args.inline_trace;
 
     let reports: Vec<ExportReport> = match format {
         Some(f) => vec![export(&rows, holdout_rows.as_deref(), f, &opts, &args.out)?],

@@ -44,6 +44,28 @@ fn lines(path: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// Each line of a training file with its trace (`row_id`, `task_id`,
+/// `reward` …): from the line, or from the `<file>.index.jsonl` sidecar
+/// the OpenAI formats write.
+fn traced(path: &Path) -> Vec<(Value, Value)> {
+    let ls = lines(path);
+    let index = sparring_io::export::index_path(path);
+    if !index.exists() {
+        return ls.into_iter().map(|l| (l.clone(), l)).collect();
+    }
+    let entries = lines(&index);
+    assert_eq!(
+        entries.len(),
+        ls.len(),
+        "{}: one index entry per line",
+        index.display()
+    );
+    for (i, e) in entries.iter().enumerate() {
+        assert_eq!(e["line"], i + 1, "{e}");
+    }
+    ls.into_iter().zip(entries).collect()
+}
+
 fn export(args: &[&str]) -> Output {
     sparring().arg("export").args(args).output().unwrap()
 }
@@ -80,12 +102,40 @@ fn every_format_keeps_row_id_task_id_and_reward() {
         "trl-grpo",
     ] {
         let file = out.join(format).join("train-00000-of-00001.jsonl");
-        let ls = lines(&file);
+        let ls = traced(&file);
         assert!(!ls.is_empty(), "{format} is empty");
-        for l in &ls {
+        let openai = format.starts_with("openai");
+        assert_eq!(
+            sparring_io::export::index_path(&file).exists(),
+            openai,
+            "{format}: a sidecar for the OpenAI formats only"
+        );
+        for (line, trace) in &ls {
             for key in ["row_id", "task_id", "reward"] {
-                assert!(l.get(key).is_some(), "{format} line lacks {key}: {l}");
+                assert!(
+                    trace.get(key).is_some(),
+                    "{format} line lacks {key}: {trace}"
+                );
+                // OpenAI lines hold only the keys OpenAI documents.
+                assert_eq!(line.get(key).is_none(), openai, "{format}: {line}");
             }
+        }
+    }
+    // `--inline-trace` puts the trace back on the OpenAI lines.
+    let inline = dir.path().join("inline.jsonl");
+    let inlined = export(&[
+        rows.to_str().unwrap(),
+        "-f",
+        "openai-dpo",
+        "-o",
+        inline.to_str().unwrap(),
+        "--inline-trace",
+    ]);
+    assert!(inlined.status.success(), "{}", stderr(&inlined));
+    assert!(!sparring_io::export::index_path(&inline).exists());
+    for l in lines(&inline) {
+        for key in ["row_id", "task_id", "reward", "rejected_row_id", "margin"] {
+            assert!(l.get(key).is_some(), "{key}: {l}");
         }
     }
     assert!(out.join("data/train-00000-of-00001.parquet").exists());
@@ -99,11 +149,14 @@ fn every_format_keeps_row_id_task_id_and_reward() {
         "{card}"
     );
     // The cuts on the fixture: one SFT row per task with a pass.
-    let sft = lines(&out.join("openai-sft/train-00000-of-00001.jsonl"));
-    let tasks: Vec<&str> = sft.iter().map(|l| l["task_id"].as_str().unwrap()).collect();
+    let sft = traced(&out.join("openai-sft/train-00000-of-00001.jsonl"));
+    let tasks: Vec<&str> = sft
+        .iter()
+        .map(|(_, t)| t["task_id"].as_str().unwrap())
+        .collect();
     assert_eq!(tasks.len(), 3, "{tasks:?}");
     // OpenAI: arguments are strings, weights on assistant messages only.
-    for l in &sft {
+    for (l, _) in &sft {
         for m in l["messages"].as_array().unwrap() {
             assert_eq!(m.get("weight").is_some(), m["role"] == "assistant", "{m}");
             for c in m
@@ -137,7 +190,7 @@ fn every_format_keeps_row_id_task_id_and_reward() {
         .map(|l| l["task_id"].as_str().unwrap())
         .collect();
     assert_eq!(tasks, vec!["t_refund", "t_status"]);
-    assert_eq!(grpo[0]["world_seed"], 7);
+    assert_eq!(grpo[0]["world_seed"], "7", "a 64-bit seed is a string");
     assert!(grpo[0]["situation"].is_string());
     assert_eq!(
         grpo[0]["prompt"].as_array().unwrap().len(),
@@ -188,9 +241,9 @@ fn last_exchange_mask_splits_prompt_and_completion() {
         "last-exchange",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let refund = lines(&openai)
+    let (refund, _) = traced(&openai)
         .into_iter()
-        .find(|l| l["task_id"] == "t_refund")
+        .find(|(_, t)| t["task_id"] == "t_refund")
         .unwrap();
     let weights: Vec<i64> = refund["messages"]
         .as_array()
@@ -324,9 +377,9 @@ fn holdout_tasks_and_near_copies_never_reach_training() {
         if !file.exists() {
             continue;
         }
-        for l in lines(&file) {
-            assert_ne!(l["task_id"], "t_refund", "{format}");
-            assert_ne!(l["row_id"], "r_status_0", "{format}");
+        for (_, t) in traced(&file) {
+            assert_ne!(t["task_id"], "t_refund", "{format}");
+            assert_ne!(t["row_id"], "r_status_0", "{format}");
         }
     }
     // The held-out rows are the Parquet holdout split.
@@ -379,9 +432,13 @@ fn dataset_folder_holdout_tasks_never_reach_its_training_files() {
         assert_eq!(excluded["count"], held_rows, "{e}");
         assert_eq!(e["cut"]["rows_in"], 10, "{e}");
         for f in e["files"].as_array().unwrap() {
+            let f = Path::new(f.as_str().unwrap());
+            if f.to_string_lossy().ends_with(".index.jsonl") {
+                continue;
+            }
             files += 1;
-            for l in lines(Path::new(f.as_str().unwrap())) {
-                let task = l["task_id"].as_str().unwrap();
+            for (_, t) in traced(f) {
+                let task = t["task_id"].as_str().unwrap();
                 assert!(!held.contains(&task), "{}: {task}", e["format"]);
             }
         }
@@ -604,11 +661,13 @@ fn exports_load_in_datasets_and_render_with_trl_templates() {
         ),
     };
     let dir = tempfile::tempdir().unwrap();
-    let rows = write_rows(
-        dir.path(),
-        "rows.jsonl",
-        &sparring_testkit::export_fixture(),
-    );
+    // World seeds at and above 2^63, which `load_dataset("json")` would
+    // read as float64 if they were JSON numbers.
+    let mut fixture = sparring_testkit::export_fixture();
+    for (i, r) in fixture.iter_mut().enumerate() {
+        r.situation.world_seed = [1_421_204_402_630_784_427, u64::MAX, 1 << 63, 7][i % 4];
+    }
+    let rows = write_rows(dir.path(), "rows.jsonl", &fixture);
     let out = dir.path().join("ds");
     let o = export(&[
         rows.to_str().unwrap(),
@@ -635,6 +694,8 @@ fn exports_load_in_datasets_and_render_with_trl_templates() {
         .arg(&out)
         .arg("--trl-sft")
         .arg(&split)
+        .arg("--rows")
+        .arg(&rows)
         .env("HF_DATASETS_OFFLINE", "1")
         .env("HF_HUB_OFFLINE", "1")
         .env("HF_HOME", dir.path().join("hf"))
