@@ -10,9 +10,11 @@
 //! rejected too), and the request goes once more; the agent remembers it,
 //! so later requests are sent adjusted from the start, and every request's
 //! `sampling` record says what was dropped or renamed. Each parameter is
-//! adjusted at most once per request, so a request is sent at most once per
-//! parameter more than once. A reply cut at the token limit is asked once
-//! more with [`defaults::TRUNCATION_ROOM_FACTOR`] times the room.
+//! adjusted at most once per request, so a request goes out at most once
+//! more per parameter, and a second rejection of the same one is the
+//! backend's error. A reply cut at the token limit is asked once more with
+//! [`defaults::TRUNCATION_ROOM_FACTOR`] times the room; a server that
+//! refuses the larger limit leaves the first, truncated reply.
 
 use crate::defaults;
 use crate::http::{Failure, Limiter, RetryPolicy, Transport};
