@@ -2058,6 +2058,7 @@ mod score {
 /// run in this process while the binary talks to it.
 mod models {
     use super::*;
+    use serde_json::json;
     use sparring_testkit::fake_llm::{
         Behaviour, FakeLlm, FakeOptions, Reply, Responder, request_text,
     };
@@ -2121,6 +2122,8 @@ mod models {
                 "--max-tokens",
                 "200",
                 "--logprobs",
+                "--sampling-seed",
+                "5",
                 "--grade",
             ],
         );
@@ -2156,6 +2159,11 @@ mod models {
             );
             assert_eq!(requests[1]["sampling"]["temperature"], 0.4);
             assert_eq!(requests[1]["usage"]["output_tokens"], 5);
+            // How each reply ended, as the server said.
+            assert_eq!(requests[0]["finish_reason"], "tool_calls");
+            assert_eq!(requests[1]["finish_reason"], "stop");
+            assert_eq!(requests[1]["stop"], "complete");
+            assert_eq!(requests[1]["refusal"], Value::Null);
             assert_eq!(row["usage"]["requests"], 2);
             assert_eq!(row["usage"]["input_tokens"], 20);
             assert_eq!(row["usage"]["output_tokens"], 10);
@@ -2353,6 +2361,211 @@ mod models {
         );
     }
 
+    /// A fake server that answers every agent request with `reply`.
+    fn always(reply: Reply) -> Fake {
+        fake(FakeOptions {
+            responder: Some(Responder::new(move |_| Some(reply.clone()))),
+            record: true,
+            ..FakeOptions::default()
+        })
+    }
+
+    fn openai_spec(f: &Fake) -> String {
+        format!(
+            "openai:fake-model@{}#key=SPARRING_TEST_KEY",
+            f.server.base_url()
+        )
+    }
+
+    #[test]
+    fn refusals_and_the_content_filter_end_rows_that_fail_the_grade() {
+        let refusal = "I can't help with that request.";
+        let cases = [
+            (always(Reply::Refusal(refusal.into())), "refused", true),
+            (
+                always(Reply::Finished(
+                    Box::new(Reply::Text(String::new())),
+                    "content_filter".into(),
+                )),
+                "content_filter",
+                true,
+            ),
+            (always(Reply::Refusal(refusal.into())), "refused", false),
+        ];
+        for (f, ended, openai) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let out = dir.path().join("out");
+            let agent = if openai {
+                openai_spec(&f)
+            } else {
+                format!("anthropic:claude-fake@{}", f.server.base_url())
+            };
+            let o = simulate(&agent, &out, &["--budget", "3", "--grade", "--quiet"]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let rows = read_rows(&out.join("rows.jsonl"));
+            assert_eq!(rows.len(), 3);
+            assert_valid_rows(&rows);
+            for row in &rows {
+                assert_eq!(row["ended_by"], ended, "{row}");
+                // Graded a failure, whatever the conversation says.
+                assert_eq!(row["reward"], 0.0, "{row}");
+                assert_eq!(row["failure_class"], ended, "{row}");
+                assert!(row["conduct_checks"].is_null(), "{row}");
+                let messages = row["messages"].as_array().unwrap();
+                assert_eq!(messages.len(), 3, "system, ask, the cut reply: {row}");
+                let last = &messages[2];
+                assert_eq!(last["role"], "assistant");
+                assert!(last.get("tool_calls").is_none(), "{row}");
+                let request = &row["requests"][0];
+                assert_eq!(request["stop"], ended, "{row}");
+                if ended == "refused" {
+                    assert_eq!(last["content"], refusal, "the refusal's text is kept");
+                    assert_eq!(request["refusal"], refusal);
+                    assert!(row["error"].as_str().unwrap().contains("the model refused"));
+                } else {
+                    assert_eq!(request["finish_reason"], "content_filter");
+                    assert!(row["error"].as_str().unwrap().contains("content filter"));
+                }
+            }
+            let summary = summary_of(&out);
+            assert_eq!(summary["counts"]["ended_by"][ended], 3, "{summary}");
+            assert_eq!(summary["counts"]["passed"], 0, "{summary}");
+        }
+    }
+
+    #[test]
+    fn a_truncated_reply_is_retried_with_more_room_or_ends_the_row_unexecuted() {
+        // Always cut: a tool call whose arguments stop half-way.
+        let f = always(Reply::Finished(
+            Box::new(Reply::tool_call(
+                "get_order",
+                json!({"order_id": "#W1001"})
+                    .to_string()
+                    .chars()
+                    .take(9)
+                    .collect::<String>()
+                    .into(),
+            )),
+            "length".into(),
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let o = simulate(
+            &openai_spec(&f),
+            &out,
+            &["--budget", "3", "--max-tokens", "50", "--grade", "--quiet"],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_valid_rows(&rows);
+        for row in &rows {
+            assert_eq!(row["ended_by"], "truncated", "{row}");
+            assert_eq!(row["reward"], 0.0);
+            let messages = row["messages"].as_array().unwrap();
+            assert!(
+                messages.iter().all(|m| m["role"] != "tool"),
+                "a truncated call is never executed: {row}"
+            );
+            assert!(messages[2].get("tool_calls").is_none(), "{row}");
+            assert!(
+                row["error"]
+                    .as_str()
+                    .unwrap()
+                    .contains("1 tool call(s) were not executed")
+            );
+            let request = &row["requests"][0];
+            assert_eq!(request["finish_reason"], "length");
+            assert_eq!(
+                request["sampling"]["more_room"],
+                json!({"from": 50, "to": 100}),
+                "asked once more with twice the room: {row}"
+            );
+        }
+        // Two requests per row: the first and the one with more room.
+        assert_eq!(f.server.count(), 2 * rows.len());
+        assert!(
+            f.server
+                .requests()
+                .iter()
+                .any(|r| r.body["max_tokens"] == 100)
+        );
+
+        // A server that needs 150 tokens: 100 is cut, 200 is whole.
+        let f = fake(FakeOptions {
+            room_needed: Some(150),
+            record: true,
+            ..FakeOptions::default()
+        });
+        let out = dir.path().join("room");
+        let o = simulate(
+            &openai_spec(&f),
+            &out,
+            &["--budget", "3", "--max-tokens", "100", "--grade", "--quiet"],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let rows = read_rows(&out.join("rows.jsonl"));
+        assert_valid_rows(&rows);
+        for row in &rows {
+            assert_eq!(row["ended_by"], "agent_done", "{row}");
+            for request in row["requests"].as_array().unwrap() {
+                assert_eq!(request["stop"], "complete", "{row}");
+                assert_eq!(request["sampling"]["max_tokens"], 200, "{row}");
+            }
+        }
+    }
+
+    #[test]
+    fn rejected_top_p_and_max_tokens_are_adjusted_and_every_row_says_so() {
+        for plain in [false, true] {
+            let f = fake(FakeOptions {
+                reject_params: vec!["top_p".into(), "max_tokens".into()],
+                plain_errors: plain,
+                record: true,
+                ..FakeOptions::default()
+            });
+            let dir = tempfile::tempdir().unwrap();
+            let out = dir.path().join("out");
+            let o = simulate(
+                &openai_spec(&f),
+                &out,
+                &[
+                    "--budget",
+                    "4",
+                    "--top-p",
+                    "0.9",
+                    "--max-tokens",
+                    "120",
+                    "--grade",
+                    "--concurrency",
+                    "1",
+                    "--quiet",
+                ],
+            );
+            assert!(o.status.success(), "{}", stderr(&o));
+            let rows = read_rows(&out.join("rows.jsonl"));
+            assert_eq!(rows.len(), 4);
+            assert_valid_rows(&rows);
+            for row in &rows {
+                assert_eq!(row["ended_by"], "agent_done", "plain {plain}: {row}");
+                assert!(row["error"].is_null(), "{row}");
+                for request in row["requests"].as_array().unwrap() {
+                    let s = &request["sampling"];
+                    assert_eq!(s["dropped"], json!(["top_p"]), "{row}");
+                    assert_eq!(s["requested"]["top_p"], 0.9, "{row}");
+                    assert_eq!(
+                        s["renamed"],
+                        json!({"max_tokens": "max_completion_tokens"}),
+                        "{row}"
+                    );
+                    assert_eq!(s["max_tokens_param"], "max_completion_tokens");
+                }
+            }
+            // One request per parameter learnt, once, then every request is
+            // sent adjusted: 4 rows of 2 requests, plus 2 rejections.
+            assert_eq!(f.server.count(), 4 * 2 + 2, "plain {plain}");
+        }
+    }
+
     #[test]
     fn bad_model_input_is_refused_before_any_file() {
         let dir = tempfile::tempdir().unwrap();
@@ -2396,6 +2609,15 @@ mod models {
             (
                 &["--agent", "anthropic:c@http://127.0.0.1:9/v1", "--logprobs"],
                 &["no log-probabilities"],
+            ),
+            (
+                &[
+                    "--agent",
+                    "anthropic:c@http://127.0.0.1:9/v1",
+                    "--temperature",
+                    "1.5",
+                ],
+                &["`temperature` 1.5 is out of range", "takes 0 to 1"],
             ),
             (
                 &["--agent", "python3 a.py", "--writer", "opneai:gpt-4o"],

@@ -86,12 +86,19 @@ impl AgentLog {
             sum.output_tokens += u.output_tokens;
             *n += 1;
         }
-        if reply.sampling.is_some() || reply.usage.is_some() {
-            self.requests.push(json!({
+        if reply.sampling.is_some() || reply.usage.is_some() || reply.finish.is_some() {
+            let mut entry = json!({
                 "message": message_index,
                 "sampling": reply.sampling,
                 "usage": reply.usage,
-            }));
+            });
+            // How the reply ended, as the provider said (docs/rows.md).
+            if let Some(f) = &reply.finish {
+                entry["finish_reason"] = json!(f.reason);
+                entry["stop"] = json!(f.stop.as_str());
+                entry["refusal"] = json!(f.refusal);
+            }
+            self.requests.push(entry);
         }
     }
 }
@@ -222,6 +229,19 @@ pub async fn play(
                 }
             };
             agent_log.record(&reply, messages.len());
+            // A refusal, the content filter or the token limit ends the row
+            // with its own `ended_by`; a cut-short reply is never executed.
+            if let Some(cut) = reply.cut_short() {
+                messages.push(cut.message);
+                return finish!(
+                    messages,
+                    cut.ended_by,
+                    Some(cut.why),
+                    timings,
+                    agent_log,
+                    &world,
+                );
+            }
             let mut reply = reply.message;
             if reply.role != Role::Assistant {
                 let error = format!(

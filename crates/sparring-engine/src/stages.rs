@@ -33,21 +33,36 @@ impl std::fmt::Debug for Stages<'_> {
     }
 }
 
-/// The verdict on a row that ended because the agent or its backend failed
-/// (`agent_error`, `backend_error`): reward 0, the error as the reason. No
-/// later stage can overturn it.
-fn error_verdict(row: &Row) -> Option<StageVerdict> {
-    if !row.ended_by.is_error() {
+/// The verdict on a row whose conversation never finished because of the
+/// agent's side: the agent or its backend failed (`agent_error`,
+/// `backend_error`), or the model's provider cut the last reply short
+/// (`refused`, `content_filter`, `truncated`). Reward 0, the failure class
+/// the way it ended, the reason the error or what the provider said. No
+/// later stage overturns it: no grader or judge grades what is not there.
+///
+/// The rule for the goal check, when goals exist (DESIGN.md, "goals"): a
+/// `refused` row passes when its situation's goal is `decline` (the rules
+/// forbid what the person asks, so not doing it is right) and fails
+/// otherwise. No row carries a goal yet, so every refused row fails.
+/// `content_filter` and `truncated` rows always fail: the conversation did
+/// not finish.
+fn unfinished_verdict(row: &Row) -> Option<StageVerdict> {
+    if !row.ended_by.is_unfinished() {
         return None;
     }
     let class = row.ended_by.as_str();
+    let fallback = if row.ended_by.is_error() {
+        "unknown"
+    } else {
+        "the provider cut the reply short"
+    };
     Some(StageVerdict {
         stage: "conduct".to_owned(),
         by: "conduct".to_owned(),
         reward: Some(0.0),
         reason: Some(format!(
             "{class}: {}",
-            row.error.as_deref().unwrap_or("unknown")
+            row.error.as_deref().unwrap_or(fallback)
         )),
         failure_class: Some(class.to_owned()),
         error: None,
@@ -55,10 +70,10 @@ fn error_verdict(row: &Row) -> Option<StageVerdict> {
 }
 
 /// The conduct stage's verdict on a row, setting `conduct_checks`. A row
-/// that ended in an error of the agent or its backend gets reward 0 with the
-/// error as reason.
+/// that did not finish on the agent's side gets reward 0 (see
+/// `unfinished_verdict`).
 pub fn conduct_stage(row: &mut Row) -> StageVerdict {
-    if let Some(verdict) = error_verdict(row) {
+    if let Some(verdict) = unfinished_verdict(row) {
         row.conduct_checks = None;
         return verdict;
     }
@@ -82,7 +97,7 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
     for (k, v) in grade::markers(&row.messages) {
         row.markers.insert(k, v);
     }
-    if let Some(verdict) = error_verdict(row) {
+    if let Some(verdict) = unfinished_verdict(row) {
         // A conversation the agent never finished is a failure: no grader or
         // judge is asked to grade what is not there.
         row.conduct_checks = None;
@@ -90,7 +105,7 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
     } else if stages.conduct {
         grades.push(conduct_stage(row));
     }
-    if let Some(grader) = stages.grader.filter(|_| !row.ended_by.is_error()) {
+    if let Some(grader) = stages.grader.filter(|_| !row.ended_by.is_unfinished()) {
         let verdict = match grader.grade(row).await {
             Ok(v) => {
                 for (k, m) in &v.markers {
@@ -116,7 +131,7 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
         };
         grades.push(verdict);
     }
-    if let Some(judge) = stages.judge.filter(|_| !row.ended_by.is_error()) {
+    if let Some(judge) = stages.judge.filter(|_| !row.ended_by.is_unfinished()) {
         let outcome = judge.judge(&row.row_id, &row.messages, &row.tools).await;
         row.judge_meta = Some(outcome.meta);
         grades.push(match outcome.verdict {

@@ -63,8 +63,8 @@ pub mod values;
 mod world_options;
 
 pub use agent::{
-    Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture, FnAgent, Usage,
-    agent_fn,
+    Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture, CutShort, Finish,
+    FnAgent, Stop, Usage, agent_fn,
 };
 pub use axes::{AxesSpec, AxisValue, ForbiddenPair};
 pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor, world_answer};

@@ -28,6 +28,15 @@ pub enum EndedBy {
     AgentError,
     /// A model backend failed after its retries. `error` says how.
     BackendError,
+    /// The model refused to answer (OpenAI `message.refusal`, Anthropic
+    /// `stop_reason: refusal`). The row fails unless declining was its goal.
+    Refused,
+    /// The provider's content filter stopped the reply (OpenAI
+    /// `finish_reason: content_filter`).
+    ContentFilter,
+    /// The reply was cut at the token limit, and again when asked once more
+    /// with more room; its tool calls were not executed.
+    Truncated,
 }
 
 impl EndedBy {
@@ -46,7 +55,24 @@ impl EndedBy {
             Self::ToolLimit => "tool_limit",
             Self::AgentError => "agent_error",
             Self::BackendError => "backend_error",
+            Self::Refused => "refused",
+            Self::ContentFilter => "content_filter",
+            Self::Truncated => "truncated",
         }
+    }
+
+    /// Whether the model's provider cut the agent's last reply short (a
+    /// refusal, the content filter, the token limit): the conversation did
+    /// not finish, and the grade fails it.
+    pub fn is_cut_short(self) -> bool {
+        matches!(self, Self::Refused | Self::ContentFilter | Self::Truncated)
+    }
+
+    /// Whether the conversation never finished on the agent's side: an
+    /// error ([`EndedBy::is_error`]) or a reply cut short
+    /// ([`EndedBy::is_cut_short`]). Such a row fails the grade.
+    pub fn is_unfinished(self) -> bool {
+        self.is_error() || self.is_cut_short()
     }
 }
 

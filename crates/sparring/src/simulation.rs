@@ -451,6 +451,7 @@ impl Simulation {
             max_tokens: options.max_tokens,
             logprobs: options.logprobs,
             top_logprobs: options.top_logprobs,
+            seed: options.sampling_seed,
         };
         let model = match &backend {
             Some(b) => backends::build_model("agent", b, agent_sampling, &settings)?,
