@@ -47,6 +47,7 @@ impl OpenAiAgent {
         let model = endpoint.model.clone();
         let transport = Transport::new(
             label("openai", &model, &base_url),
+            &base_url,
             key,
             options.timeout,
             options.retry,

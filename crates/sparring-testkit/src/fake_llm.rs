@@ -172,8 +172,11 @@ pub struct FakeOptions {
 pub struct Recorded {
     /// The path (`/v1/chat/completions`).
     pub path: String,
-    /// The `authorization` header, if sent.
+    /// The `authorization` header, if sent (the first, when several were).
     pub authorization: Option<String>,
+    /// Every `authorization` header sent, in order: a client that sends a
+    /// Bearer key and a URL's Basic credentials sends two.
+    pub authorizations: Vec<String>,
     /// The `x-api-key` header, if sent.
     pub api_key: Option<String>,
     /// The body.
@@ -346,6 +349,11 @@ async fn serve(inner: &Inner, api: Api, headers: &HeaderMap, body: &[u8]) -> Res
         );
     };
     let authorization = header(headers, "authorization");
+    let authorizations: Vec<String> = headers
+        .get_all("authorization")
+        .iter()
+        .filter_map(|v| v.to_str().ok().map(str::to_owned))
+        .collect();
     let api_key = header(headers, "x-api-key");
     if inner.options.record
         && let Ok(mut r) = inner.recorded.lock()
@@ -356,6 +364,7 @@ async fn serve(inner: &Inner, api: Api, headers: &HeaderMap, body: &[u8]) -> Res
                 Api::Anthropic => "/v1/messages".to_owned(),
             },
             authorization: authorization.clone(),
+            authorizations: authorizations.clone(),
             api_key: api_key.clone(),
             body: request.clone(),
         });
@@ -415,7 +424,11 @@ async fn serve(inner: &Inner, api: Api, headers: &HeaderMap, body: &[u8]) -> Res
                 retry_after,
             } => return status(code, &body, retry_after.as_deref()),
             Reply::EchoKey(code) => {
-                let key = authorization.or(api_key).unwrap_or_default();
+                // Every credential the client sent, as a careless proxy
+                // would quote them.
+                let mut sent = authorizations.clone();
+                sent.extend(api_key.clone());
+                let key = sent.join(", ");
                 return status(
                     code,
                     &json!({"error": {"message": format!("Incorrect API key provided: {key}")}}),

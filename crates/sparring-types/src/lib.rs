@@ -52,9 +52,11 @@ pub mod hash;
 mod message;
 mod options;
 mod row;
+pub mod secrets;
 pub mod seed;
 mod spec;
 mod tool;
+mod unique;
 mod world_options;
 
 pub use agent::{
@@ -75,4 +77,5 @@ pub use row::{
 };
 pub use spec::{Spec, SpecError, id_keys, record_id, singular};
 pub use tool::ToolSpec;
+pub use unique::{Duplicate, first_duplicate};
 pub use world_options::{WorldOptions, WorldPatch};
