@@ -129,7 +129,7 @@ fn write_with_model(
         let writer: Arc<dyn Agent> = match (model, backend) {
             (Some(m), _) => m,
             (None, BackendSpec::Command(command)) => {
-                Arc::new(CommandAgent::start(command, timeout, None).await?)
+                Arc::new(CommandAgent::start_as("writer", command, timeout, None).await?)
             }
             (None, BackendSpec::Model(e)) => {
                 return Err(crate::UsageError(format!(

@@ -2,11 +2,13 @@
 
 use crate::UsageError;
 use anyhow::{Context as _, Result};
+use futures_util::StreamExt as _;
 use sparring_engine::judge::{Judge, JudgeKind, JudgeSettings};
 use sparring_engine::stages::{Stages, grade_row};
 use sparring_engine::trust::{TrustOptions, judge_trust};
 use sparring_io::command_agent::CommandAgent;
-use sparring_io::command_grader::CommandGrader;
+use sparring_io::command_grader::{CommandGrader, FailFast};
+use sparring_io::defaults::GRADE_CONCURRENCY;
 use sparring_io::rows::{RowWriter, read_labels, read_rows, rows_path};
 use sparring_llm::{BackendOptions, BackendSpec, HttpGrader, Limiter, RetryPolicy, Sampling};
 use sparring_types::defaults;
@@ -100,7 +102,7 @@ async fn start_judge(
     };
     let agent: Arc<dyn Agent> = match spec {
         BackendSpec::Command(command) => {
-            Arc::new(CommandAgent::start(&command, limit, None).await?)
+            Arc::new(CommandAgent::start_as("judge", &command, limit, None).await?)
         }
         BackendSpec::Model(endpoint) => {
             let resolved = endpoint
@@ -131,13 +133,17 @@ fn start_grader(spec: &str, limit: Duration) -> Result<Box<dyn Grader>> {
             &|name| std::env::var(name).ok(),
             limit,
             RetryPolicy::with_retries(defaults::GRADER_RETRIES),
-            Limiter::new(1, None),
+            Limiter::new(GRADE_CONCURRENCY, None),
         )
         .map_err(|e| usage(format!("--grader: {e}")))?;
         return Ok(Box::new(grader));
     }
     let command = spec.strip_prefix("command:").unwrap_or(spec);
-    Ok(Box::new(CommandGrader::start(command, limit)?))
+    Ok(Box::new(CommandGrader::start_pool(
+        command,
+        limit,
+        GRADE_CONCURRENCY,
+    )?))
 }
 
 /// `same_model` warnings: the judge's backend against the roles the rows
@@ -175,7 +181,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 pub(crate) fn grade(args: &GradeArgs) -> Result<ExitCode> {
-    let mut rows = read_rows(&rows_path(&args.rows))?;
+    let rows = read_rows(&rows_path(&args.rows))?;
     let conduct = !args.no_conduct;
     if !conduct && args.grader.is_none() && args.judge.is_none() {
         return Err(usage(
@@ -214,8 +220,19 @@ pub(crate) fn grade(args: &GradeArgs) -> Result<ExitCode> {
         }
         let mut writer = RowWriter::create(&out)?;
         let (mut passed, mut ungraded, mut stage_errors) = (0u64, 0u64, BTreeMap::<String, u64>::new());
-        for row in &mut rows {
-            grade_row(row, stages, &scoring_run_id).await;
+        // Rows are graded GRADE_CONCURRENCY at a time and written in order;
+        // hooks that fail every row in a row stop the pass early.
+        let total = rows.len();
+        let mut done = 0usize;
+        let mut guard = FailFast::default();
+        let id = scoring_run_id.as_str();
+        let mut graded = futures_util::stream::iter(rows.into_iter().map(|mut row| async move {
+            grade_row(&mut row, stages, id).await;
+            row
+        }))
+        .buffered(GRADE_CONCURRENCY);
+        while let Some(row) = graded.next().await {
+            done += 1;
             match row.passed() {
                 Some(true) => passed += 1,
                 Some(false) => {}
@@ -224,16 +241,27 @@ pub(crate) fn grade(args: &GradeArgs) -> Result<ExitCode> {
             for g in row.grades.iter().flatten().filter(|g| g.error.is_some()) {
                 *stage_errors.entry(g.stage.clone()).or_default() += 1;
             }
-            writer.write(row)?;
+            writer.write(&row)?;
+            if guard.record_row(&row) {
+                break;
+            }
         }
+        drop(graded);
         eprintln!(
-            "graded {} rows: {passed} passed, {} failed, {ungraded} ungraded -> {}",
-            rows.len(),
-            rows.len() as u64 - passed - ungraded,
+            "graded {done} rows: {passed} passed, {} failed, {ungraded} ungraded -> {}",
+            done as u64 - passed - ungraded,
             out.display()
         );
         for (stage, n) in &stage_errors {
             eprintln!("warning: the {stage} stage could not grade {n} rows; their `grades` say why");
+        }
+        if let Some(message) = guard.message() {
+            eprintln!(
+                "error: {message}; the other {} of {total} rows were not graded and are not in `{}`",
+                total - done,
+                out.display()
+            );
+            return Ok(ExitCode::from(1));
         }
         Ok(ExitCode::SUCCESS)
     })

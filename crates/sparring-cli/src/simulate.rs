@@ -437,8 +437,8 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
                 return Err(usage("the model backend could not be resolved"));
             }
         };
-        let writer_agent = role_agent(writer_spec, writer_model, timeout, &log).await?;
-        let person = role_agent(person_spec, person_model, timeout, &log).await?;
+        let writer_agent = role_agent("writer", writer_spec, writer_model, timeout, &log).await?;
+        let person = role_agent("person", person_spec, person_model, timeout, &log).await?;
         let executor: Option<Arc<dyn ToolExecutor>> = match &args.execute {
             None => None,
             Some(url) if url.starts_with("http://") || url.starts_with("https://") => Some(
@@ -607,6 +607,7 @@ pub(crate) fn build_model(
 /// The writer or person backend: the model built before, or the command
 /// started now.
 async fn role_agent(
+    role: &'static str,
     spec: Option<BackendSpec>,
     model: Option<Arc<dyn Agent>>,
     timeout: Duration,
@@ -619,7 +620,7 @@ async fn role_agent(
             Some(model)
         }
         (Some(BackendSpec::Command(command)), None) => Some(Arc::new(
-            CommandAgent::start(&command, timeout, Some(log.clone())).await?,
+            CommandAgent::start_as(role, &command, timeout, Some(log.clone())).await?,
         )),
         (Some(BackendSpec::Model(e)), None) => {
             return Err(usage(format!(

@@ -54,3 +54,22 @@ pub const HOLDOUT_FRACTION: f64 = 0.1;
 /// How long an HTTP world (`execute http://…`) may take to accept a
 /// connection; the whole call is bounded by `agent_timeout`.
 pub const HTTP_WORLD_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Command agents: ids of recent replies kept per process, so a second
+/// reply to one of them is told apart from an id nobody asked for.
+pub const AGENT_ANSWERED_IDS_KEPT: usize = 4096;
+
+/// Command agents: how long, after its stdout closed, sparring waits for the
+/// process's exit status to name it in the error.
+pub const AGENT_EXIT_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Grading: rows graded at once (`sparring grade`), and the processes a
+/// command grader keeps for them when the caller names no number
+/// (`CommandGrader::start_pool` with 0; each process grades one row at a
+/// time).
+pub const GRADE_CONCURRENCY: usize = 8;
+
+/// Grading: rows in a row on which every hook (grader, judge) failed after
+/// which the pass stops (`FailFast`): a dead endpoint or a broken command
+/// then costs seconds, not one timeout per row.
+pub const GRADE_FAIL_FAST_ROWS: u64 = 8;

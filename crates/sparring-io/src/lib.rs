@@ -20,6 +20,8 @@
 //!   `hack_scan` and `eval_variance`, each as JSON and as a table. The
 //!   estimators themselves are `sparring-stats`.
 //! - [`log`]: the run's log file, where agent stderr goes.
+//! - [`redact`]: the documented patterns that hide secrets on command lines,
+//!   and the masking of what a program echoes of them.
 //! - [`select`]: the training cuts (SFT, DPO, GRPO, reward model), each
 //!   returning what it kept and a [`select::CutReport`] of what it left out
 //!   and why.
@@ -44,6 +46,7 @@ mod error;
 pub mod export;
 pub mod http_world;
 pub mod log;
+pub mod redact;
 pub mod rows;
 pub mod score;
 pub mod select;

@@ -167,6 +167,38 @@ pub struct FakeOptions {
     pub agent_text: Option<String>,
 }
 
+/// A fake server on a runtime of its own, for tests that are not async
+/// (the binary run end to end); it stops when dropped.
+pub struct BackgroundFake {
+    /// The server.
+    pub server: FakeLlm,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl std::fmt::Debug for BackgroundFake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BackgroundFake")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BackgroundFake {
+    /// Starts a server with these options on `127.0.0.1:0`, served by one
+    /// worker thread.
+    pub fn start(options: FakeOptions) -> std::io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()?;
+        let server = runtime.block_on(FakeLlm::with(options))?;
+        Ok(Self {
+            server,
+            _runtime: runtime,
+        })
+    }
+}
+
 /// One request the server received.
 #[derive(Clone, Debug)]
 pub struct Recorded {

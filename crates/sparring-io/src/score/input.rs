@@ -101,9 +101,15 @@ pub fn read_score_rows(path: &Path) -> Result<Vec<ScoreRow>, Error> {
 pub fn parse_score_rows(path: &Path, text: &str) -> Result<Vec<ScoreRow>, Error> {
     // Each line becomes a row as it is read, so only the slim rows are
     // held, never every line's JSON tree at once.
-    jsonl(path, text, true, "rows", |line, value| {
+    let rows = jsonl(path, text, true, "rows", |line, value| {
         row(path, line, value)
-    })
+    })?;
+    crate::rows::unique_row_ids(
+        path,
+        rows.iter()
+            .filter_map(|r| r.row_id.as_deref().map(|id| (r.line, id))),
+    )?;
+    Ok(rows)
 }
 
 /// Reads a gold-labels JSONL file.
