@@ -53,6 +53,8 @@ struct Outcome {
     stopped: String,
     stderr: String,
     seconds: f64,
+    /// The error of the first row that ended in one.
+    first_error: String,
 }
 
 impl Outcome {
@@ -62,7 +64,7 @@ impl Outcome {
             .stderr
             .lines()
             .find(|l| l.starts_with("error") || l.starts_with("warning"))
-            .unwrap_or("")
+            .unwrap_or(&self.first_error)
             .chars()
             .take(110)
             .collect::<String>();
@@ -85,6 +87,7 @@ fn outcome(out: &Path, o: &Output, seconds: f64) -> Outcome {
     let (mut rows, mut lost, mut invalid) = (0, 0, 0);
     let mut ids = BTreeSet::new();
     let mut duplicates = 0;
+    let mut first_error = String::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let Ok(row) = serde_json::from_str::<Value>(line) else {
             invalid += 1;
@@ -99,6 +102,9 @@ fn outcome(out: &Path, o: &Output, seconds: f64) -> Outcome {
             Some("agent_error" | "backend_error")
         ) {
             lost += 1;
+            if first_error.is_empty() {
+                row["error"].as_str().unwrap_or("").clone_into(&mut first_error);
+            }
         }
     }
     let stopped = std::fs::read_to_string(out.join("run.json"))
@@ -115,6 +121,7 @@ fn outcome(out: &Path, o: &Output, seconds: f64) -> Outcome {
         stopped,
         stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
         seconds,
+        first_error,
     }
 }
 
@@ -191,9 +198,11 @@ fn resetting_server() -> String {
 }
 
 /// Backend faults. A dead backend (every request hangs, 401s or is reset)
-/// fails every row it is asked for, so the run stops after the first few
-/// (`agent_unavailable`, exit 1) instead of failing them all; a backend that
-/// fails one request costs that row only.
+/// costs every row — each recorded as `backend_error` with the reason, none
+/// torn or repeated — and the run goes on to its budget (exit 0; the early
+/// stop, `agent_unavailable`, is for agents that never reply, and the rows
+/// of a model backend are kept as data, as `cli.rs` requires). A backend
+/// that fails one request costs that row only.
 #[test]
 fn backend_faults() {
     let flags = ["--agent-timeout", "1", "--retries", "1"];
@@ -215,10 +224,9 @@ fn backend_faults() {
         let out = dir.path().join("run");
         let o = simulate(&format!("openai:m@{url}"), &out, &flags);
         o.print(fault);
-        assert_eq!(o.exit, Some(1), "{fault}: {}", o.stderr);
-        assert_eq!(o.stopped, "agent_unavailable", "{fault}: {o:?}");
+        assert_eq!(o.exit, Some(0), "{fault}: {}", o.stderr);
+        assert_eq!(o.rows.to_string(), BUDGET, "{fault}: {o:?}");
         assert_eq!(o.lost, o.rows, "{fault}: {o:?}");
-        assert!(o.rows < 24 && o.rows >= 3, "{fault}: {o:?}");
         assert_eq!((o.duplicates, o.invalid), (0, 0), "{fault}: {o:?}");
         assert!(o.seconds < 60.0, "{fault}: {o:?}");
     }
@@ -336,4 +344,364 @@ fn children_die_with_sparring_even_under_kill_9() {
         after.len()
     );
     assert!(after.is_empty(), "orphans left: {after:?} (of {before:?})");
+}
+
+/// Marker secrets: each a distinct string a leak would show verbatim.
+const ENV_KEY: &str = "sk-MARKERenv0001keyvalue";
+const FLAG_KEY: &str = "MARKERflag0002opensesame";
+const HEADER_KEY: &str = "MARKERhdr0003bearertoken";
+const AUTH_VALUE: &str = "MARKERauth0004value";
+const URL_PASSWORD: &str = "MARKERurlpw0005";
+const STRIPE_KEY: &str = "sk_live_MARKER0006stripe";
+const AWS_KEY: &str = "AKIAMARKER0007AWSKEY";
+const JUDGE_KEY: &str = "MARKERjudge0008keyvalue";
+
+/// Every form of every marker that must never appear: as given and in
+/// base64 (a Basic header or an encoded key quoted back).
+fn forbidden() -> Vec<String> {
+    let mut out = Vec::new();
+    for m in [
+        ENV_KEY,
+        FLAG_KEY,
+        HEADER_KEY,
+        AUTH_VALUE,
+        URL_PASSWORD,
+        STRIPE_KEY,
+        AWS_KEY,
+        JUDGE_KEY,
+    ] {
+        out.push(m.to_owned());
+        out.push(sparring_types::secrets::base64(m.as_bytes()));
+        out.push(sparring_types::secrets::base64(format!("u:{m}").as_bytes()));
+    }
+    // The bare marker word catches any partial echo too.
+    out.push("MARKER".to_owned());
+    out
+}
+
+fn assert_clean(what: &str, text: &str) {
+    for f in forbidden() {
+        assert!(!text.contains(&f), "`{f}` leaked into {what}:\n{text}");
+    }
+}
+
+fn assert_dir_clean(dir: &Path) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            assert_dir_clean(&path);
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            assert_clean(
+                &path.display().to_string(),
+                &String::from_utf8_lossy(&bytes),
+            );
+        }
+    }
+}
+
+/// Runs `sparring ARGS` in `dir` with the marker environment (and `stdin`
+/// when given) and checks its stdout and stderr.
+fn run_clean(dir: &Path, envs: &[(&str, String)], args: &[String], stdin: Option<&str>) -> Output {
+    let mut c = sparring();
+    c.args(args).current_dir(dir);
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    let o = if let Some(input) = stdin {
+        use std::io::Write as _;
+        c.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    } else {
+        c.output().unwrap()
+    };
+    let shown = format!("`sparring {}`", args.join(" "));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{shown}: {err}");
+    assert_clean(
+        &format!("stdout of {shown}"),
+        &String::from_utf8_lossy(&o.stdout),
+    );
+    assert_clean(&format!("stderr of {shown}"), &err);
+    o
+}
+
+fn words(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| (*x).to_owned()).collect()
+}
+
+/// Every verb, with marker keys in the environment, in URLs (with a
+/// password, against a server that quotes back every credential it is
+/// sent) and on command lines (every documented pattern): no marker, in any
+/// form, reaches stdout, stderr or any file written.
+#[test]
+fn no_secret_reaches_any_output_of_any_verb() {
+    let agent_server = fake(FakeOptions {
+        behaviour: Behaviour::Text,
+        ..FakeOptions::default()
+    });
+    let echo = fake(FakeOptions {
+        behaviour: Behaviour::EchoKey(401),
+        record: true,
+        ..FakeOptions::default()
+    });
+    let with_password = |f: &Fake| format!("http://u:{URL_PASSWORD}@{}/v1", f.server.addr());
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let envs = [
+        ("OPENAI_API_KEY", ENV_KEY.to_owned()),
+        ("ANTHROPIC_API_KEY", ENV_KEY.to_owned()),
+        ("JUDGE_KEY", JUDGE_KEY.to_owned()),
+        ("OPENAI_BASE_URL", with_password(&echo)),
+    ];
+    let run = |args: &[&str]| run_clean(d, &envs, &words(args), None);
+    let spec = spec().display().to_string();
+    let script = agent_script("secrets_agent.py").display().to_string();
+    let agent = format!(
+        "AUTH={AUTH_VALUE} python3 {script} --api-key {FLAG_KEY} --header 'Authorization: Bearer {HEADER_KEY}' -H 'x-api-key: {HEADER_KEY}' --url=http://u:{URL_PASSWORD}@h/v1 {STRIPE_KEY} {AWS_KEY}"
+    );
+    // The program is `AUTH=…`, which does not exist: the error must not
+    // show the value. Then the real run, through `env`.
+    let o = run(&["simulate", &spec, "--agent", &agent, "--out", "bad"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let agent = format!("env {agent}");
+    let writer = format!("openai:w@{}", with_password(&echo));
+    let person = format!("openai:p@{}#key=JUDGE_KEY", with_password(&echo));
+    let world = format!("{}/chat/completions", with_password(&echo));
+    let o = run(&[
+        "simulate",
+        &spec,
+        "--agent",
+        &agent,
+        "--budget",
+        "6",
+        "--writer",
+        &writer,
+        "--person",
+        &person,
+        "--execute",
+        &world,
+        "--grade",
+        "--out",
+        "run",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // A model agent at a URL with a password, the key from the environment.
+    let model = format!("openai:m@{}", with_password(&agent_server));
+    let o = run(&[
+        "simulate", &spec, "--agent", &model, "--budget", "4", "--out", "model",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // A backend quoting every credential back: the rows' errors.
+    let quoting = format!("openai:m@{}", with_password(&echo));
+    run(&[
+        "simulate",
+        &spec,
+        "--agent",
+        &quoting,
+        "--budget",
+        "4",
+        "--retries",
+        "0",
+        "--out",
+        "echoed",
+    ]);
+    // The key from OPENAI_BASE_URL's environment alone.
+    run(&[
+        "simulate",
+        &spec,
+        "--agent",
+        "openai:m",
+        "--budget",
+        "2",
+        "--retries",
+        "0",
+        "--out",
+        "base-url",
+    ]);
+    std::fs::write(d.join("rubric.txt"), "Pass when the agent helps.").unwrap();
+    let grader = format!("{}/chat/completions", with_password(&echo));
+    let judge = format!("openai:j@{}#key=JUDGE_KEY", with_password(&echo));
+    let command_judge = format!("command:python3 {script} --token {FLAG_KEY}");
+    let command_grader = format!("python3 {script} --password {FLAG_KEY}");
+    run(&["grade", "run", "--grader", &grader, "-o", "graded.jsonl"]);
+    run(&[
+        "grade",
+        "run",
+        "--judge",
+        &judge,
+        "--rubric",
+        "rubric.txt",
+        "-o",
+        "judged.jsonl",
+    ]);
+    run(&[
+        "grade",
+        "run",
+        "--judge",
+        &command_judge,
+        "--rubric",
+        "rubric.txt",
+        "-o",
+        "cjudged.jsonl",
+    ]);
+    run(&[
+        "grade",
+        "run",
+        "--grader",
+        &command_grader,
+        "-o",
+        "cgraded.jsonl",
+    ]);
+    let first_id = std::fs::read_to_string(d.join("run/rows.jsonl"))
+        .unwrap()
+        .lines()
+        .next()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["row_id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .unwrap();
+    std::fs::write(
+        d.join("labels.jsonl"),
+        format!("{{\"row_id\": \"{first_id}\", \"reward\": 1}}\n"),
+    )
+    .unwrap();
+    run(&[
+        "labels",
+        "attach",
+        "run",
+        "labels.jsonl",
+        "--kind",
+        "human",
+        "--author",
+        "ana",
+        "-o",
+        "labelled.jsonl",
+    ]);
+    run(&[
+        "judge-trust",
+        "labelled.jsonl",
+        "--judge",
+        &judge,
+        "--rubric",
+        "rubric.txt",
+    ]);
+    run(&["report", "run"]);
+    run(&["delta", "run", "model"]);
+    run(&["hack-scan", "run"]);
+    run(&["eval-variance", "run"]);
+    run(&[
+        "judge-agreement",
+        "labelled.jsonl",
+        "--labels",
+        "labels.jsonl",
+    ]);
+    run(&["grid", &spec]);
+    std::fs::write(d.join("asks.txt"), "where is my order?\n").unwrap();
+    run(&["coverage-gap", &spec, "asks.txt"]);
+    run(&["asks", &spec, "--n", "2", "--writer", &writer]);
+    run(&["asks", &spec, "--n", "2", "--writer", &command_judge]);
+    run_clean(
+        d,
+        &envs,
+        &words(&["world", &spec]),
+        Some("{\"tool\": \"get_order\", \"arguments\": {\"order_id\": \"#W1001\"}}\n"),
+    );
+    run(&["select", "run", "-c", "rm", "-o", "selected.jsonl"]);
+    run(&["export", "run", "-f", "openai-sft", "-o", "export.jsonl"]);
+    // Every file any verb wrote.
+    assert_dir_clean(d);
+    // The markers really were there to leak: the agent echoed its command
+    // line (masked in run.log), the server was sent the credentials.
+    let log = std::fs::read_to_string(d.join("run/run.log")).unwrap();
+    assert!(log.contains("stderr: argv: --api-key ***"), "{log}");
+    let sent = echo.server.requests();
+    assert!(
+        sent.iter()
+            .any(|r| r.authorizations.iter().any(|a| a.starts_with("Basic "))),
+        "no Basic credentials were ever sent"
+    );
+    assert!(
+        sent.iter()
+            .any(|r| r.authorization.as_deref() == Some(format!("Bearer {JUDGE_KEY}").as_str())),
+        "the judge's key was never sent"
+    );
+}
+
+/// A judge nobody answers (a closed port): `grade` grades 8 rows at a time
+/// and stops after 8 rows in a row whose hooks all failed, exit 1, naming
+/// the failure — instead of a timeout and its retries on every row, then
+/// exit 0.
+#[test]
+fn a_dead_judge_stops_the_grading_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = format!(
+        "python3 {} ok {}",
+        agent_script("faults.py").display(),
+        dir.path().join("culprit").display()
+    );
+    let run = dir.path().join("run");
+    let o = simulate(&agent, &run, &[]);
+    assert_eq!(o.exit, Some(0), "{}", o.stderr);
+    // A port that was free a moment ago: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::write(dir.path().join("rubric.txt"), "Pass when the agent helps.").unwrap();
+    let graded = dir.path().join("graded.jsonl");
+    let started = Instant::now();
+    let out = sparring()
+        .args(["grade"])
+        .arg(&run)
+        .args([
+            "--judge",
+            &format!("openai:j@http://127.0.0.1:{port}/v1"),
+            "--rubric",
+        ])
+        .arg(dir.path().join("rubric.txt"))
+        .arg("-o")
+        .arg(&graded)
+        .output()
+        .unwrap();
+    let seconds = started.elapsed().as_secs_f64();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let written = std::fs::read_to_string(&graded).unwrap().lines().count();
+    println!(
+        "| grade --judge at a closed port, 24 rows | {written} rows written | exit {} | {seconds:.1} s | {} |",
+        out.status.code().unwrap_or(-1),
+        err.lines().find(|l| l.starts_with("error")).unwrap_or("")
+    );
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("failed on 8 rows in a row"), "{err}");
+    assert!(err.contains("cannot connect"), "{err}");
+    assert!(written < 24, "every row was tried: {written}");
+    assert!(seconds < 30.0, "{seconds}");
 }

@@ -318,7 +318,7 @@ impl FailFast {
     pub fn message(&self) -> Option<String> {
         self.tripped.then(|| {
             format!(
-                "stopped: the graders failed {} rows in a row (last error: {})",
+                "stopped: every grading hook (grader, judge) failed on {} rows in a row (last error: {})",
                 self.run,
                 self.last.as_deref().unwrap_or("unknown")
             )

@@ -444,4 +444,32 @@ mod tests {
         assert!(gone(leader), "the leader survived");
         assert!(gone(grandchild), "the grandchild survived");
     }
+
+    /// The watchdog's cost: `cargo test -p sparring-io --lib spawn_cost --
+    /// --ignored --nocapture` prints the time to start (and end) a process
+    /// with its group watched, against a bare spawn (docs/reliability.md).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "a measurement, not a check"]
+    async fn spawn_cost() {
+        const N: u32 = 200;
+        let line = CommandLine::parse("true", "agent").unwrap();
+        let started = std::time::Instant::now();
+        for _ in 0..N {
+            let mut spawned = line.spawn().unwrap();
+            spawned.child.wait().await.unwrap();
+        }
+        let watched = started.elapsed() / N;
+        let started = std::time::Instant::now();
+        for _ in 0..N {
+            let mut child = tokio::process::Command::new("true")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child.wait().await.unwrap();
+        }
+        let bare = started.elapsed() / N;
+        println!("spawn and wait, {N} times: watched group {watched:?} each, bare {bare:?} each");
+    }
 }

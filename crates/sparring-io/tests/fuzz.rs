@@ -216,7 +216,7 @@ fn rows_readers() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("line 2") && e.contains("also on line 1"), "{e}");
-    runner(cases(1000))
+    runner(cases(5000))
         .run(&inputs(corpus), |(_, bytes)| {
             rows_case(&bytes);
             Ok(())
@@ -277,7 +277,7 @@ fn agent_protocol_reader() {
             ),
         }
     }
-    runner(cases(5000))
+    runner(cases(20000))
         .run(&inputs(corpus), |(_, bytes)| {
             protocol_case(&bytes);
             Ok(())
