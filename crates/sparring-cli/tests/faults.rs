@@ -103,7 +103,10 @@ fn outcome(out: &Path, o: &Output, seconds: f64) -> Outcome {
         ) {
             lost += 1;
             if first_error.is_empty() {
-                row["error"].as_str().unwrap_or("").clone_into(&mut first_error);
+                row["error"]
+                    .as_str()
+                    .unwrap_or("")
+                    .clone_into(&mut first_error);
             }
         }
     }
@@ -704,4 +707,56 @@ fn a_dead_judge_stops_the_grading_pass() {
     assert!(err.contains("cannot connect"), "{err}");
     assert!(written < 24, "every row was tried: {written}");
     assert!(seconds < 30.0, "{seconds}");
+}
+
+/// A rows file with a row planted twice: `--resume` refuses it, naming both
+/// lines, rather than keep the duplicate; so do the other readers.
+#[test]
+fn resume_refuses_a_planted_duplicate() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = format!(
+        "python3 {} ok {}",
+        agent_script("faults.py").display(),
+        dir.path().join("culprit").display()
+    );
+    let run = dir.path().join("run");
+    let o = simulate(&agent, &run, &[]);
+    assert_eq!(o.exit, Some(0), "{}", o.stderr);
+    let rows = run.join("rows.jsonl");
+    let text = std::fs::read_to_string(&rows).unwrap();
+    let first = text.lines().next().unwrap().to_owned();
+    std::fs::write(&rows, format!("{text}{first}\n")).unwrap();
+    let planted = text.lines().count() + 1;
+    let resumed = sparring()
+        .arg("simulate")
+        .arg(spec())
+        .args(["--agent", &agent, "--budget", "30", "--concurrency", "8"])
+        .args(["--seed", "5", "--quiet", "--resume", "--out"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&resumed.stderr);
+    assert_eq!(resumed.status.code(), Some(2), "{err}");
+    let line = err.lines().next().unwrap();
+    assert!(
+        line.contains(&format!("line {planted}")) && line.contains("also on line 1"),
+        "{err}"
+    );
+    assert_eq!(
+        err.lines().filter(|l| !l.starts_with("hint")).count(),
+        1,
+        "{err}"
+    );
+    for verb in [&["report"][..], &["grade", "-o", "x.jsonl"][..]] {
+        let o = sparring()
+            .arg(verb[0])
+            .arg(&rows)
+            .args(&verb[1..])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{verb:?}: {err}");
+        assert!(err.contains("also on line 1"), "{verb:?}: {err}");
+    }
 }

@@ -208,3 +208,48 @@ async fn a_full_stdin_pipe_does_not_block_for_ever() {
         started.elapsed()
     );
 }
+
+/// A command grader pool grades rows at once: eight rows, each taking the
+/// grader 0.5 s, through a pool of eight processes take about 0.5 s, not 4
+/// (once the processes are started).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grader_pool_grades_rows_at_once() {
+    use sparring_io::command_grader::CommandGrader;
+    use sparring_types::Grader as _;
+    let grader = Arc::new(
+        CommandGrader::start_pool(
+            r#"python3 -c '
+import json, sys, time
+for line in sys.stdin:
+    r = json.loads(line)
+    time.sleep(0.5)
+    print(json.dumps({"id": r["id"], "reward": 1}), flush=True)
+'"#,
+            Duration::from_secs(10),
+            8,
+        )
+        .unwrap(),
+    );
+    // The first batch starts the processes (Python starts slowly on a
+    // loaded machine); the second is timed.
+    let mut took = Duration::ZERO;
+    for _ in 0..2 {
+        let started = std::time::Instant::now();
+        let mut set = tokio::task::JoinSet::new();
+        for i in 0..8 {
+            let grader = Arc::clone(&grader);
+            set.spawn(async move {
+                let row = sparring_testkit::row("t", &format!("row_{i}"), None, "sig", Vec::new());
+                grader.grade(&row).await.map(|v| v.reward)
+            });
+        }
+        while let Some(done) = set.join_next().await {
+            assert!((done.unwrap().unwrap() - 1.0).abs() < f64::EPSILON);
+        }
+        took = started.elapsed();
+    }
+    assert!(
+        took < Duration::from_secs(2),
+        "graded one at a time: {took:?}"
+    );
+}
