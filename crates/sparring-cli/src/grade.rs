@@ -139,11 +139,8 @@ fn start_grader(spec: &str, limit: Duration) -> Result<Box<dyn Grader>> {
         return Ok(Box::new(grader));
     }
     let command = spec.strip_prefix("command:").unwrap_or(spec);
-    Ok(Box::new(CommandGrader::start_pool(
-        command,
-        limit,
-        GRADE_CONCURRENCY,
-    )?))
+    // One process per CPU (0): Python graders start slowly when crowded.
+    Ok(Box::new(CommandGrader::start_pool(command, limit, 0)?))
 }
 
 /// `same_model` warnings: the judge's backend against the roles the rows

@@ -61,12 +61,15 @@ impl CommandGrader {
         Self::start_pool(command, timeout, 1)
     }
 
-    /// Like [`CommandGrader::start`], grading up to `processes` rows at once
-    /// (at least 1), one process per row in flight; 0 takes
-    /// [`GRADE_CONCURRENCY`].
+    /// Like [`CommandGrader::start`], grading up to `processes` rows at once,
+    /// one process per row in flight; 0 takes one per CPU, at most
+    /// [`GRADE_CONCURRENCY`] (more processes than CPUs only slow each one's
+    /// start-up, which counts against the first row's timeout).
     pub fn start_pool(command: &str, timeout: Duration, processes: usize) -> Result<Self, Error> {
         let processes = if processes == 0 {
-            GRADE_CONCURRENCY
+            std::thread::available_parallelism()
+                .map_or(1, std::num::NonZero::get)
+                .min(GRADE_CONCURRENCY)
         } else {
             processes.min(Semaphore::MAX_PERMITS)
         };
@@ -233,9 +236,12 @@ impl Grader for CommandGrader {
 
 /// Ends a grading pass once its hooks are plainly dead: after `limit` rows
 /// in a row (in the order the rows are written) on which every hook that
-/// ran (grader, judge) failed, the pass should stop rather than spend a
-/// timeout and its retries on every row left. One row that a hook cannot
-/// grade costs only that row; a hook that grades again resets the count.
+/// ran (grader, judge) could not be reached ([`unreachable`]: a refused or
+/// broken connection, no reply in time, a command that cannot start or
+/// exits), the pass should stop rather than spend a timeout and its retries
+/// on every row left. A hook that answers, even with an error or a verdict
+/// that does not parse, is not dead: that row is ungraded and the pass goes
+/// on. A row graded again resets the count.
 ///
 /// ```
 /// use sparring_io::command_grader::FailFast;
@@ -291,9 +297,9 @@ impl FailFast {
         self.tripped
     }
 
-    /// [`FailFast::record`] for a graded row: it failed when at least one
+    /// [`FailFast::record`] for a graded row: it counts when at least one
     /// hook stage (any stage but `conduct`) ran and every one of them
-    /// recorded an error.
+    /// recorded an error that says the hook could not be reached.
     pub fn record_row(&mut self, row: &Row) -> bool {
         let hooks: Vec<_> = row
             .grades
@@ -301,7 +307,11 @@ impl FailFast {
             .flatten()
             .filter(|g| g.stage != "conduct")
             .collect();
-        let failure = if !hooks.is_empty() && hooks.iter().all(|g| g.error.is_some()) {
+        let dead = !hooks.is_empty()
+            && hooks
+                .iter()
+                .all(|g| g.error.as_deref().is_some_and(unreachable));
+        let failure = if dead {
             hooks.last().and_then(|g| g.error.clone())
         } else {
             None
@@ -318,7 +328,7 @@ impl FailFast {
     pub fn message(&self) -> Option<String> {
         self.tripped.then(|| {
             format!(
-                "stopped: every grading hook (grader, judge) failed on {} rows in a row (last error: {})",
+                "stopped: no grading hook (grader, judge) could be reached on {} rows in a row (last error: {})",
                 self.run,
                 self.last.as_deref().unwrap_or("unknown")
             )
@@ -326,9 +336,50 @@ impl FailFast {
     }
 }
 
+/// How sparring's own errors say a hook could not be reached: the HTTP
+/// transport's (`cannot connect`, `the connection broke`, `no reply within`,
+/// out of file descriptors) and the processes' (`cannot start`, `process
+/// exited`, `did not answer within`, `did not read its input`).
+pub const UNREACHABLE_PHRASES: &[&str] = &[
+    "cannot connect",
+    "the connection broke",
+    "no reply within",
+    "ran out of file descriptors",
+    "cannot start",
+    "process exited",
+    "did not answer within",
+    "did not read its input",
+];
+
+/// Whether a hook's error says it could not be reached at all (see
+/// [`UNREACHABLE_PHRASES`]), rather than that it answered with an error.
+pub fn unreachable(error: &str) -> bool {
+    UNREACHABLE_PHRASES.iter().any(|p| error.contains(p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_counts_as_unreachable() {
+        for dead in [
+            "the judge failed: openai `j` at http://h/v1: cannot connect; gave up after 6 attempts",
+            "grader at http://h/g: the connection broke; gave up after 3 attempts",
+            "the grader did not answer within 2 s",
+            "the grader process exited (exit status: 3)",
+            "cannot start grader command `x`: `x` not found",
+        ] {
+            assert!(unreachable(dead), "{dead}");
+        }
+        for answered in [
+            "the judge's verdict did not parse after 2 attempts: no JSON object in the reply",
+            "the grader reported an error: cannot grade this row",
+            "grader at http://h/g: HTTP 401: invalid key",
+        ] {
+            assert!(!unreachable(answered), "{answered}");
+        }
+    }
 
     #[test]
     fn fail_fast_counts_failures_in_a_row() {

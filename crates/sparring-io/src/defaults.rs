@@ -63,13 +63,13 @@ pub const AGENT_ANSWERED_IDS_KEPT: usize = 4096;
 /// process's exit status to name it in the error.
 pub const AGENT_EXIT_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
 
-/// Grading: rows graded at once (`sparring grade`), and the processes a
-/// command grader keeps for them when the caller names no number
-/// (`CommandGrader::start_pool` with 0; each process grades one row at a
-/// time).
+/// Grading: rows graded at once (`sparring grade`), and the most processes
+/// a command grader keeps when the caller names no number
+/// (`CommandGrader::start_pool` with 0 starts one per CPU up to this; each
+/// process grades one row at a time).
 pub const GRADE_CONCURRENCY: usize = 8;
 
-/// Grading: rows in a row on which every hook (grader, judge) failed after
-/// which the pass stops (`FailFast`): a dead endpoint or a broken command
-/// then costs seconds, not one timeout per row.
+/// Grading: rows in a row on which no hook (grader, judge) could be reached
+/// after which the pass stops (`FailFast`): a dead endpoint or a broken
+/// command then costs seconds, not one timeout per row.
 pub const GRADE_FAIL_FAST_ROWS: u64 = 8;
