@@ -703,10 +703,7 @@ fn a_dead_judge_stops_the_grading_pass() {
         err.lines().find(|l| l.starts_with("error")).unwrap_or("")
     );
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("could be reached on 8 rows in a row"),
-        "{err}"
-    );
+    assert!(err.contains("could be reached on 8 rows in a row"), "{err}");
     assert!(err.contains("cannot connect"), "{err}");
     assert!(written < 24, "every row was tried: {written}");
     assert!(seconds < 30.0, "{seconds}");
