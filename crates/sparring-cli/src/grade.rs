@@ -104,6 +104,15 @@ pub(crate) fn grade(args: &GradeArgs) -> Result<ExitCode> {
     for (stage, n) in &summary.stage_errors {
         eprintln!("warning: the {stage} stage could not grade {n} rows; their `grades` say why");
     }
+    if let Some(message) = &summary.stopped {
+        eprintln!(
+            "error: {message}; the other {} of {} rows were not graded and are not in `{}`",
+            summary.rows_in - summary.rows,
+            summary.rows_in,
+            args.out.display()
+        );
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

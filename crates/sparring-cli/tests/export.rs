@@ -49,7 +49,7 @@ fn lines(path: &Path) -> Vec<Value> {
 /// the OpenAI formats write.
 fn traced(path: &Path) -> Vec<(Value, Value)> {
     let ls = lines(path);
-    let index = sparring_io::export::index_path(path);
+    let index = sparring::io::export::index_path(path);
     if !index.exists() {
         return ls.into_iter().map(|l| (l.clone(), l)).collect();
     }
@@ -106,7 +106,7 @@ fn every_format_keeps_row_id_task_id_and_reward() {
         assert!(!ls.is_empty(), "{format} is empty");
         let openai = format.starts_with("openai");
         assert_eq!(
-            sparring_io::export::index_path(&file).exists(),
+            sparring::io::export::index_path(&file).exists(),
             openai,
             "{format}: a sidecar for the OpenAI formats only"
         );
@@ -132,7 +132,7 @@ fn every_format_keeps_row_id_task_id_and_reward() {
         "--inline-trace",
     ]);
     assert!(inlined.status.success(), "{}", stderr(&inlined));
-    assert!(!sparring_io::export::index_path(&inline).exists());
+    assert!(!sparring::io::export::index_path(&inline).exists());
     for l in lines(&inline) {
         for key in ["row_id", "task_id", "reward", "rejected_row_id", "margin"] {
             assert!(l.get(key).is_some(), "{key}: {l}");
@@ -846,9 +846,9 @@ fn case(name: &str, target: &str, body: &Value, extra: &[(&str, Value)]) -> Stri
 /// (`tests/compat/check_conformance.py`), offline.
 #[test]
 fn request_bodies_conform_to_the_openai_and_anthropic_definitions() {
-    use sparring_llm::{BackendOptions, BackendSpec, Limiter, OpenAiAgent, RetryPolicy, Sampling};
+    use sparring::llm::{BackendOptions, BackendSpec, Limiter, OpenAiAgent, RetryPolicy, Sampling};
+    use sparring::types::{AgentRequest, Message};
     use sparring_testkit::fake_llm::{FakeLlm, FakeOptions};
-    use sparring_types::{AgentRequest, Message};
 
     let Some(python) = compat_or_skip(false, "the request conformance test") else {
         return;
@@ -985,8 +985,8 @@ fn request_bodies_conform_to_the_openai_and_anthropic_definitions() {
         )
         .unwrap();
         for messages in &conversations {
-            for end in
-                (1..messages.len()).filter(|&j| messages[j].role == sparring_types::Role::Assistant)
+            for end in (1..messages.len())
+                .filter(|&j| messages[j].role == sparring::types::Role::Assistant)
             {
                 let body = agent.request_body(&AgentRequest {
                     id: format!("conformance-{end}"),

@@ -82,6 +82,7 @@ impl AnthropicAgent {
         let model = endpoint.model.clone();
         let transport = Transport::new(
             label("anthropic", &model, &base_url),
+            &base_url,
             key,
             options.timeout,
             options.retry,

@@ -58,6 +58,7 @@ impl OpenAiAgent {
         let max_tokens_param = max_tokens_param(&base_url);
         let transport = Transport::new(
             label("openai", &model, &base_url),
+            &base_url,
             key,
             options.timeout,
             options.retry,

@@ -95,9 +95,23 @@ pub struct Label {
 pub fn parse_score_rows(path: &Path, text: &str) -> Result<Vec<ScoreRow>, Error> {
     // Each line becomes a row as it is read, so only the slim rows are
     // held, never every line's JSON tree at once.
-    jsonl(path, text, true, "rows", |line, value| {
+    let rows = jsonl(path, text, true, "rows", |line, value| {
         row(path, line, value)
-    })
+    })?;
+    let ids = rows
+        .iter()
+        .filter_map(|r| r.row_id.as_deref().map(|id| (r.line, id)));
+    if let Some(d) = sparring_types::first_duplicate(ids) {
+        return Err(Error::invalid(
+            path,
+            format!("line {}", d.line),
+            format!(
+                "row_id `{}` is also on line {}; each row must appear once (hint: remove the repeated line)",
+                d.id, d.first_line
+            ),
+        ));
+    }
+    Ok(rows)
 }
 
 /// Parses gold labels from JSONL text; `path` only names the source in

@@ -195,13 +195,48 @@ pub struct FakeOptions {
     pub room_needed: Option<u64>,
 }
 
+/// A fake server on a runtime of its own, for tests that are not async
+/// (the binary run end to end); it stops when dropped.
+pub struct BackgroundFake {
+    /// The server.
+    pub server: FakeLlm,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl std::fmt::Debug for BackgroundFake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BackgroundFake")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BackgroundFake {
+    /// Starts a server with these options on `127.0.0.1:0`, served by one
+    /// worker thread.
+    pub fn start(options: FakeOptions) -> std::io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()?;
+        let server = runtime.block_on(FakeLlm::with(options))?;
+        Ok(Self {
+            server,
+            _runtime: runtime,
+        })
+    }
+}
+
 /// One request the server received.
 #[derive(Clone, Debug)]
 pub struct Recorded {
     /// The path (`/v1/chat/completions`).
     pub path: String,
-    /// The `authorization` header, if sent.
+    /// The `authorization` header, if sent (the first, when several were).
     pub authorization: Option<String>,
+    /// Every `authorization` header sent, in order: a client that sends a
+    /// Bearer key and a URL's Basic credentials sends two.
+    pub authorizations: Vec<String>,
     /// The `x-api-key` header, if sent.
     pub api_key: Option<String>,
     /// The body.
@@ -374,6 +409,11 @@ async fn serve(inner: &Inner, api: Api, headers: &HeaderMap, body: &[u8]) -> Res
         );
     };
     let authorization = header(headers, "authorization");
+    let authorizations: Vec<String> = headers
+        .get_all("authorization")
+        .iter()
+        .filter_map(|v| v.to_str().ok().map(str::to_owned))
+        .collect();
     let api_key = header(headers, "x-api-key");
     if inner.options.record
         && let Ok(mut r) = inner.recorded.lock()
@@ -384,6 +424,7 @@ async fn serve(inner: &Inner, api: Api, headers: &HeaderMap, body: &[u8]) -> Res
                 Api::Anthropic => "/v1/messages".to_owned(),
             },
             authorization: authorization.clone(),
+            authorizations: authorizations.clone(),
             api_key: api_key.clone(),
             body: request.clone(),
         });
@@ -458,7 +499,11 @@ async fn serve(inner: &Inner, api: Api, headers: &HeaderMap, body: &[u8]) -> Res
                 retry_after,
             } => return status(code, &body, retry_after.as_deref()),
             Reply::EchoKey(code) => {
-                let key = authorization.or(api_key).unwrap_or_default();
+                // Every credential the client sent, as a careless proxy
+                // would quote them.
+                let mut sent = authorizations.clone();
+                sent.extend(api_key.clone());
+                let key = sent.join(", ");
                 return status(
                     code,
                     &json!({"error": {"message": format!("Incorrect API key provided: {key}")}}),

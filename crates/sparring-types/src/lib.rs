@@ -54,11 +54,13 @@ mod log;
 mod message;
 mod options;
 mod row;
+pub mod secrets;
 pub mod seed;
 mod sink;
 mod spec;
 mod summary;
 mod tool;
+mod unique;
 pub mod values;
 mod world_options;
 
@@ -83,5 +85,6 @@ pub use summary::{
     PinnedRecord, RepeatsRecord, RowCounter, RunSummary, Search, StopReason, TierMix, WriterRecord,
 };
 pub use tool::ToolSpec;
+pub use unique::{Duplicate, first_duplicate};
 pub use values::{Mode, Patience, RepeatPolicy, Vocabulary};
 pub use world_options::{WorldOptions, WorldPatch};

@@ -253,7 +253,10 @@ impl OptionsPatch {
             (Some(a), Some(b)) => Some(a.over(b)),
             (a, b) => a.or(b),
         };
-        let base = Self { world: None, ..base };
+        let base = Self {
+            world: None,
+            ..base
+        };
         let (Ok(Value::Object(mut merged)), Ok(Value::Object(top))) =
             (serde_json::to_value(&base), serde_json::to_value(&self))
         else {

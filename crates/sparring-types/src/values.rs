@@ -38,10 +38,34 @@ pub trait Vocabulary: Sized + Copy + 'static {
 macro_rules! vocabulary {
     ($(#[$meta:meta])* $name:ident, $what:literal, { $($(#[$vmeta:meta])* $variant:ident => $wire:literal),+ $(,)? }) => {
         $(#[$meta])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
-        #[serde(rename_all = "snake_case")]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum $name {
             $($(#[$vmeta])* $variant,)+
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        // By name, with the did-you-mean of `parse` on a miss.
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let v = serde_json::Value::deserialize(d)?;
+                match v.as_str() {
+                    Some(s) => <Self as $crate::values::Vocabulary>::parse(s)
+                        .map_err(serde::de::Error::custom),
+                    None => Err(serde::de::Error::custom(format!(
+                        "must be a string, one of {}",
+                        <Self as $crate::values::Vocabulary>::ALL
+                            .iter()
+                            .map(|v| format!("`{}`", v.as_str()))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))),
+                }
+            }
         }
 
         impl $crate::values::Vocabulary for $name {

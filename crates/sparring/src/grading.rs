@@ -13,7 +13,7 @@ use serde::Serialize;
 use sparring_engine::judge::{Judge, JudgeKind, JudgeSettings};
 use sparring_engine::stages::{Stages, grade_row};
 use sparring_io::command_agent::CommandAgent;
-use sparring_io::command_grader::CommandGrader;
+use sparring_io::command_grader::{CommandGrader, FailFast};
 use sparring_llm::{BackendOptions, BackendSpec, HttpGrader, Limiter, RetryPolicy, Sampling};
 use sparring_types::defaults;
 use sparring_types::hash::short_id;
@@ -119,7 +119,7 @@ pub async fn start_judge(
     };
     let agent: Arc<dyn Agent> = match spec {
         BackendSpec::Command(command) => {
-            Arc::new(CommandAgent::start(&command, timeout, None).await?)
+            Arc::new(CommandAgent::start_as("judge", &command, timeout, None).await?)
         }
         BackendSpec::Model(endpoint) => {
             let resolved = endpoint
@@ -150,13 +150,14 @@ fn start_grader(spec: &str, timeout: Duration, env: &Env) -> Result<Arc<dyn Grad
             &|name| env.get(name),
             timeout,
             RetryPolicy::with_retries(defaults::GRADER_RETRIES),
-            Limiter::new(1, None),
+            Limiter::new(defaults::GRADE_CONCURRENCY, None),
         )
         .map_err(|e| Error::input(format!("--grader: {e}")))?;
         return Ok(Arc::new(grader));
     }
     let command = spec.strip_prefix("command:").unwrap_or(spec);
-    Ok(Arc::new(CommandGrader::start(command, timeout)?))
+    // One process per CPU (0): Python graders start slowly when crowded.
+    Ok(Arc::new(CommandGrader::start_pool(command, timeout, 0)?))
 }
 
 impl Grading {
@@ -232,10 +233,18 @@ pub struct GradeSummary {
     /// Things to read before any number (a judge that is also a role of the
     /// rows).
     pub warnings: Vec<String>,
+    /// Why the pass stopped before the last row: no hook could be reached
+    /// on `sparring_io::defaults::GRADE_FAIL_FAST_ROWS` rows in a row. The
+    /// rows after the last one written were not graded and not written.
+    pub stopped: Option<String>,
+    /// Rows given to the pass.
+    pub rows_in: u64,
 }
 
 /// Grades `rows` with the started stages, up to the stages' concurrency at
-/// once, writing each to `sink` in input order.
+/// once, writing each to `sink` in input order. Hooks that cannot be reached
+/// on many rows in a row stop the pass ([`GradeSummary::stopped`]), so a
+/// dead endpoint costs seconds, not a timeout per row.
 ///
 /// # Errors
 ///
@@ -251,8 +260,10 @@ pub async fn grade_rows(
     let scoring_run_id = short_id("grade", &identity);
     let mut summary = GradeSummary {
         scoring_run_id: scoring_run_id.clone(),
+        rows_in: rows.len() as u64,
         ..GradeSummary::default()
     };
+    let mut guard = FailFast::default();
     if let Some(judge) = &grading.judge {
         summary.warnings = judge_same_model(&rows, &judge.model())
             .into_iter()
@@ -309,6 +320,11 @@ pub async fn grade_rows(
             sink.write(&row)
                 .map_err(|e| Error::new(crate::ErrorKind::Io, e.0))?;
             next += 1;
+            if guard.record_row(&row) {
+                in_flight.abort_all();
+                summary.stopped = guard.message();
+                return Ok(summary);
+            }
         }
     }
     Ok(summary)

@@ -599,13 +599,13 @@ impl Prepared {
         };
         let writer_agent = match writer {
             Some((spec, model)) => {
-                Some(backends::start("model role", &spec, model, timeout, log.as_ref()).await?)
+                Some(backends::start("writer", &spec, model, timeout, log.as_ref()).await?)
             }
             None => None,
         };
         let person_agent = match person {
             Some((spec, model)) => {
-                Some(backends::start("model role", &spec, model, timeout, log.as_ref()).await?)
+                Some(backends::start("person", &spec, model, timeout, log.as_ref()).await?)
             }
             None => None,
         };
