@@ -497,8 +497,11 @@ async fn send(
     }
 }
 
-/// One line an agent printed on stdout, read by protocol v1.
+/// One line an agent printed on stdout, read by protocol v1. Made once per
+/// line and consumed at once, so the size of the reply variant costs
+/// nothing worth boxing.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum ReplyLine {
     /// A blank line, which is ignored.
     Blank,
