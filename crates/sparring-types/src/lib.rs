@@ -26,6 +26,9 @@
 //! - [`seed`]: seed derivation by SHA-256 and the one random stream type,
 //!   [`seed::Stream`], so every draw is reproducible per seed.
 //! - [`hash`]: canonical JSON and SHA-256 for ids that are stable across runs.
+//! - [`policy`]: policy rule classes ([`RuleClass`]), a rule as data
+//!   ([`PolicyRule`]) and a spec's corrections to the reading
+//!   ([`PolicyRulesSpec`], `policy_rules`).
 //!
 //! This crate does no IO and reads no clock or environment.
 //!
@@ -51,6 +54,7 @@ pub mod grader;
 pub mod hash;
 mod message;
 mod options;
+pub mod policy;
 mod row;
 pub mod seed;
 mod spec;
@@ -69,6 +73,7 @@ pub use options::{
     MODES, OptionsPatch, REPEAT_POLICIES, SimulateOptions, check_avg_turns, check_choice,
     check_temperature, check_top_logprobs, check_top_p, closest, mode_preset,
 };
+pub use policy::{PolicyRule, PolicyRulesSpec, RuleClass};
 pub use row::{
     Counts, EndedBy, Lineage, Persona, Row, RunSummary, SCHEMA_VERSION, Situation, StageVerdict,
     Timings,

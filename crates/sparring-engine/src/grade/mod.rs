@@ -56,6 +56,7 @@ use sparring_types::hash::canonical_json;
 use sparring_types::{Message, Role};
 use std::collections::BTreeMap;
 
+pub(crate) use claims::is_write_tool;
 pub use confirm::{ConfirmationRule, confirmation_rules};
 
 /// The check names, in the order they run; `failure_class` is the first
