@@ -435,10 +435,32 @@ pub(crate) fn read_text(
     let anaphoric = p.any(&["this", "it", "that"]) && p.has(&["action"])
         || p.has(&["the", "action"])
         || p.has(&["this", "action"]);
-    let named = if own.is_empty() || anaphoric {
-        in_context()
-    } else {
+    // Its own actions first, then the heading it stands under, then the
+    // things it names (not for the classes about one action: a sentence
+    // about changing a plan is not about `suspend_line` because both
+    // mention a line).
+    let strong = if !own.is_empty() && !anaphoric {
         own
+    } else {
+        in_context()
+    };
+    let by_nouns = || {
+        let nouns = scope.by_nouns(&p);
+        if nouns.is_empty() {
+            context
+                .iter()
+                .rev()
+                .map(|c| scope.by_nouns(&Plain::new(c)))
+                .find(|t| !t.is_empty())
+                .unwrap_or_default()
+        } else {
+            nouns
+        }
+    };
+    let named = if strong.is_empty() {
+        by_nouns()
+    } else {
+        strong.clone()
     };
     let all_writes = any_action_that_writes(&p);
     let writes = |list: &[String]| -> Vec<String> {
@@ -469,7 +491,7 @@ pub(crate) fn read_text(
     };
     let class = class.unwrap_or_else(guess);
     let (tools, detail) = match class {
-        RuleClass::ConfirmBefore | RuleClass::Precondition => (writes(&named), Detail::None),
+        RuleClass::ConfirmBefore | RuleClass::Precondition => (writes(&strong), Detail::None),
         RuleClass::AuthenticateFirst => {
             let gated = scope.personal(&in_context());
             (gated, Detail::Auth { via: Vec::new() })
@@ -880,6 +902,31 @@ fn without_brackets(text: &str) -> String {
         .collect()
 }
 
+/// Words of a policy that never name what a tool acts on.
+const NOT_OBJECTS: &[&str] = &[
+    "agent",
+    "agents",
+    "tool",
+    "tools",
+    "call",
+    "calls",
+    "policy",
+    "conversation",
+    "conversations",
+    "information",
+    "request",
+    "requests",
+    "human",
+    "message",
+    "messages",
+    "users",
+    "customers",
+    "id",
+    "ids",
+    "details",
+    "detail",
+];
+
 /// Word stems of actions and the tool verbs they stand for.
 pub(crate) const ACTION_STEMS: &[(&str, &[&str])] = &[
     ("cancel", &["cancel"]),
@@ -916,8 +963,6 @@ pub(crate) const ACTION_STEMS: &[(&str, &[&str])] = &[
         "compensat",
         &["certificate", "voucher", "compensate", "compensation"],
     ),
-    ("certificate", &["certificate"]),
-    ("voucher", &["voucher"]),
 ];
 
 /// The spec's tools as scoping sees them.
@@ -1005,7 +1050,14 @@ impl<'a> Scope<'a> {
         if !out.is_empty() {
             return self.sorted(&out);
         }
-        let nouns: Vec<String> = p.words.iter().map(|w| singular(w)).collect();
+        // The person, the agent and the conversation are not what a tool
+        // acts on (`modify_user_address` is not about every `user`).
+        let nouns: Vec<String> = p
+            .words
+            .iter()
+            .filter(|w| !PERSON.contains(&w.as_str()) && !NOT_OBJECTS.contains(&w.as_str()))
+            .map(|w| singular(w))
+            .collect();
         let lift = p.has(&["lift", "the", "suspension"]) || p.has(&["lift", "suspension"]);
         let mut families: Vec<&[&str]> = ACTION_STEMS
             .iter()
@@ -1019,27 +1071,37 @@ impl<'a> Scope<'a> {
             families.retain(|f| !f.contains(&"suspend"));
             families.push(&["resume", "reactivate"]);
         }
-        let any_family = !families.is_empty();
         for verbs in families {
             let with_verb: Vec<&Tool> = self
                 .tools
                 .iter()
                 .filter(|t| t.words().iter().any(|w| verbs.contains(&w.as_str())))
                 .collect();
-            let narrowed: Vec<&Tool> = with_verb
-                .iter()
-                .copied()
-                .filter(|t| {
-                    t.objects()
-                        .iter()
-                        .filter(|w| !verbs.contains(&w.as_str()))
-                        .any(|w| nouns.iter().any(|n| *n == singular(w)))
-                })
-                .collect();
-            let chosen = if narrowed.is_empty() {
+            // Narrowed first by what the tool acts on beside its entity
+            // (`change flights` → `update_reservation_flights`), then by
+            // any word of its name (`modify … order` → the order tools).
+            let matching = |beside_entity: bool| -> Vec<&Tool> {
                 with_verb
+                    .iter()
+                    .copied()
+                    .filter(|t| {
+                        let entity = t.model.entity.as_deref().map(singular).unwrap_or_default();
+                        t.objects()
+                            .iter()
+                            .filter(|w| !verbs.contains(&w.as_str()))
+                            .filter(|w| !beside_entity || singular(w) != entity)
+                            .any(|w| nouns.iter().any(|n| *n == singular(w)))
+                    })
+                    .collect()
+            };
+            let strong = matching(true);
+            let weak = matching(false);
+            let chosen = if !strong.is_empty() {
+                strong
+            } else if !weak.is_empty() {
+                weak
             } else {
-                narrowed
+                with_verb
             };
             for t in chosen {
                 add(&t.spec.name, &mut out);
@@ -1054,21 +1116,6 @@ impl<'a> Scope<'a> {
             }
         }
         let generic = p.has_stem(&["action"]) || p.has(&["act", "on"]);
-        // No action named: the tools whose objects the text names
-        // (`a single payment …` → `schedule_payment`, `cancel_payment`).
-        if out.is_empty() && !any_family && !generic {
-            for t in self.tools {
-                let objects = t.objects();
-                let verb = t.words().into_iter().next().unwrap_or_default();
-                if objects
-                    .iter()
-                    .filter(|w| **w != verb)
-                    .any(|w| nouns.iter().any(|n| *n == singular(w)))
-                {
-                    add(&t.spec.name, &mut out);
-                }
-            }
-        }
         if out.is_empty() && generic {
             let on_entity: Vec<&Tool> = self
                 .tools
@@ -1090,6 +1137,31 @@ impl<'a> Scope<'a> {
                 add(&t.spec.name, &mut out);
             }
         }
+        self.sorted(&out)
+    }
+
+    /// With no action named, the tools whose objects the text names (`a
+    /// single payment …` → `schedule_payment`, `cancel_payment`): weaker
+    /// than the heading the text stands under.
+    pub(crate) fn by_nouns(&self, p: &Plain) -> Vec<String> {
+        let nouns: Vec<String> = p
+            .words
+            .iter()
+            .filter(|w| !PERSON.contains(&w.as_str()) && !NOT_OBJECTS.contains(&w.as_str()))
+            .map(|w| singular(w))
+            .collect();
+        let out: Vec<String> = self
+            .tools
+            .iter()
+            .filter(|t| {
+                let verb = t.words().into_iter().next().unwrap_or_default();
+                t.objects()
+                    .iter()
+                    .filter(|w| **w != verb)
+                    .any(|w| nouns.iter().any(|n| *n == singular(w)))
+            })
+            .map(|t| t.spec.name.clone())
+            .collect();
         self.sorted(&out)
     }
 

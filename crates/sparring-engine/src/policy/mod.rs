@@ -34,7 +34,7 @@
 //! use sparring_engine::policy::Policy;
 //! use sparring_types::RuleClass;
 //! let policy = Policy::read(
-//!     "- You must confirm with the customer before issuing a refund.\n- Be kind.",
+//!     "You help the customers of a shop.\n- You must confirm with the customer before issuing a refund.",
 //!     &[],
 //! );
 //! assert_eq!(policy.rules().len(), 1);
@@ -194,26 +194,12 @@ impl Tool {
     /// Whether the tool reads the person's own record (`get_user_details`,
     /// `get_customer_by_phone`, `find_user_id_by_email`).
     fn looks_up_person(&self) -> bool {
-        const PERSON: &[&str] = &[
-            "user",
-            "users",
-            "customer",
-            "customers",
-            "member",
-            "members",
-            "client",
-            "clients",
-            "profile",
-            "traveler",
-            "passenger",
-        ];
         self.model.operation == Operation::Read
-            && (self
-                .model
-                .entity
-                .as_ref()
-                .is_some_and(|e| name_words(e).iter().any(|w| PERSON.contains(&w.as_str())))
-                || self.words().iter().any(|w| PERSON.contains(&w.as_str())))
+            && self.model.entity.as_ref().is_some_and(|e| {
+                name_words(e)
+                    .iter()
+                    .any(|w| PERSON_ENTITIES.contains(&w.as_str()))
+            })
     }
 
     fn param_names(&self) -> Vec<String> {
@@ -225,6 +211,24 @@ impl Tool {
             .unwrap_or_default()
     }
 }
+
+/// Entities that are the person the agent serves.
+const PERSON_ENTITIES: &[&str] = &[
+    "user",
+    "users",
+    "customer",
+    "customers",
+    "member",
+    "members",
+    "client",
+    "clients",
+    "profile",
+    "profiles",
+    "traveler",
+    "travelers",
+    "passenger",
+    "passengers",
+];
 
 /// What a limit counts.
 #[derive(Clone, Debug, PartialEq)]
