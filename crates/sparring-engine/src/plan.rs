@@ -299,6 +299,7 @@ fn finish_plan(
                 .map(|k| vec![serde_json::json!({"tool": tool_name, "kind": k.as_str()})])
                 .unwrap_or_default(),
             seed_index: seed_ask.as_ref().map(|_| r),
+            rule_text: rule.as_deref().map(sparring_types::policy::short_text),
         };
         let persona = Persona {
             name: name.clone(),

@@ -670,6 +670,10 @@ pub async fn run(
         coverage.insert("grid_rows".to_owned(), json!(p.array.rows.len()));
     }
     coverage.insert(
+        "policy_rules".to_owned(),
+        crate::policy::summary(&axes.rules),
+    );
+    coverage.insert(
         "axes".to_owned(),
         json!(
             crate::axes::AXIS_NAMES
@@ -1030,7 +1034,7 @@ fn make_row(done: &Done, shared: &Shared, eval_run: u32) -> Row {
         timings: t.timings.clone(),
     };
     if options.grade {
-        apply_grade(&mut row, run_id);
+        apply_grade(&mut row, run_id, &shared.spec.policy_rules);
     }
     row.behavior_signature = behavior_signature(&row);
     row
@@ -1042,9 +1046,14 @@ pub fn task_ids(task: &Task) -> (String, String) {
     (task.scenario_id.clone(), task.task_id.clone())
 }
 
-/// Grades a row with the conduct checks, in place. An agent error is a
+/// Grades a row with the conduct checks, in place, the spec's
+/// `policy_rules` corrections applied to the policy. An agent error is a
 /// failure of the agent: reward 0 with the error as the reason.
-pub fn apply_grade(row: &mut Row, scoring_run_id: &str) {
+pub fn apply_grade(
+    row: &mut Row,
+    scoring_run_id: &str,
+    policy_rules: &sparring_types::PolicyRulesSpec,
+) {
     if row.ended_by == EndedBy::AgentError {
         row.reward = Some(0.0);
         row.reason = Some(format!(
@@ -1054,7 +1063,7 @@ pub fn apply_grade(row: &mut Row, scoring_run_id: &str) {
         row.failure_class = Some("agent_error".to_owned());
         row.conduct_checks = None;
     } else {
-        let verdict = grade::conduct(&row.messages, &row.tools);
+        let verdict = grade::conduct_under(&row.messages, &row.tools, policy_rules);
         row.reward = Some(verdict.reward);
         row.reason = Some(verdict.reason);
         row.failure_class = verdict.failure_class;

@@ -345,7 +345,26 @@ fn sentence_normative(text: &str) -> bool {
             }
         }
     }
-    imperative(main)
+    // `Before booking, changing flights or cancelling, read the details
+    // back …`: the leading clause may hold commas of its own.
+    imperative(main) || main != p.text && after_commas(&p.text).any(imperative)
+}
+
+/// The text after each comma outside brackets and quotes.
+fn after_commas(text: &str) -> impl Iterator<Item = &str> {
+    let mut depth = 0i32;
+    let mut quote = false;
+    let mut at = Vec::new();
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            '"' => quote = !quote,
+            ',' if depth == 0 && !quote => at.push(i + 1),
+            _ => {}
+        }
+    }
+    at.into_iter().map(move |i| text[i..].trim_start())
 }
 
 /// `not refundable`, `non-transferable`: an action's `-able` word denied
@@ -1501,9 +1520,21 @@ fn triggers(text: &str) -> Vec<Trigger> {
         .iter()
         .find_map(|o| p.text.strip_prefix(o))
     {
-        rest.split(',').next().unwrap_or("").to_owned()
-    } else if let Some(i) = p.text.find(" if ").or_else(|| p.text.find(" when ")) {
-        p.text[i + 4..].to_owned()
+        // Up to the instruction: `If A, or B, transfer them …` → `A, or B`.
+        let main = after_commas(rest)
+            .find(|c| imperative(c))
+            .or_else(|| after_commas(rest).next());
+        match main {
+            Some(m) => rest[..rest.len() - m.len()]
+                .trim_end()
+                .trim_end_matches(',')
+                .to_owned(),
+            None => rest.to_owned(),
+        }
+    } else if let Some((_, rest)) = p.text.split_once(" if ") {
+        rest.to_owned()
+    } else if let Some((_, rest)) = p.text.split_once(" when ") {
+        rest.to_owned()
     } else {
         String::new()
     };
@@ -1511,9 +1542,11 @@ fn triggers(text: &str) -> Vec<Trigger> {
         return out;
     }
     let cond = Plain::new(&condition);
-    if cond.has_stem(&["human", "person", "manager", "supervisor", "representative"])
-        && cond.has_stem(&["ask", "request", "want", "speak", "talk", "demand"])
-    {
+    let human = |c: &Plain| {
+        c.has_stem(&["human", "person", "manager", "supervisor", "representative"])
+            && c.has_stem(&["ask", "request", "want", "speak", "talk", "demand"])
+    };
+    if human(&cond) {
         out.push(Trigger::HumanRequest);
     }
     // Quoted values.
@@ -1530,7 +1563,10 @@ fn triggers(text: &str) -> Vec<Trigger> {
     if cond.any(&["cannot", "unable"]) || cond.has(&["not", "able"]) {
         return out;
     }
-    for alternative in condition.split(" or ") {
+    for alternative in condition.split([',', ';']).flat_map(|c| c.split(" or ")) {
+        if human(&Plain::new(alternative)) {
+            continue;
+        }
         let words: Vec<String> = split_words(alternative)
             .into_iter()
             .filter(|w| w.len() > 2 && !SKIP.contains(&w.as_str()))

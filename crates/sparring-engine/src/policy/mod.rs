@@ -47,6 +47,7 @@ mod classify;
 mod read;
 mod words;
 
+pub(crate) use classify::ACTION_STEMS;
 use classify::{Scope, read_text, read_unit};
 use serde_json::Value;
 use sparring_types::hash::sha256_hex;
@@ -727,6 +728,24 @@ impl Policy {
         }
         Some(out)
     }
+}
+
+/// The rules as `run.json` shows them (`coverage.policy_rules`): id, class,
+/// text (shortened) and tools.
+pub fn summary(rules: &[Rule]) -> Value {
+    Value::Array(
+        rules
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "id": r.id,
+                    "class": r.class,
+                    "text": sparring_types::policy::short_text(&r.text),
+                    "tools": r.tools,
+                })
+            })
+            .collect(),
+    )
 }
 
 /// A tool of a conversation's tool list, in the OpenAI function format or
