@@ -42,7 +42,8 @@ pub(crate) struct GradeArgs {
     /// The judge's backend: `openai:MODEL[@URL]`, `anthropic:MODEL` or `command:CMD`
     #[arg(long)]
     judge: Option<String>,
-    /// The judge's rubric: a text file with the criteria
+    /// The judge's rubric: a text file with the criteria [default: the
+    /// `judge` rules of the rows' policy]
     #[arg(long)]
     rubric: Option<PathBuf>,
     /// The judge's answer: `score` (0..1) or `decision` (a probability)
@@ -66,33 +67,29 @@ fn timeout(t: Option<f64>) -> Result<Duration> {
     Ok(Duration::from_secs_f64(t))
 }
 
-/// Starts the judge named by `--judge` with the rubric file.
+/// Starts the judge named by `--judge` with the rubric file, or else the
+/// rubric read from the rows' policy (`from_policy`).
 async fn start_judge(
     backend: &str,
     rubric: Option<&Path>,
+    from_policy: Option<String>,
     kind: &str,
     limit: Duration,
 ) -> Result<Judge> {
-    let Some(rubric) = rubric else {
-        return Err(usage(
-            "--judge needs --rubric FILE (the criteria the judge grades against)",
-        ));
+    let text = match (rubric, from_policy) {
+        (Some(rubric), _) => read_rubric(rubric)?,
+        (None, Some(text)) => text,
+        (None, None) => {
+            return Err(usage(
+                "--judge needs --rubric FILE (the criteria the judge grades against)",
+            ));
+        }
     };
     let kind = JudgeKind::parse(kind).ok_or_else(|| {
         usage(format!(
             "--judge-kind `{kind}` is not a judge kind; expected `score` or `decision`"
         ))
     })?;
-    let text = std::fs::read_to_string(rubric).map_err(|e| {
-        usage(format!(
-            "cannot read rubric `{}`: {}",
-            rubric.display(),
-            e.to_string().to_lowercase()
-        ))
-    })?;
-    if text.trim().is_empty() {
-        return Err(usage(format!("rubric `{}` is empty", rubric.display())));
-    }
     let spec = BackendSpec::parse(backend).map_err(|e| usage(format!("--judge: {e}")))?;
     let mut settings = JudgeSettings {
         kind,
@@ -121,6 +118,20 @@ async fn start_judge(
         }
     };
     Ok(Judge::new(agent, text, settings))
+}
+
+fn read_rubric(rubric: &Path) -> Result<String> {
+    let text = std::fs::read_to_string(rubric).map_err(|e| {
+        usage(format!(
+            "cannot read rubric `{}`: {}",
+            rubric.display(),
+            e.to_string().to_lowercase()
+        ))
+    })?;
+    if text.trim().is_empty() {
+        return Err(usage(format!("rubric `{}` is empty", rubric.display())));
+    }
+    Ok(text)
 }
 
 /// The grader named by `--grader`: an HTTP hook for a URL, else a command.
@@ -186,6 +197,14 @@ pub(crate) fn grade(args: &GradeArgs) -> Result<ExitCode> {
         return Err(usage("--rubric needs --judge BACKEND"));
     }
     let limit = timeout(args.timeout)?;
+    // `--judge` without `--rubric`: the `judge` rules of the rows' policy.
+    let from_policy = match (&args.judge, &args.rubric) {
+        (Some(_), None) => Some(
+            sparring_engine::judge::policy_rubric(&rows)
+                .map_err(|e| usage(format!("--judge: {e}")))?,
+        ),
+        _ => None,
+    };
     let out = args.out.clone();
     runtime()?.block_on(async move {
         let grader = match &args.grader {
@@ -193,7 +212,9 @@ pub(crate) fn grade(args: &GradeArgs) -> Result<ExitCode> {
             None => None,
         };
         let judge = match &args.judge {
-            Some(b) => Some(start_judge(b, args.rubric.as_deref(), &args.judge_kind, limit).await?),
+            Some(b) => Some(
+                start_judge(b, args.rubric.as_deref(), from_policy, &args.judge_kind, limit).await?,
+            ),
             None => None,
         };
         let stages = Stages {
@@ -345,7 +366,8 @@ pub(crate) fn trust(args: &TrustArgs) -> Result<ExitCode> {
     let rows = read_rows(&rows_path(&args.rows))?;
     let limit = timeout(args.timeout)?;
     runtime()?.block_on(async move {
-        let judge = start_judge(&args.judge, Some(&args.rubric), &args.judge_kind, limit).await?;
+        let judge =
+            start_judge(&args.judge, Some(&args.rubric), None, &args.judge_kind, limit).await?;
         let report = judge_trust(
             &judge,
             &rows,

@@ -463,6 +463,8 @@ struct Shared {
     agent_name: String,
     replayed_from: Option<String>,
     person_model: Option<Arc<ModelPerson>>,
+    /// The spec's policy, read once, that `grade` checks rows against.
+    policy: crate::policy::Policy,
 }
 
 /// Plays every task (seeds first) `repeats` times, up to `budget` rows, and
@@ -566,6 +568,12 @@ pub async fn run(
         agent_name: config.agent.describe(),
         replayed_from: pinned.as_ref().map(|p| p.from_run.clone()),
         person_model,
+        policy: crate::policy::Policy::of_spec(&spec).map_err(|e| {
+            crate::plan::PlanError::from(crate::axes::AxesError {
+                pointer: e.pointer,
+                message: e.message,
+            })
+        })?,
     });
     let runs = options.runs.max(1);
     let resumed: u64 = config.done.values().map(|d| d.len() as u64).sum();
@@ -1034,7 +1042,7 @@ fn make_row(done: &Done, shared: &Shared, eval_run: u32) -> Row {
         timings: t.timings.clone(),
     };
     if options.grade {
-        apply_grade(&mut row, run_id, &shared.spec.policy_rules);
+        apply_grade(&mut row, run_id, &shared.policy);
     }
     row.behavior_signature = behavior_signature(&row);
     row
@@ -1046,14 +1054,10 @@ pub fn task_ids(task: &Task) -> (String, String) {
     (task.scenario_id.clone(), task.task_id.clone())
 }
 
-/// Grades a row with the conduct checks, in place, the spec's
-/// `policy_rules` corrections applied to the policy. An agent error is a
+/// Grades a row with the conduct checks against the spec's policy (read
+/// once per run, its `policy_rules` applied), in place. An agent error is a
 /// failure of the agent: reward 0 with the error as the reason.
-pub fn apply_grade(
-    row: &mut Row,
-    scoring_run_id: &str,
-    policy_rules: &sparring_types::PolicyRulesSpec,
-) {
+pub fn apply_grade(row: &mut Row, scoring_run_id: &str, policy: &crate::policy::Policy) {
     if row.ended_by == EndedBy::AgentError {
         row.reward = Some(0.0);
         row.reason = Some(format!(
@@ -1063,7 +1067,7 @@ pub fn apply_grade(
         row.failure_class = Some("agent_error".to_owned());
         row.conduct_checks = None;
     } else {
-        let verdict = grade::conduct_under(&row.messages, &row.tools, policy_rules);
+        let verdict = grade::conduct_with(&row.messages, &row.tools, policy);
         row.reward = Some(verdict.reward);
         row.reason = Some(verdict.reason);
         row.failure_class = verdict.failure_class;
