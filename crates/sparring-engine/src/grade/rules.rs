@@ -395,15 +395,34 @@ fn asks_for_human(text: &str) -> bool {
     who && want && !negated
 }
 
+fn ordinal(n: usize) -> String {
+    match n {
+        2 => "second".to_owned(),
+        3 => "third".to_owned(),
+        n => format!("{n}th"),
+    }
+}
+
 /// The first message that holds one of a rule's triggers, and what it was.
 fn triggered(triggers: &[Trigger], messages: &[Message]) -> Option<(usize, String)> {
+    let mut asked = 0;
     for (i, m) in messages.iter().enumerate() {
+        if m.role == Role::User && asks_for_human(m.content_str()) {
+            asked += 1;
+        }
         let text = m.content_str();
         let w = words(text);
         for t in triggers {
             match t {
-                Trigger::HumanRequest if m.role == Role::User && asks_for_human(text) => {
-                    return Some((i, "asks for a human".to_owned()));
+                Trigger::HumanRequest { times }
+                    if m.role == Role::User && asks_for_human(text) && asked == *times =>
+                {
+                    let what = if *times == 1 {
+                        "asks for a human".to_owned()
+                    } else {
+                        format!("asks for a human for the {} time", ordinal(*times))
+                    };
+                    return Some((i, what));
                 }
                 Trigger::Words(needed)
                     if m.role == Role::User || (m.role == Role::Tool && needed.len() == 1) =>

@@ -138,6 +138,40 @@ const IMPERATIVES: &[&str] = &[
     "walk",
     "double",
     "make",
+    "invoke",
+    "run",
+    "execute",
+    "perform",
+    "search",
+    "unlock",
+    "log",
+    "create",
+    "submit",
+    "issue",
+    "open",
+    "close",
+    "end",
+    "start",
+    "reset",
+    "restart",
+    "switch",
+    "turn",
+    "enable",
+    "disable",
+    "add",
+    "remove",
+    "change",
+    "schedule",
+    "direct",
+    "route",
+    "mark",
+    "flag",
+    "warn",
+    "advise",
+    "encourage",
+    "return",
+    "process",
+    "handle",
 ];
 
 /// Leading words that do not change what a sentence says.
@@ -270,6 +304,10 @@ fn sentence_normative(text: &str) -> bool {
     if p.has(&["to", "work"]) && (first == "for" || p.has(&["to", "work", "properly"])) {
         return false;
     }
+    // A requirement said as what does not suffice.
+    if p.has(&["not", "enough"]) || p.has(&["not", "sufficient"]) {
+        return true;
+    }
     if STRONG.iter().any(|m| p.has(m)) || not_able(w) {
         return true;
     }
@@ -339,7 +377,9 @@ fn sentence_normative(text: &str) -> bool {
             .any(|v| p.has(&[v, "if"]));
     if conditioned {
         for (i, x) in w.iter().enumerate() {
-            if x == "can" && i > 0 && ["you", "agent", "agents", "we"].contains(&w[i - 1].as_str())
+            if (x == "can" || x == "may")
+                && i > 0
+                && ["you", "agent", "agents", "we"].contains(&w[i - 1].as_str())
             {
                 return true;
             }
@@ -696,6 +736,17 @@ fn is_escalate(p: &Plain, scope: &Scope) -> bool {
     }
     let money = p.any(&["money", "funds", "dollars", "amount", "balance", "payment"])
         || p.text.contains('$');
+    // `Do not transfer without asking`: a bare transfer, where the only
+    // tools that transfer hand the person off.
+    let only_hand_offs = !scope.escalation().is_empty()
+        && scope
+            .all()
+            .iter()
+            .filter(|t| t.contains("transfer"))
+            .all(|t| scope.escalation().contains(t));
+    if p.has_stem(&["transfer"]) && !money && only_hand_offs {
+        return true;
+    }
     p.has_stem(&["transfer"])
         && !money
         && p.any(&[
@@ -714,7 +765,7 @@ fn is_escalate(p: &Plain, scope: &Scope) -> bool {
 
 const REVEAL_VERBS: &[&str] = &[
     "share", "reveal", "disclose", "show", "display", "expose", "read", "repeat", "print", "tell",
-    "mention", "give", "send", "spell", "include",
+    "mention", "give", "send", "spell", "include", "leak", "away",
 ];
 
 /// Sensitive things and the field names that hold them.
@@ -744,6 +795,7 @@ const SENSITIVE: &[(&[&str], &[&str])] = &[
         &["password", "token", "secret", "api_key"],
     ),
     (&["internal", "notes"], &["internal_notes", "notes"]),
+    (&["internal"], &[]),
 ];
 
 fn is_reveal(p: &Plain) -> bool {
@@ -1541,13 +1593,30 @@ fn triggers(text: &str) -> Vec<Trigger> {
     if condition.is_empty() {
         return out;
     }
+    // Only a condition whose instruction is to hand off: `If the user wants a
+    // human, tell them you can help first` is no reason to hand off.
+    let instruction = Plain::new(&p.text.replacen(&condition, "", 1));
+    let hands_off = instruction.has_stem(&["transfer", "escalat", "handoff"])
+        || instruction.has(&["hand", "off"])
+        || instruction.has(&["hand", "over"]);
+    let forbids = instruction.any(&["never"]) || instruction.has(&["do", "not"]);
+    if !hands_off || forbids {
+        return out;
+    }
     let cond = Plain::new(&condition);
     let human = |c: &Plain| {
         c.has_stem(&["human", "person", "manager", "supervisor", "representative"])
             && c.has_stem(&["ask", "request", "want", "speak", "talk", "demand"])
     };
     if human(&cond) {
-        out.push(Trigger::HumanRequest);
+        // `asks for a human agent 4 times`: the fourth request.
+        let times = cond
+            .words
+            .windows(2)
+            .find(|w| w[1] == "times")
+            .and_then(|w| number(&w[0]))
+            .map_or(1, |n| n.max(1.0) as usize);
+        out.push(Trigger::HumanRequest { times });
     }
     // Quoted values.
     let mut quoted = condition.split('"').skip(1).step_by(2).peekable();

@@ -279,8 +279,11 @@ pub struct Bound {
 /// What should make the agent hand off.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Trigger {
-    /// The person asks for a human.
-    HumanRequest,
+    /// The person asks for a human, `times` times.
+    HumanRequest {
+        /// Requests it takes (`asks for a human agent 4 times` → 4).
+        times: usize,
+    },
     /// All these words in one user message, or a quoted value in a user
     /// message or tool result.
     Words(Vec<String>),

@@ -28,8 +28,20 @@ pub(crate) struct Unit {
 enum Line {
     Blank,
     Heading(usize, String),
-    Bullet(usize, String),
-    Text(usize, String),
+    /// A list item: indent, text, and whether it is a bold label
+    /// (`**Payment:**`).
+    Bullet(usize, String, bool),
+    /// A line of a paragraph: indent, text, bold label.
+    Text(usize, String, bool),
+}
+
+/// Whether a line is all bold and ends in a colon (`**When to use it:**`):
+/// a label, whatever its words.
+fn bold_label(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with("**")
+        && (t.ends_with(":**") || t.ends_with("**:"))
+        && t.matches("**").count() == 2
 }
 
 fn indent_of(raw: &str) -> usize {
@@ -80,8 +92,8 @@ fn lines(policy: &str) -> Vec<Line> {
         }
         let indent = indent_of(raw);
         match bullet_text(trimmed) {
-            Some(text) => out.push(Line::Bullet(indent, clean(text))),
-            None => out.push(Line::Text(indent, clean(trimmed))),
+            Some(text) => out.push(Line::Bullet(indent, clean(text), bold_label(text))),
+            None => out.push(Line::Text(indent, clean(trimmed), bold_label(trimmed))),
         }
     }
     out
@@ -105,6 +117,8 @@ struct Block {
     children: Vec<Block>,
     /// Headings above it, outermost first.
     headings: Vec<String>,
+    /// A bold line ending in a colon: a label for the list under it.
+    label: bool,
 }
 
 /// Groups lines into blocks: paragraphs (text lines in a row) and list
@@ -127,17 +141,18 @@ fn blocks(policy: &str) -> Vec<Block> {
                 headings.push((*level, text.clone()));
                 open = false;
             }
-            Line::Bullet(indent, text) => {
+            Line::Bullet(indent, text, label) => {
                 flat.push(Block {
                     text: text.clone(),
                     bullet: true,
                     indent: *indent,
                     children: Vec::new(),
                     headings: headings.iter().map(|(_, h)| h.clone()).collect(),
+                    label: *label,
                 });
                 open = true;
             }
-            Line::Text(indent, text) => {
+            Line::Text(indent, text, label) => {
                 let continues = open
                     && flat
                         .last()
@@ -152,6 +167,7 @@ fn blocks(policy: &str) -> Vec<Block> {
                         indent: *indent,
                         children: Vec::new(),
                         headings: headings.iter().map(|(_, h)| h.clone()).collect(),
+                        label: *label,
                     });
                 }
                 open = true;
@@ -298,8 +314,19 @@ pub(crate) fn sentences(text: &str) -> Vec<String> {
         if double || single {
             continue;
         }
-        let ends = matches!(c, '.' | '!' | '?') && next.is_none_or(char::is_whitespace);
+        // A quote closing after the sentence's stop ends it too: `called
+        // "agent tools." These …`.
+        let closes_quote = matches!(c, '"' | '”' | '\'' | '’')
+            && prev.is_some_and(|p| matches!(p, '.' | '!' | '?'));
+        let ends =
+            (matches!(c, '.' | '!' | '?') || closes_quote) && next.is_none_or(char::is_whitespace);
         if !ends {
+            continue;
+        }
+        // `documentation, receipts... from the customer`: a lowercase word
+        // after the stop continues the sentence.
+        let next_word = chars[i + 1..].iter().find(|c| !c.is_whitespace());
+        if next_word.is_some_and(|n| n.is_lowercase()) {
             continue;
         }
         let lower = cur.to_lowercase();
@@ -355,7 +382,7 @@ fn emit(block: &Block, context: &[String], out: &mut Vec<Unit>, n: &mut usize) {
         });
     }
     let Some(lead) = lead else { return };
-    if leads_in(&lead) && is_label(&lead) {
+    if leads_in(&lead) && (block.label || is_label(&lead)) {
         // The label's own sentence is context, not a unit.
         let mut inner = context.to_vec();
         inner.push(lead.trim_end_matches(':').trim().to_owned());
@@ -438,6 +465,21 @@ mod tests {
         assert_eq!(
             u[4].context,
             vec!["Refuel".to_owned(), "Checked bags".to_owned()]
+        );
+    }
+
+    #[test]
+    fn bold_labels_and_stops_inside_quotes() {
+        let policy = "**How to give a tool:**\n- Use the give tool\n- Explain what it does.\n\nThese are called \"agent tools.\" They must be unlocked. Ask for receipts... from the customer only.";
+        assert_eq!(
+            texts(policy),
+            vec![
+                "Use the give tool",
+                "Explain what it does.",
+                "These are called \"agent tools.\"",
+                "They must be unlocked.",
+                "Ask for receipts... from the customer only.",
+            ]
         );
     }
 

@@ -108,3 +108,37 @@ fn reads_classes_and_tools() {
         }])
     );
 }
+
+#[test]
+fn hand_off_triggers_come_from_conditions_whose_instruction_hands_off() {
+    let tools = vec![
+        tool("get_card", &[("customer_id", "string")]),
+        tool("transfer_to_human_agents", &[("summary", "string")]),
+    ];
+    let policy = Policy::read(
+        "- If the customer reports fraud or a stolen card, or asks for a human, transfer them with `transfer_to_human_agents`.\n- If the user still wants a human agent, tell them you can help and try first.\n- If the user asks for a human agent 4 times, then you may invoke the transfer_to_human_agents tool.\n- If it shows \"Locked\", escalate to technical support.",
+        &tools,
+    );
+    let triggers: Vec<Vec<Trigger>> = policy
+        .rules()
+        .iter()
+        .map(|r| match &r.detail {
+            Detail::Escalate { triggers, to } => {
+                assert_eq!(to, &vec!["transfer_to_human_agents".to_owned()]);
+                triggers.clone()
+            }
+            other => panic!("{}: {other:?}", r.text),
+        })
+        .collect();
+    assert_eq!(
+        triggers[0],
+        vec![
+            Trigger::HumanRequest { times: 1 },
+            Trigger::Words(vec!["fraud".to_owned()]),
+            Trigger::Words(vec!["stolen".to_owned(), "card".to_owned()]),
+        ]
+    );
+    assert!(triggers[1].is_empty(), "{:?}", triggers[1]);
+    assert_eq!(triggers[2], vec![Trigger::HumanRequest { times: 4 }]);
+    assert_eq!(triggers[3], vec![Trigger::Words(vec!["locked".to_owned()])]);
+}
