@@ -46,6 +46,13 @@ fn flaky(mode: &str, dir: &Path) -> String {
     )
 }
 
+/// Runs `sparring` with `args`, which must succeed, and parses its stdout.
+fn json_out(args: &[&std::ffi::OsStr]) -> Value {
+    let o = sparring().args(args).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -1324,14 +1331,8 @@ mod policy {
 
     #[test]
     fn lists_every_rule_with_id_class_check_and_tools() {
-        let o = sparring()
-            .arg("policy")
-            .arg(example_spec())
-            .arg("--json")
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
-        let p: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let spec = example_spec();
+        let p = json_out(&["policy".as_ref(), spec.as_os_str(), "--json".as_ref()]);
         let rules = p["rules"].as_array().unwrap();
         assert_eq!(rules.len(), 10);
         let confirm = rules
@@ -1402,14 +1403,7 @@ mod policy {
             dir.path(),
             "policy_rules:\n  drop: [not-promise-anything-tools-cannot]\n  reclassify: {never-guess-order-number: precondition}",
         );
-        let o = sparring()
-            .arg("policy")
-            .arg(&spec)
-            .arg("--json")
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
-        let p: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let p = json_out(&["policy".as_ref(), spec.as_os_str(), "--json".as_ref()]);
         assert_eq!(p["rules"].as_array().unwrap().len(), 9);
         assert!(
             p["rules"]
@@ -1418,14 +1412,7 @@ mod policy {
                 .iter()
                 .any(|r| r["id"] == "never-guess-order-number" && r["class"] == "precondition")
         );
-        let o = sparring()
-            .arg("grid")
-            .arg(&spec)
-            .arg("--json")
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
-        let g: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let g = json_out(&["grid".as_ref(), spec.as_os_str(), "--json".as_ref()]);
         let values = g["axes"]["policy_rule"].as_array().unwrap();
         assert_eq!(values.len(), 10, "nine rules and none");
         assert!(
