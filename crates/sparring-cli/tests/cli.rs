@@ -46,6 +46,13 @@ fn flaky(mode: &str, dir: &Path) -> String {
     )
 }
 
+/// Runs `sparring` with `args`, which must succeed, and parses its stdout.
+fn json_out(args: &[&std::ffi::OsStr]) -> Value {
+    let o = sparring().args(args).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -81,6 +88,11 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 /// The example spec with an `axes` block added.
 fn spec_with_axes(dir: &Path, axes: &str) -> PathBuf {
+    spec_with(dir, &format!("axes:\n{axes}"))
+}
+
+/// The example spec with a block of YAML added at the top level.
+fn spec_with(dir: &Path, block: &str) -> PathBuf {
     let text = std::fs::read_to_string(example_spec()).unwrap().replace(
         "{file: policy.md}",
         &format!(
@@ -90,7 +102,7 @@ fn spec_with_axes(dir: &Path, axes: &str) -> PathBuf {
                 .display()
         ),
     );
-    write(dir, "spec.yaml", &format!("{text}\naxes:\n{axes}\n"))
+    write(dir, "spec.yaml", &format!("{text}\n{block}\n"))
 }
 
 fn read_rows(path: &Path) -> Vec<Value> {
@@ -789,6 +801,54 @@ mod grading {
     }
 
     #[test]
+    fn judge_without_a_rubric_grades_against_the_policys_judge_rules() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = ungraded_run(dir.path());
+        let out = dir.path().join("judged.jsonl");
+        let o = sparring()
+            .arg("grade")
+            .arg(&rows)
+            .args([
+                "--judge",
+                &format!("command:{}", script("judge.py", "strict")),
+            ])
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let judged = read_rows(&out);
+        assert_eq!(judged.len(), 12);
+        let hashes: std::collections::BTreeSet<&str> = judged
+            .iter()
+            .map(|r| r["judge_meta"]["rubric_hash"].as_str().unwrap())
+            .collect();
+        assert_eq!(hashes.len(), 1, "one policy, one rubric");
+        // Rows whose policy has no rule for the judge need a rubric.
+        let text = std::fs::read_to_string(&rows).unwrap();
+        let mut lines = Vec::new();
+        for line in text.lines() {
+            let mut v: Value = serde_json::from_str(line).unwrap();
+            v["messages"][0]["content"] =
+                serde_json::json!("Confirm with the customer before issuing a refund.");
+            lines.push(v.to_string());
+        }
+        let checked = write(dir.path(), "checked.jsonl", &(lines.join("\n") + "\n"));
+        let o = sparring()
+            .arg("grade")
+            .arg(&checked)
+            .args([
+                "--judge",
+                &format!("command:{}", script("judge.py", "strict")),
+            ])
+            .arg("-o")
+            .arg(dir.path().join("x.jsonl"))
+            .output()
+            .unwrap();
+        assert_usage_error(&o, &["--judge", "no rule for the judge", "--rubric"]);
+    }
+
+    #[test]
     fn grader_crashes_and_timeouts_cost_only_their_row() {
         let dir = tempfile::tempdir().unwrap();
         let rows = ungraded_run(dir.path());
@@ -966,14 +1026,18 @@ mod grading {
             .output()
             .unwrap();
         assert_usage_error(&o, &["--grader", "unknown suffix"]);
+        // Without --rubric the judge takes the policy's judge rules
+        // (`judge_without_a_rubric_…`); a rubric without a judge is an error.
         let o = sparring()
             .arg("grade")
             .arg(&rows)
-            .args(["--judge", "command:true", "-o"])
+            .arg("--rubric")
+            .arg(write(dir.path(), "r2.txt", "criteria"))
+            .arg("-o")
             .arg(dir.path().join("o.jsonl"))
             .output()
             .unwrap();
-        assert_usage_error(&o, &["--rubric"]);
+        assert_usage_error(&o, &["--rubric needs --judge"]);
         let o = sparring()
             .arg("grade")
             .arg(&rows)
@@ -1273,6 +1337,103 @@ mod grid {
                 .all(|l| l["phrasings"].as_array().unwrap().len() == 3)
         );
         assert!(lines[2]["situation"]["axes"]["stance"].is_string());
+    }
+}
+
+mod policy {
+    use super::*;
+
+    #[test]
+    fn lists_every_rule_with_id_class_check_and_tools() {
+        let spec = example_spec();
+        let p = json_out(&["policy".as_ref(), spec.as_os_str(), "--json".as_ref()]);
+        let rules = p["rules"].as_array().unwrap();
+        assert_eq!(rules.len(), 10);
+        let confirm = rules
+            .iter()
+            .find(|r| r["id"] == "confirm-customer-before-issuing-refund")
+            .unwrap();
+        assert_eq!(confirm["class"], "confirm_before");
+        assert_eq!(confirm["check"], "acted_without_confirmation");
+        assert_eq!(confirm["tools"], serde_json::json!(["refund_order"]));
+        assert!(
+            confirm["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("You must confirm")
+        );
+        assert_eq!(p["classes"]["judge"], 5);
+        let o = sparring()
+            .arg("policy")
+            .arg(example_spec())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            text.starts_with("10 rules read from the policy of `support-desk`"),
+            "{text}"
+        );
+        assert!(
+            text.contains("confirm-customer-before-issuing-refund  [confirm_before, checked by acted_without_confirmation]"),
+            "{text}"
+        );
+        assert!(text.contains("  tools: refund_order\n"), "{text}");
+    }
+
+    #[test]
+    fn bad_corrections_are_named_with_where() {
+        let dir = tempfile::tempdir().unwrap();
+        for (block, needles) in [
+            (
+                "policy_rules:\n  drop: [never-guess-order-numbr]",
+                &[
+                    "/policy_rules/drop/0",
+                    "did you mean `never-guess-order-number`",
+                ][..],
+            ),
+            (
+                "policy_rules:\n  reclasify: {}",
+                &["/policy_rules/reclasify", "did you mean `reclassify`"][..],
+            ),
+            (
+                "policy_rules:\n  add:\n    - {text: Be brief., class: juge}",
+                &["/policy_rules/add/0/class", "did you mean `judge`"][..],
+            ),
+            (
+                "policy_rules:\n  add:\n    - {text: Be brief., class: judge, tools: [get_ordr]}",
+                &["/policy_rules/add/0/tools/0", "did you mean `get_order`"][..],
+            ),
+        ] {
+            let spec = spec_with(dir.path(), block);
+            for command in ["policy", "grid"] {
+                let o = sparring().arg(command).arg(&spec).output().unwrap();
+                assert_usage_error(&o, needles);
+            }
+            assert_usage_error(&simulate_spec(&spec), needles);
+        }
+        // A good correction shows in the listing and on the grid.
+        let spec = spec_with(
+            dir.path(),
+            "policy_rules:\n  drop: [not-promise-anything-tools-cannot]\n  reclassify: {never-guess-order-number: precondition}",
+        );
+        let p = json_out(&["policy".as_ref(), spec.as_os_str(), "--json".as_ref()]);
+        assert_eq!(p["rules"].as_array().unwrap().len(), 9);
+        assert!(
+            p["rules"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["id"] == "never-guess-order-number" && r["class"] == "precondition")
+        );
+        let g = json_out(&["grid".as_ref(), spec.as_os_str(), "--json".as_ref()]);
+        let values = g["axes"]["policy_rule"].as_array().unwrap();
+        assert_eq!(values.len(), 10, "nine rules and none");
+        assert!(
+            !values
+                .iter()
+                .any(|v| v == "not-promise-anything-tools-cannot")
+        );
     }
 }
 

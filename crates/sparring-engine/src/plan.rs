@@ -253,17 +253,19 @@ fn finish_plan(
             history: &history,
             style,
         };
-        // A complex ask adds a read of the same record.
+        // A complex ask adds a read of the same record; an ask that is
+        // already a read would only say the same need twice.
         let read = Operation::Read;
         let second = AskInput {
             operation: &read,
             tier: "ordinary",
             ..input.clone()
         };
+        let second = (op != Operation::Read).then_some(&second);
         let n = options.phrasings.max(1) as usize;
         let mut asks = match &seed_ask {
             Some(ask) => writer::seed_phrasings(templates, ask, &input, n, &mut stream),
-            None => writer::phrasings(templates, &input, Some(&second), n, &mut stream),
+            None => writer::phrasings(templates, &input, second, n, &mut stream),
         };
         if state == "several"
             && let Some(others) = facts.known.get("other_ids")
@@ -297,6 +299,7 @@ fn finish_plan(
                 .map(|k| vec![serde_json::json!({"tool": tool_name, "kind": k.as_str()})])
                 .unwrap_or_default(),
             seed_index: seed_ask.as_ref().map(|_| r),
+            rule_text: rule.as_deref().map(sparring_types::policy::short_text),
         };
         let persona = Persona {
             name: name.clone(),

@@ -73,11 +73,20 @@ fn unfinished_verdict(row: &Row) -> Option<StageVerdict> {
 /// that did not finish on the agent's side gets reward 0 (see
 /// `unfinished_verdict`).
 pub fn conduct_stage(row: &mut Row) -> StageVerdict {
+    conduct_stage_under(row, None)
+}
+
+/// [`conduct_stage`] under a given policy (a spec's, read once with its
+/// `policy_rules`); `None` reads the policy from the row's system message.
+pub fn conduct_stage_under(row: &mut Row, policy: Option<&crate::policy::Policy>) -> StageVerdict {
     if let Some(verdict) = unfinished_verdict(row) {
         row.conduct_checks = None;
         return verdict;
     }
-    let verdict = grade::conduct(&row.messages, &row.tools);
+    let verdict = match policy {
+        Some(p) => grade::conduct_with(&row.messages, &row.tools, p),
+        None => grade::conduct(&row.messages, &row.tools),
+    };
     row.conduct_checks = Some(verdict.checks);
     StageVerdict {
         stage: "conduct".to_owned(),

@@ -327,6 +327,7 @@ pub fn row(
             world_seed: 7,
             faults: Vec::new(),
             seed_index: None,
+            rule_text: None,
         },
         persona: Persona::default(),
         ended_by: EndedBy::AgentDone,

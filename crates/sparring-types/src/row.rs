@@ -92,6 +92,10 @@ pub struct Situation {
     /// Index into the spec's `seeds` when the ask is a seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed_index: Option<usize>,
+    /// The text of the policy rule `axes.policy_rule` names, shortened
+    /// ([`crate::policy::short_text`]); absent for `none`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_text: Option<String>,
 }
 
 /// Who the simulated person is.

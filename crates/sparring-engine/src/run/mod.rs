@@ -210,6 +210,8 @@ struct Shared {
     agent_name: String,
     replayed_from: Option<String>,
     person_model: Option<Arc<ModelPerson>>,
+    /// The spec's policy, read once, that `grade` checks rows against.
+    policy: crate::policy::Policy,
 }
 
 /// Plays every task (seeds first) `repeats` times, up to `budget` rows, and
@@ -400,6 +402,12 @@ async fn prepare(config: &RunConfig) -> Result<Prepared, RunError> {
                 .map_err(|e| RunError::Plan(crate::plan::PlanError::Templates(e)))?,
         )),
     };
+    let policy = crate::policy::Policy::of_spec(&spec).map_err(|e| {
+        crate::plan::PlanError::from(crate::axes::AxesError {
+            pointer: e.pointer,
+            message: e.message,
+        })
+    })?;
     let shared = Arc::new(Shared {
         tools: Arc::new(
             spec.tools
@@ -417,6 +425,7 @@ async fn prepare(config: &RunConfig) -> Result<Prepared, RunError> {
         agent_name: config.agent.describe(),
         replayed_from: pinned.map(|p| p.from_run.clone()),
         person_model,
+        policy,
     });
     Ok(Prepared {
         shared,

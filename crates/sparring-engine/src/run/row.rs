@@ -82,7 +82,7 @@ pub(super) fn make_row(done: &Done, shared: &Shared, eval_run: u32) -> Row {
         timings: t.timings.clone(),
     };
     if options.grade {
-        apply_grade(&mut row, run_id);
+        apply_grade(&mut row, run_id, &shared.policy);
     }
     row.behavior_signature = behavior_signature(&row);
     row
@@ -94,11 +94,12 @@ pub fn task_ids(task: &Task) -> (String, String) {
     (task.scenario_id.clone(), task.task_id.clone())
 }
 
-/// Grades a row with the conduct checks, in place. A row that ended in an
-/// error of the agent or its backend is a failure of the agent: reward 0
-/// with the error as the reason.
-pub fn apply_grade(row: &mut Row, scoring_run_id: &str) {
-    let verdict = crate::stages::conduct_stage(row);
+/// Grades a row with the conduct checks against the spec's policy (read
+/// once per run, its `policy_rules` applied), in place. A row that did not
+/// finish on the agent's side is a failure of the agent: reward 0 with the
+/// error as the reason.
+pub fn apply_grade(row: &mut Row, scoring_run_id: &str, policy: &crate::policy::Policy) {
+    let verdict = crate::stages::conduct_stage_under(row, Some(policy));
     row.reward = verdict.reward;
     row.reason = verdict.reason;
     row.failure_class = verdict.failure_class;

@@ -133,6 +133,7 @@ pub(super) fn summarise(end: Ending<'_>) -> Result<RunSummary, RunError> {
             .collect(),
         grid_rows: prepared.plan.as_ref().map(|p| p.array.rows.len() as u64),
         pairwise,
+        policy_rules: crate::policy::rule_records(&axes.rules),
         situations_planned: situations_planned.len() as u64,
         situations_run: situations_run.len() as u64,
         tools_never_run: spec
