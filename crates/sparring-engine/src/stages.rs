@@ -166,6 +166,21 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
             },
         });
     }
+    settle(row, grades, scoring_run_id);
+}
+
+/// Grades one row with the conduct checks alone, in place, the way
+/// [`grade_row`] does with only the conduct stage (`simulate --grade`): the
+/// same verdict, the same `grades`, the same fields set.
+pub fn grade_conduct(row: &mut Row, policy: Option<&crate::policy::Policy>, scoring_run_id: &str) {
+    let verdict = conduct_stage_under(row, policy);
+    settle(row, vec![verdict], scoring_run_id);
+}
+
+/// The row's grade is its last stage's: `reward`, `reason` (the stage's
+/// error when it could not grade), `failure_class` when it failed; every
+/// stage's verdict stays in `grades`.
+fn settle(row: &mut Row, grades: Vec<StageVerdict>, scoring_run_id: &str) {
     if let Some(last) = grades.last() {
         row.reward = last.reward;
         row.reason = match (&last.error, &last.reason) {

@@ -272,6 +272,53 @@ pub struct StageVerdict {
 }
 
 impl Row {
+    /// A row with these ids and this conversation, ended `ended_by`, and
+    /// every other field empty: no tools, a default situation and person,
+    /// ungraded, no markers, no model recorded. Set what else is known
+    /// field by field (`Row { tools, ..Row::new(…) }`).
+    pub fn new(
+        row_id: impl Into<String>,
+        task_id: impl Into<String>,
+        scenario_id: impl Into<String>,
+        messages: Vec<Message>,
+        ended_by: EndedBy,
+    ) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            row_id: row_id.into(),
+            task_id: task_id.into(),
+            scenario_id: scenario_id.into(),
+            messages,
+            tools: Vec::new(),
+            situation: Situation::default(),
+            persona: Persona::default(),
+            ended_by,
+            error: None,
+            reward: None,
+            reason: None,
+            failure_class: None,
+            conduct_checks: None,
+            judge_meta: None,
+            grades: None,
+            gold_reward: None,
+            gold_author: None,
+            gold_kind: None,
+            markers: BTreeMap::new(),
+            behavior_signature: String::new(),
+            sampling: None,
+            logprobs: None,
+            usage: None,
+            requests: None,
+            model_version: String::new(),
+            writer_model: String::new(),
+            user_model: String::new(),
+            lineage: Lineage::default(),
+            seed: 0,
+            turn_cap: None,
+            timings: Timings::default(),
+        }
+    }
+
     /// Whether the row is graded and passed (`reward >= 0.5`).
     pub fn passed(&self) -> Option<bool> {
         self.reward.map(|r| r >= 0.5)
