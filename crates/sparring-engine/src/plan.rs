@@ -36,7 +36,7 @@ pub struct Task {
     /// The opening message.
     pub ask: String,
     /// `seed` for a seed ask, else `structured`.
-    pub arm: String,
+    pub arm: sparring_types::Arm,
     /// What the person knows and wants.
     pub facts: Facts,
     /// Who wrote the ask: `template`, or the model writer's backend.
@@ -293,7 +293,7 @@ fn finish_plan(
         );
         let situation = Situation {
             axes: axes_map,
-            tier: tier.to_owned(),
+            tier: vocabulary(tier),
             world_seed,
             faults: fault
                 .map(|k| vec![serde_json::json!({"tool": tool_name, "kind": k.as_str()})])
@@ -303,7 +303,7 @@ fn finish_plan(
         };
         let persona = Persona {
             name: name.clone(),
-            stance: stance.clone(),
+            stance: vocabulary(&stance),
             style: style.to_owned(),
             patience: options.patience,
             knows: facts.known.clone(),
@@ -312,9 +312,9 @@ fn finish_plan(
             id_field: facts.id.as_ref().map(|(k, _)| k.clone()),
         };
         let arm = if seed_ask.is_some() {
-            "seed"
+            sparring_types::Arm::Seed
         } else {
-            "structured"
+            sparring_types::Arm::Structured
         };
         situations.push(
             asks.into_iter()
@@ -327,7 +327,7 @@ fn finish_plan(
                         situation: situation.clone(),
                         persona: persona.clone(),
                         ask,
-                        arm: arm.to_owned(),
+                        arm,
                         facts: facts.clone(),
                         scenario_id: String::new(),
                         task_id: String::new(),
@@ -456,7 +456,7 @@ fn pinned_task(index: usize, row: &sparring_types::Row) -> Task {
         },
         persona,
         ask,
-        arm: row.lineage.arm.clone(),
+        arm: row.lineage.arm,
         facts,
         scenario_id: row.scenario_id.clone(),
         task_id: row.task_id.clone(),
@@ -600,4 +600,12 @@ fn facts_for(
         }
     }
     facts
+}
+
+/// A value of a closed vocabulary from the name the plan drew it by. The
+/// plan draws only the vocabulary's own names (the writer's tiers, the
+/// stance axis, which a spec's pins are checked against), so the fallback to
+/// the zero value is never taken.
+fn vocabulary<T: sparring_types::Vocabulary + Default>(name: &str) -> T {
+    T::parse(name).unwrap_or_default()
 }

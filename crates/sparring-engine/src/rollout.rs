@@ -165,7 +165,7 @@ impl<'a> Rollout<'a> {
         let task = setup.task;
         let person = Person::new(
             task.facts.clone(),
-            &task.persona.stance,
+            task.persona.stance.as_str(),
             setup.options.patience,
             Stream::derive(setup.rollout_seed, "person", &[]),
         )

@@ -10,7 +10,7 @@
 
 use crate::grade;
 use crate::judge::Judge;
-use sparring_types::{Grader, Row, StageVerdict};
+use sparring_types::{Grader, Row, Stage, StageVerdict};
 
 /// The stages to run.
 #[derive(Clone, Copy)]
@@ -57,7 +57,7 @@ fn unfinished_verdict(row: &Row) -> Option<StageVerdict> {
         "the provider cut the reply short"
     };
     Some(StageVerdict {
-        stage: "conduct".to_owned(),
+        stage: Stage::Conduct,
         by: "conduct".to_owned(),
         reward: Some(0.0),
         reason: Some(format!(
@@ -89,7 +89,7 @@ pub fn conduct_stage_under(row: &mut Row, policy: Option<&crate::policy::Policy>
     };
     row.conduct_checks = Some(verdict.checks);
     StageVerdict {
-        stage: "conduct".to_owned(),
+        stage: Stage::Conduct,
         by: "conduct".to_owned(),
         reward: Some(verdict.reward),
         reason: Some(verdict.reason),
@@ -121,7 +121,7 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
                     row.markers.insert(k.clone(), *m);
                 }
                 StageVerdict {
-                    stage: "grader".to_owned(),
+                    stage: Stage::Grader,
                     by: grader.describe(),
                     reward: Some(v.reward),
                     reason: v.reason,
@@ -130,7 +130,7 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
                 }
             }
             Err(e) => StageVerdict {
-                stage: "grader".to_owned(),
+                stage: Stage::Grader,
                 by: grader.describe(),
                 reward: None,
                 reason: None,
@@ -145,7 +145,7 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
         row.judge_meta = Some(outcome.meta);
         grades.push(match outcome.verdict {
             Ok(v) => StageVerdict {
-                stage: "judge".to_owned(),
+                stage: Stage::Judge,
                 by: judge.model(),
                 reward: Some(v.reward),
                 reason: Some(v.reason),
@@ -157,7 +157,7 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
                 error: None,
             },
             Err(e) => StageVerdict {
-                stage: "judge".to_owned(),
+                stage: Stage::Judge,
                 by: judge.model(),
                 reward: None,
                 reason: None,

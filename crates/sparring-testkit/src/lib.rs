@@ -318,7 +318,7 @@ pub fn row(
             axes: [("tool".to_owned(), "get_order".to_owned())]
                 .into_iter()
                 .collect(),
-            tier: "ordinary".to_owned(),
+            tier: sparring_types::Tier::Ordinary,
             world_seed: 7,
             ..Situation::default()
         },

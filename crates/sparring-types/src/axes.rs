@@ -33,14 +33,14 @@ pub const ALL_AXES: &[&str] = &[
     "history",
 ];
 
-/// Stances of the person.
+/// Stances of the person: [`crate::Stance`]'s names, in its order.
 pub const STANCES: &[&str] = &[
-    "cooperative",
-    "hurried",
-    "confused",
-    "frustrated",
-    "skeptical",
-    "manipulative",
+    crate::Stance::Cooperative.as_str(),
+    crate::Stance::Hurried.as_str(),
+    crate::Stance::Confused.as_str(),
+    crate::Stance::Frustrated.as_str(),
+    crate::Stance::Skeptical.as_str(),
+    crate::Stance::Manipulative.as_str(),
 ];
 /// World states.
 pub const WORLD_STATES: &[&str] = &["exists", "missing", "terminal", "several", "someone_else"];

@@ -91,5 +91,5 @@ pub use summary::{
 };
 pub use tool::ToolSpec;
 pub use unique::{Duplicate, first_duplicate};
-pub use values::{Mode, Patience, RepeatPolicy, Vocabulary};
+pub use values::{Arm, Mode, Patience, RepeatPolicy, Stage, Stance, Tier, Vocabulary};
 pub use world_options::{WorldOptions, WorldPatch};

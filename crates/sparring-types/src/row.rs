@@ -83,7 +83,7 @@ pub struct Situation {
     pub axes: BTreeMap<String, String>,
     /// Difficulty tier: `ordinary`, `complex`, `ambiguous`, `boundary`,
     /// `adversarial`, or `seed` for an ask kept word for word.
-    pub tier: String,
+    pub tier: crate::Tier,
     /// Seed of the world the rollout ran in.
     pub world_seed: u64,
     /// Faults scheduled for this rollout, as the world records them.
@@ -104,7 +104,7 @@ pub struct Persona {
     /// The person's name.
     pub name: String,
     /// Stance (`cooperative`, `hurried`, …); the same as the situation's axis.
-    pub stance: String,
+    pub stance: crate::Stance,
     /// Writing style (`plain`, `lowercase`, `clipped`, …).
     pub style: String,
     /// `normal`, `short` or `endless`.
@@ -130,8 +130,8 @@ pub struct Persona {
 pub struct Lineage {
     /// The run that produced the row.
     pub run_id: String,
-    /// The search arm that chose the situation (`structured`, `seed`, …).
-    pub arm: String,
+    /// The search arm that chose the situation (`structured`, `seed`).
+    pub arm: crate::Arm,
     /// The row this one was mutated from, if any.
     #[serde(default)]
     pub parent: Option<String>,
@@ -254,7 +254,7 @@ pub struct Row {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StageVerdict {
     /// `conduct`, `grader` or `judge`.
-    pub stage: String,
+    pub stage: crate::Stage,
     /// Who graded: `conduct`, the grader command, the judge's backend.
     pub by: String,
     /// 0..=1, or `None` when the stage could not grade the row.

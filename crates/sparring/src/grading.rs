@@ -332,7 +332,10 @@ pub async fn grade_rows(
                 None => summary.ungraded += 1,
             }
             for g in row.grades.iter().flatten().filter(|g| g.error.is_some()) {
-                *summary.stage_errors.entry(g.stage.clone()).or_default() += 1;
+                *summary
+                    .stage_errors
+                    .entry(g.stage.as_str().to_owned())
+                    .or_default() += 1;
             }
             sink.write(&row)
                 .map_err(|e| Error::new(crate::ErrorKind::Io, e.0))?;

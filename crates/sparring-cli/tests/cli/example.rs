@@ -22,9 +22,8 @@ fn support_desk_runs_graded_and_reports() {
     assert!(rows.len() >= 20, "{} rows", rows.len());
     assert_valid_rows(&rows);
     assert!(
-        rows.iter().all(|r| r["usage"].is_null()
-            && r["requests"].is_null()
-            && r["sampling"].is_null()),
+        rows.iter()
+            .all(|r| r["usage"].is_null() && r["requests"].is_null() && r["sampling"].is_null()),
         "a command agent says nothing about sampling or tokens"
     );
     // Every row graded; the example agent's planted failure is caught,

@@ -141,15 +141,6 @@ fn spec_with_tools(tools: &str) -> String {
     format!(r#"{{"name": "t", "system_prompt": "p", "tools": {tools}}}"#)
 }
 
-
-
-
-
-
-
-
-
-
 #[test]
 fn world_answers_lines_with_shared_memory_and_explains() {
     use std::io::Write as _;
@@ -221,16 +212,6 @@ fn world_answers_lines_with_shared_memory_and_explains() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
-/// The scoring commands over hand-written rows, with hand-computed figures.
-// Figures that are exact (p-values from enumeration, constant differences)
-// are compared exactly; short names mirror the JSON they read.
-#[allow(clippy::float_cmp, clippy::many_single_char_names)]
-
-/// `--agent openai:…` and `anthropic:…` against the testkit's fake server,
-/// run in this process while the binary talks to it.
-
-
-
 /// The README's main command is `cargo run --release -- simulate …`: cargo
 /// can pick the binary only when the default members hold one.
 #[test]
@@ -246,16 +227,16 @@ fn cargo_run_finds_one_binary() {
     assert!(readme.contains("cargo run --release -- simulate"));
 }
 
-mod spec_errors;
-mod example;
 mod agents;
-mod report;
-mod grading;
 mod docs;
-mod grid;
-mod policy;
-mod resume;
-mod score;
-mod models;
+mod example;
 mod execute;
+mod grading;
+mod grid;
+mod models;
+mod policy;
+mod report;
+mod resume;
 mod runs;
+mod score;
+mod spec_errors;

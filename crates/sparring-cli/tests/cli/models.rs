@@ -1,10 +1,10 @@
-//! Model agents, writers, people and judges against the fake model server.
+//! `--agent openai:…` and `anthropic:…` (and model writers, people and
+//! judges) against the testkit's fake server, run in this process while the
+//! binary talks to it.
 
 use super::*;
 use serde_json::json;
-use sparring_testkit::fake_llm::{
-    Behaviour, FakeLlm, FakeOptions, Reply, Responder, request_text,
-};
+use sparring_testkit::fake_llm::{Behaviour, FakeLlm, FakeOptions, Reply, Responder, request_text};
 use std::collections::BTreeMap;
 
 const KEY: &str = "sk-cli-test-7f3a91b2c4";
@@ -207,8 +207,7 @@ fn avg_turns_caps_each_model_rollout_at_its_own_drawn_cap() {
         assert_eq!(row["markers"]["turns"], 6.0);
     }
     let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(plain.join("run.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(plain.join("run.json")).unwrap()).unwrap();
     assert!(summary["options"].get("avg_turns").is_none());
 }
 

@@ -1,4 +1,9 @@
-//! The scoring commands' JSON contracts on hand-computed rows.
+//! The scoring commands over hand-written rows, with hand-computed figures.
+//!
+//! Figures that are exact (p-values from enumeration, constant differences)
+//! are compared exactly; short names mirror the JSON they read.
+
+#![allow(clippy::float_cmp, clippy::many_single_char_names)]
 
 use super::*;
 use serde_json::json;
@@ -32,7 +37,8 @@ fn f(v: &Value) -> f64 {
 /// Task a: 2 of 4 pass (tool x, ordinary); b: 4 of 4 (tool y, seed);
 /// c: 0 of 1 (tool x); d: one ungraded row.
 fn report_fixture(dir: &Path) -> PathBuf {
-    let x = json!({"situation": {"axes": {"tool": "x"}, "tier": "ordinary"}, "ended_by": "agent_done"});
+    let x =
+        json!({"situation": {"axes": {"tool": "x"}, "tier": "ordinary"}, "ended_by": "agent_done"});
     let y = json!({"situation": {"axes": {"tool": "y"}, "tier": "seed"}});
     let fail =
         json!({"situation": {"axes": {"tool": "x"}}, "failure_class": "claimed_without_call"});

@@ -58,7 +58,8 @@ fn tool_without_a_name() {
 #[test]
 fn parameters_must_be_an_object_schema() {
     let dir = tempfile::tempdir().unwrap();
-    let tools = r#"[{"type": "function", "function": {"name": "a", "parameters": {"type": "string"}}}]"#;
+    let tools =
+        r#"[{"type": "function", "function": {"name": "a", "parameters": {"type": "string"}}}]"#;
     let p = write(dir.path(), "s.json", &spec_with_tools(tools));
     let o = simulate_spec(&p);
     assert_usage_error(

@@ -52,7 +52,7 @@ pub(super) fn make_row(done: &Done, shared: &Shared, eval_run: u32) -> Row {
         user_model: t.user_model.clone(),
         lineage: Lineage {
             run_id: run_id.to_owned(),
-            arm: task.arm.clone(),
+            arm: task.arm,
             parent: None,
             eval_run,
             replayed_from_run: shared
