@@ -50,6 +50,7 @@ pub mod agent;
 pub mod axes;
 pub mod defaults;
 pub mod executor;
+mod goal;
 pub mod grader;
 pub mod hash;
 mod introspect;
@@ -74,6 +75,7 @@ pub use agent::{
 };
 pub use axes::{AxesSpec, AxisValue, ForbiddenPair};
 pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor, world_answer};
+pub use goal::Goal;
 pub use grader::{Grader, GraderError, GraderVerdict};
 pub use log::LogSink;
 pub use message::{FunctionCall, Message, Role, ToolCall};
@@ -91,5 +93,5 @@ pub use summary::{
 };
 pub use tool::ToolSpec;
 pub use unique::{Duplicate, first_duplicate};
-pub use values::{Arm, Mode, Patience, RepeatPolicy, Stage, Stance, Tier, Vocabulary};
+pub use values::{Arm, GoalKind, Mode, Patience, RepeatPolicy, Stage, Stance, Tier, Vocabulary};
 pub use world_options::{WorldOptions, WorldPatch};

@@ -96,6 +96,10 @@ pub struct Situation {
     /// ([`crate::policy::short_text`]); absent for `none`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule_text: Option<String>,
+    /// What done looks like here ([`crate::Goal`]); absent on rows from
+    /// before goals existed and on imported traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<crate::Goal>,
 }
 
 /// Who the simulated person is.
