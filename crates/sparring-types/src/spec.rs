@@ -3,6 +3,7 @@
 use crate::axes::AxesSpec;
 use crate::options::OptionsPatch;
 use crate::tool::ToolSpec;
+use crate::world_spec::WorldSpec;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -17,6 +18,7 @@ pub(crate) const SPEC_KEYS: &[&str] = &[
     "options",
     "axes",
     "policy",
+    "world",
 ];
 
 /// A validated spec.
@@ -36,6 +38,8 @@ pub struct Spec {
     pub options: OptionsPatch,
     /// Pins and forbidden pairs of the situation axes (`axes`).
     pub axes: AxesSpec,
+    /// What the world is told per tool beyond the tools' words (`world`).
+    pub world: WorldSpec,
 }
 
 /// What is wrong with a spec, and where (a JSON pointer into it).
@@ -203,6 +207,13 @@ impl Spec {
                 crate::axes::parse(v, &names)?
             }
         };
+        let world = match top.get("world") {
+            None => WorldSpec::default(),
+            Some(v) => {
+                let keys: Vec<String> = fixtures.keys().cloned().collect();
+                crate::world_spec::parse(v, &tools, &keys)?
+            }
+        };
         Ok(Self {
             name,
             system_prompt,
@@ -211,6 +222,7 @@ impl Spec {
             fixtures,
             options,
             axes,
+            world,
         })
     }
 

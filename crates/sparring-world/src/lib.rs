@@ -42,14 +42,16 @@ mod generate;
 mod infer;
 mod refuse;
 mod result;
+mod rules;
 mod shape;
 mod vocab;
 mod world;
 
 pub use fault::{FaultKind, FaultRecord, parse_scheduled};
-pub use infer::{Operation, ToolModel, infer_tool, name_words, status_after};
+pub use infer::{Money, Operation, ToolModel, infer_tool, name_words, status_after};
 pub use refuse::PLACEHOLDERS;
 pub use result::{ErrorKind, ToolResult};
+pub use rules::{Precondition, Reading, RuleReader, Source, preconditions};
 pub use shape::{IdShape, description_example};
 pub use sparring_types::WorldOptions;
 pub use world::{TERMINAL_STATUSES, World};
