@@ -810,7 +810,7 @@ mod tests {
                 "did you mean `from_account`",
             ),
             (
-                json!({"transfer_money": {"requires": ["ok", "from_account.balance >= amout"]}}),
+                json!({"transfer_money": {"requires": ["from_account.balance ~ 3"]}}),
                 "/world/transfer_money/requires/0",
                 "OP one of",
             ),
