@@ -88,7 +88,9 @@ const READ: &[&str] = &[
     "get", "find", "search", "list", "lookup", "check", "show", "fetch", "read", "view", "track",
     "query", "retrieve", "describe", "count", "lookup",
 ];
-const LIST_VERBS: &[&str] = &["search", "list", "find", "query"];
+/// Verbs that read a list whatever the noun (`find_orders_by_email` is a
+/// list by its plural; `find_user_id_by_email` finds one user).
+const LIST_VERBS: &[&str] = &["search", "list", "query"];
 const CREATE: &[&str] = &[
     "create", "book", "add", "place", "open", "submit", "register", "schedule", "new", "make",
     "send", "issue", "post", "insert", "request",
@@ -678,7 +680,9 @@ mod tests {
         let none: Vec<String> = Vec::new();
         let m = infer_tool(&tool("find_user_id_by_email", &["email"]), &none);
         assert_eq!(m.entity.as_deref(), Some("users"));
-        assert!(m.list && m.id_param.is_none());
+        assert!(!m.list && m.id_param.is_none());
+        let m = infer_tool(&tool("find_orders_by_email", &["email"]), &none);
+        assert!(m.list);
         let m = infer_tool(&tool("get_customer_by_phone", &["phone_number"]), &none);
         assert_eq!(m.entity.as_deref(), Some("customers"));
         assert_eq!(m.id_param, None);

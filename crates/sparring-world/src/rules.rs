@@ -19,12 +19,14 @@
 //!
 //! ```
 //! use sparring_types::ToolSpec;
-//! let tools = vec![ToolSpec {
-//!     name: "cancel_order".into(),
-//!     description: "Cancel a pending order.".into(),
+//! let tool = |name: &str| ToolSpec {
+//!     name: name.into(),
+//!     description: String::new(),
 //!     parameters: serde_json::json!({"type": "object", "properties": {"order_id": {"type": "string"}}}),
 //!     output_schema: None,
-//! }];
+//! };
+//! // `pending` is a status the tools' words name (`update_pending_order`).
+//! let tools = vec![tool("cancel_order"), tool("update_pending_order")];
 //! let rules = sparring_world::preconditions("Shipped orders can be refunded, not cancelled.", &tools);
 //! assert!(rules.is_empty(), "`shipped` is no status the tools name");
 //! let rules = sparring_world::preconditions("Only orders that are pending can be cancelled.", &tools);
@@ -425,10 +427,9 @@ fn split_line(line: &str, emit: &mut dyn FnMut(String)) {
             '\'' | '"' => {
                 // An apostrophe inside a word (`customer's`) is no quote.
                 let prev_alnum = k > 0 && chars[k - 1].1.is_alphanumeric();
-                let next_alnum = chars.get(k + 1).is_some_and(|(_, n)| n.is_alphanumeric());
                 if quote == Some(c) {
                     quote = None;
-                } else if quote.is_none() && !(prev_alnum && next_alnum) && !prev_alnum {
+                } else if quote.is_none() && !prev_alnum {
                     quote = Some(c);
                 }
             }
@@ -706,7 +707,7 @@ impl RuleReader {
             m.dedup();
             let m = self.best_named(&m, &words);
             m.into_iter()
-                .filter(|&k| self.entity_named(&self.tools[k], &words))
+                .filter(|&k| Self::entity_named(&self.tools[k], &words))
                 .collect()
         };
         // Who the sentence is about, for effects, `once` and enums.
@@ -822,7 +823,7 @@ impl RuleReader {
             } else {
                 unless
             };
-            for (param, entity) in self.records_named(t, &words) {
+            for (param, entity) in Self::records_named(t, &words) {
                 let Some((field, values)) = self.state_values(
                     &toks,
                     sentence,
@@ -873,7 +874,7 @@ impl RuleReader {
     }
 
     /// Whether the words mention the tool's entity (or what it acts on).
-    fn entity_named(&self, t: &ToolView, words: &[&str]) -> bool {
+    fn entity_named(t: &ToolView, words: &[&str]) -> bool {
         let mentions = |e: &str| words.iter().any(|w| *w == e || singular(w) == e);
         t.entity.as_deref().is_some_and(mentions)
             || t.ids.iter().any(|(_, e, _)| mentions(e))
@@ -892,7 +893,7 @@ impl RuleReader {
     /// The records a sentence's state is about: the target, or the id
     /// parameters of the entity it names (by role: "out of" an account is
     /// the `from_` one).
-    fn records_named(&self, t: &ToolView, words: &[&str]) -> Vec<(Option<String>, String)> {
+    fn records_named(t: &ToolView, words: &[&str]) -> Vec<(Option<String>, String)> {
         let mentions = |e: &str| words.iter().any(|w| *w == e || singular(w) == e);
         if let Some(e) = &t.entity
             && mentions(e)
