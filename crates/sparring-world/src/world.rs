@@ -1616,11 +1616,7 @@ impl World {
             && let Some(root) = self.shared.tools[*tool].output_schema.as_ref()
             && let Some(schema) = root.pointer(ptr)
         {
-            let ctx = Ctx {
-                root,
-                array_items: u64::from(options.array_items),
-                max_depth: options.max_depth,
-            };
+            let ctx = Ctx::new(root, u64::from(options.array_items), options.max_depth);
             if let Value::Object(map) = generate::from_schema(schema, entity, &ctx, &mut stream, 0)
             {
                 record = map;
@@ -1645,11 +1641,7 @@ impl World {
                         .map_or(Value::Null, |i| Value::String(i.clone()))
                 } else {
                     let root = &self.shared.tools[*tool].parameters;
-                    let ctx = Ctx {
-                        root,
-                        array_items: u64::from(options.array_items),
-                        max_depth: options.max_depth,
-                    };
+                    let ctx = Ctx::new(root, u64::from(options.array_items), options.max_depth);
                     match self.shared.tools[*tool].parameter(field) {
                         Some(schema) => generate::from_schema(schema, field, &ctx, &mut stream, 1),
                         None => generate::from_name(field, &mut stream),
