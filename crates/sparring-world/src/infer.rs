@@ -77,7 +77,8 @@ pub struct ToolModel {
     /// the fields it answers with the record's id.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fields: Vec<String>,
-    /// The head noun of the name (`balance`, `data_usage`).
+    /// The object phrase of the name (`balance`, `data_usage`,
+    /// `order_details`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub head: Option<String>,
     /// Which rule decided what, in words, for `--explain`.
@@ -519,6 +520,14 @@ pub fn infer_tool(tool: &ToolSpec, entities: &[String]) -> ToolModel {
     if tool.name == "calculate" || verb.is_empty() && name_words.iter().any(|w| w == "calculate") {
         why.push("`calculate`: evaluates the arithmetic expression".to_owned());
     }
+    // The object phrase, status words aside, for reads of a field
+    // (`get_data_usage` → `data_usage`).
+    let phrase: Vec<&str> = object
+        .iter()
+        .filter(|w| !STATUS_WORDS.contains(&w.as_str()))
+        .map(String::as_str)
+        .collect();
+    let head = (!phrase.is_empty()).then(|| phrase.join("_")).or(head);
     ToolModel {
         name: tool.name.clone(),
         operation,

@@ -107,7 +107,16 @@ pub(crate) fn declare(
     declared: &ToolWorld,
     entities: &[String],
 ) {
-    for (param, entity) in &declared.ids {
+    // The first declared id is the target when names gave none: one that
+    // reads like a source (`src`, `from_…`, `payer`) before the others.
+    let source_like = |p: &str| {
+        ["from", "src", "source", "origin", "sender", "payer"]
+            .iter()
+            .any(|w| p.starts_with(w))
+    };
+    let mut ids: Vec<(&String, &String)> = declared.ids.iter().collect();
+    ids.sort_by_key(|(p, _)| !source_like(p));
+    for (param, entity) in ids {
         let e = entity_named(entity, entities);
         if model.id_param.as_deref() == Some(param.as_str()) {
             model.entity = Some(e.clone());

@@ -385,19 +385,37 @@ pub(crate) fn value_matches(record_value: &str, rule_value: &str) -> bool {
 pub(crate) fn sentences(text: &str) -> Vec<(Option<String>, String)> {
     let mut out = Vec::new();
     let mut heading: Option<String> = None;
+    // Markdown blocks: a paragraph or a list item, its wrapped lines joined.
+    let mut block = String::new();
+    let flush =
+        |block: &mut String, heading: &Option<String>, out: &mut Vec<(Option<String>, String)>| {
+            if !block.is_empty() {
+                split_line(block, &mut |s| out.push((heading.clone(), s)));
+                block.clear();
+            }
+        };
     for line in text.lines() {
         let line = line.trim();
         if line.is_empty() {
+            flush(&mut block, &heading, &mut out);
             continue;
         }
         if let Some(h) = line.strip_prefix('#') {
+            flush(&mut block, &heading, &mut out);
             heading = Some(h.trim_start_matches('#').trim().to_owned());
             continue;
         }
-        let line = line.trim_start_matches(['-', '*', '•']).trim_start();
-        let line = strip_number(line);
-        split_line(line, &mut |s| out.push((heading.clone(), s)));
+        let item = line.starts_with(['-', '*', '•']) || strip_number(line).len() != line.len();
+        if item {
+            flush(&mut block, &heading, &mut out);
+        }
+        let content = strip_number(line.trim_start_matches(['-', '*', '•']).trim_start());
+        if !block.is_empty() {
+            block.push(' ');
+        }
+        block.push_str(content);
     }
+    flush(&mut block, &heading, &mut out);
     out
 }
 
@@ -1689,6 +1707,17 @@ mod tests {
             ]
         );
         assert_eq!(s[0].0.as_deref(), Some("Cancel"));
+        let wrapped =
+            sentences("- Only pending orders can be\n  cancelled. Or not\nat all.\n- Next item.");
+        let texts: Vec<&str> = wrapped.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "Only pending orders can be cancelled.",
+                "Or not at all.",
+                "Next item."
+            ]
+        );
         assert_eq!(
             enum_values("The cabin, such as 'economy' or 'business'."),
             None
