@@ -728,11 +728,18 @@ impl RuleReader {
                 .filter(|&k| Self::entity_named(&self.tools[k], &words))
                 .collect()
         };
-        // Who the sentence is about, for effects, `once` and enums.
-        let about: Vec<usize> = match described {
-            Some(d) => vec![d],
-            None if !mentioned.is_empty() => mentioned.clone(),
-            None => heading_tools(),
+        // Who the sentence is about, for effects, `once` and enums: the
+        // described tool; in the policy the action its section is about
+        // ("## Exchange delivered order"), else the actions it names.
+        let about: Vec<usize> = if let Some(d) = described {
+            vec![d]
+        } else {
+            let under = heading_tools();
+            if under.is_empty() {
+                mentioned.clone()
+            } else {
+                under
+            }
         };
         if let Some((entity_word, value)) = &effect {
             for &k in &about {

@@ -179,15 +179,21 @@ impl World {
         let reader = RuleReader::new(&spec.tools, &models, &spec.fixtures, &spec.system_prompt);
         let readings = reader.read_all(&spec.system_prompt);
         let rules = rulebook::compile(&spec.tools, &models, readings, &spec.world);
-        let statuses: BTreeMap<String, Vec<String>> = models
-            .iter()
-            .filter_map(|m| m.entity.as_deref().map(singular))
-            .chain(fixture_keys.iter().map(|k| singular(k)))
-            .map(|e| {
-                let known = reader.known_values(&e, "status");
-                (e, known)
-            })
-            .collect();
+        // Statuses as the records write them (`Suspended`), so a status the
+        // words set is written the same way (`Active`, not `active`).
+        let mut statuses: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (entity, records) in &spec.fixtures {
+            let list = statuses.entry(singular(entity)).or_default();
+            for s in records
+                .iter()
+                .filter_map(|r| r.get("status"))
+                .filter_map(Value::as_str)
+            {
+                if !list.iter().any(|x| x == s) {
+                    list.push(s.to_owned());
+                }
+            }
+        }
         let mut fixtures: BTreeMap<String, BTreeMap<String, Record>> = BTreeMap::new();
         let mut known_values = HashSet::new();
         let mut entities: BTreeMap<String, Entity> = BTreeMap::new();
@@ -781,6 +787,39 @@ impl World {
                     format!("check the {param} with the customer"),
                 ));
             }
+            // The owner lists what it owns (`customer.line_ids`): a target
+            // not on the list is someone else's.
+            if is_owner(param)
+                && let (Some(target), Some(target_entity)) = (target, model.entity.as_deref())
+                && let Some(owner) = self.record(entity, &id)
+            {
+                let key = self.shared.entities.get(target_entity).map_or_else(
+                    || format!("{}_id", singular(target_entity)),
+                    |e| e.id_key.clone(),
+                );
+                let target_id = target
+                    .get(&key)
+                    .and_then(id_text)
+                    .unwrap_or_else(|| own_id.clone());
+                for list in [
+                    format!("{}_ids", singular(target_entity)),
+                    target_entity.to_owned(),
+                ] {
+                    let Some(Value::Array(items)) = owner.get(&list) else {
+                        continue;
+                    };
+                    let ids: Vec<String> = items.iter().filter_map(id_text).collect();
+                    if ids.len() == items.len() && !ids.contains(&target_id) {
+                        return Some(ToolResult::err_hint(
+                            ErrorKind::Refused,
+                            format!(
+                                "{one} `{target_id}` is not among the {list} of {param} `{id}`: it belongs to someone else"
+                            ),
+                            format!("check the {param} and the {one} with the customer"),
+                        ));
+                    }
+                }
+            }
             if crate::rules::is_destination(param) || is_owner(param) {
                 continue;
             }
@@ -1038,17 +1077,26 @@ impl World {
                 format!("tell the customer the {one} was already changed this way"),
             ));
         }
+        // An amount an action takes is more than nothing (a refuel of -1 GB,
+        // a transfer of 0).
+        if let Some((param, a)) =
+            args.iter()
+                .filter(|(k, _)| k.contains("amount"))
+                .find_map(|(k, v)| {
+                    rulebook::number(v)
+                        .filter(|_| v.is_number())
+                        .map(|a| (k, a))
+                })
+            && a <= 0.0
+        {
+            return Some(ToolResult::err_hint(
+                ErrorKind::Refused,
+                format!("`{param}` is {a}: the amount must be more than 0"),
+                format!("ask the customer for the amount to {}", model.verb),
+            ));
+        }
         if let Some(m) = &model.money {
             let amount = args.get(&m.amount).and_then(rulebook::number);
-            if let Some(a) = amount
-                && a <= 0.0
-            {
-                return Some(ToolResult::err_hint(
-                    ErrorKind::Refused,
-                    format!("`{}` is {a}: the amount must be more than 0", m.amount),
-                    format!("ask the customer for the amount to {}", m.verb),
-                ));
-            }
             if let (Some(a), Some(from)) = (amount, &m.from)
                 && let Some((entity, id)) = Self::id_of(model, args, from)
                 && let Some(record) = self.record(&entity, &id)
