@@ -1293,26 +1293,18 @@ fn refusals(domain: &str, tasks: &[Value], base: &Spec) -> Vec<(Db, Refusal)> {
                 .unwrap()
                 .insert("status".into(), json!("Suspended"));
             let mut two = db.clone();
-            put(
-                &mut two,
-                "bills",
-                "B1003",
-                json!({"customer_id": "C1001", "status": "Overdue", "total_due": 20.0}),
-            );
-            two.get_mut("customers").unwrap().get_mut("C1001").unwrap()["bill_ids"]
-                .as_array_mut()
-                .unwrap()
-                .push(json!("B1003"));
-            put(
-                &mut two,
-                "bills",
-                "B1004",
-                json!({"customer_id": "C1001", "status": "Overdue", "total_due": 30.0}),
-            );
-            two.get_mut("customers").unwrap().get_mut("C1001").unwrap()["bill_ids"]
-                .as_array_mut()
-                .unwrap()
-                .push(json!("B1004"));
+            for (bill, due) in [("B1003", 20.0), ("B1004", 30.0)] {
+                put(
+                    &mut two,
+                    "bills",
+                    bill,
+                    json!({"customer_id": "C1001", "status": "Overdue", "total_due": due}),
+                );
+                two.get_mut("customers").unwrap().get_mut("C1001").unwrap()["bill_ids"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(json!(bill));
+            }
             let cases = vec![
                 (
                     db.clone(),
