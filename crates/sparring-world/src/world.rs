@@ -1225,6 +1225,17 @@ impl World {
                 self.once.insert((index, id.to_owned()));
             }
         }
+        // Fields the declared effects change: an inferred money move leaves
+        // them to the declaration.
+        let declared: Vec<(String, String, String)> = rules
+            .declared
+            .effects
+            .iter()
+            .filter_map(|e| {
+                let (entity, id) = Self::named_record(model, args, &e.target.record, target)?;
+                Some((entity, id, e.target.field.clone()?))
+            })
+            .collect();
         if let Some(m) = &model.money
             && let Some(a) = args.get(&m.amount).and_then(rulebook::number)
         {
@@ -1233,6 +1244,16 @@ impl World {
                 let Some((entity, id)) = Self::id_of(model, args, param) else {
                     continue;
                 };
+                let field = self
+                    .record(&entity, &id)
+                    .and_then(|r| balance_of(&r))
+                    .map(|(f, _)| f);
+                if declared
+                    .iter()
+                    .any(|(e, i, f)| *e == entity && *i == id && Some(f) == field.as_ref())
+                {
+                    continue;
+                }
                 if let Some(record) = self.record_mut(&entity, &id)
                     && let Some((field, _)) = balance_of(record)
                     && let Some(cur) = record.get(&field)

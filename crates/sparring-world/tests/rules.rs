@@ -554,3 +554,111 @@ fn a_fault_on_tool_none_fires_on_the_first_call_of_any_tool() {
     let _ = call(&mut w, "get_order", json!({"order_id": "#W1001"}));
     assert_eq!(w.faults()[0]["fired"], false);
 }
+
+/// The `world:` examples of `docs/world.md` (shop, bank, airline) load
+/// against tools of their kind, and the bank's declared transfer moves money.
+#[test]
+fn the_documented_world_sections_load_and_work() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/world.md"))
+            .unwrap();
+    let blocks: Vec<&str> = doc
+        .split("```yaml\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .filter(|b| b.starts_with("world:"))
+        .collect();
+    assert_eq!(blocks.len(), 3, "shop, bank, airline");
+    let tool = |name: &str, params: &[(&str, &str)]| {
+        let props: serde_json::Map<String, Value> = params
+            .iter()
+            .map(|(p, t)| ((*p).to_owned(), json!({"type": t})))
+            .collect();
+        json!({"name": name, "inputSchema": {"type": "object", "properties": props}})
+    };
+    let tools = [
+        vec![
+            tool(
+                "refund_order",
+                &[("order_id", "string"), ("amount", "number")],
+            ),
+            tool("get_order_total", &[("order_id", "string")]),
+        ],
+        vec![
+            tool(
+                "transfer_money",
+                &[
+                    ("from_account_id", "string"),
+                    ("to_account_id", "string"),
+                    ("amount", "number"),
+                ],
+            ),
+            tool(
+                "pay_payee",
+                &[
+                    ("account_id", "string"),
+                    ("payee_id", "string"),
+                    ("amount", "number"),
+                ],
+            ),
+            tool(
+                "add_payee",
+                &[("customer_id", "string"), ("name", "string")],
+            ),
+            tool("get_account", &[("account_id", "string")]),
+        ],
+        vec![
+            tool(
+                "update_reservation_baggages",
+                &[
+                    ("reservation_id", "string"),
+                    ("total_baggages", "integer"),
+                    ("nonfree_baggages", "integer"),
+                    ("payment_id", "string"),
+                ],
+            ),
+            tool(
+                "send_certificate",
+                &[("user_id", "string"), ("amount", "integer")],
+            ),
+            tool(
+                "get_flight_status",
+                &[("flight_number", "string"), ("date", "string")],
+            ),
+        ],
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (block, tools)) in blocks.iter().zip(tools).enumerate() {
+        let path = dir.path().join(format!("spec{i}.yaml"));
+        let tools_json = serde_json::to_string(&tools).unwrap();
+        let fixtures = if i == 1 {
+            "fixtures:\n  accounts:\n    - {account_id: A1, status: active, balance: 100}\n    - {account_id: A2, status: active, balance: 5}\n"
+        } else {
+            ""
+        };
+        std::fs::write(
+            &path,
+            format!("name: doc\nsystem_prompt: ''\ntools: {tools_json}\n{block}{fixtures}"),
+        )
+        .unwrap();
+        let spec = load_spec(&path).unwrap_or_else(|e| panic!("block {i}: {e}"));
+        assert!(!spec.world.tools.is_empty());
+        if i == 1 {
+            let mut w = World::new(&spec, 0);
+            let moved = call(
+                &mut w,
+                "transfer_money",
+                json!({"from_account_id": "A1", "to_account_id": "A2", "amount": 30}),
+            );
+            assert_eq!(moved["ok"], true, "{moved}");
+            assert_eq!(w.record("accounts", "A1").unwrap()["balance"], 70);
+            assert_eq!(w.record("accounts", "A2").unwrap()["balance"], 35);
+            let much = call(
+                &mut w,
+                "transfer_money",
+                json!({"from_account_id": "A1", "to_account_id": "A2", "amount": 300}),
+            );
+            assert_eq!(much["error"]["kind"], "refused", "{much}");
+        }
+    }
+}
