@@ -28,7 +28,12 @@ fn the_teller_moves_money_and_a_later_read_shows_the_new_balance() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("bank");
     let o = sparring()
-        .args(["simulate", "examples/bank/spec.yaml", "--agent", "python3 examples/bank/teller.py"])
+        .args([
+            "simulate",
+            "examples/bank/spec.yaml",
+            "--agent",
+            "python3 examples/bank/teller.py",
+        ])
         .args(["--budget", "3", "--out"])
         .arg(&out)
         .output()
@@ -51,8 +56,16 @@ fn the_teller_moves_money_and_a_later_read_shows_the_new_balance() {
         assert_eq!(results.len(), 4, "{row}");
         assert_eq!(results[0]["result"]["balance"], 2500.0, "{}", results[0]);
         assert_eq!(results[1]["ok"], true, "the transfer: {}", results[1]);
-        assert_eq!(results[2]["result"]["balance"], 2250.0, "read after the transfer: {}", results[2]);
-        assert_eq!(results[3]["result"]["balance"], 10450.5, "the other account: {}", results[3]);
+        assert_eq!(
+            results[2]["result"]["balance"], 2250.0,
+            "read after the transfer: {}",
+            results[2]
+        );
+        assert_eq!(
+            results[3]["result"]["balance"], 10450.5,
+            "the other account: {}",
+            results[3]
+        );
     }
 }
 
@@ -74,9 +87,15 @@ fn explain_shows_read_and_declared_rules() {
             .clone()
     };
     let transfer = tool("transfer_money").to_string();
-    assert!(transfer.contains("Never move money out of an account that is frozen."), "{transfer}");
+    assert!(
+        transfer.contains("Never move money out of an account that is frozen."),
+        "{transfer}"
+    );
     let pay = tool("pay_payee").to_string();
-    assert!(pay.contains("payee.status == active") && pay.contains("the spec's `world` section"), "{pay}");
+    assert!(
+        pay.contains("payee.status == active") && pay.contains("the spec's `world` section"),
+        "{pay}"
+    );
 }
 
 #[test]
@@ -88,11 +107,19 @@ fn a_bad_world_section_is_one_line_with_its_pointer() {
         .replace("system_prompt: {file: policy.md}", "system_prompt: be kind");
     let spec = dir.path().join("spec.yaml");
     std::fs::write(&spec, text).unwrap();
-    let o = sparring().arg("world").arg(&spec).arg("--explain").output().unwrap();
+    let o = sparring()
+        .arg("world")
+        .arg(&spec)
+        .arg("--explain")
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     let first = err.lines().next().unwrap();
     assert!(first.starts_with("error: "), "{err}");
-    assert!(first.contains("/world/pay_payee/effects/0") && first.contains("did you mean `amount`"), "{first}");
+    assert!(
+        first.contains("/world/pay_payee/effects/0") && first.contains("did you mean `amount`"),
+        "{first}"
+    );
     assert!(!err.contains("panicked"), "{err}");
 }

@@ -367,6 +367,23 @@ pub(crate) fn normalise(value: &str) -> String {
         .join(" ")
 }
 
+/// Whether two values are the same words ([`normalise`] of both equal),
+/// without building either.
+pub(crate) fn same_words(a: &str, b: &str) -> bool {
+    fn words(s: &str) -> impl Iterator<Item = char> + '_ {
+        s.split(|c: char| c.is_whitespace() || c == '_' || c == '-')
+            .filter(|w| !w.is_empty())
+            .enumerate()
+            .flat_map(|(i, w)| {
+                (i > 0)
+                    .then_some(' ')
+                    .into_iter()
+                    .chain(w.chars().flat_map(char::to_lowercase))
+            })
+    }
+    words(a).eq(words(b))
+}
+
 /// Whether a record's value satisfies a rule's value: the same words, or
 /// the value qualified in parentheses (`pending (item modified)` is still
 /// pending).
@@ -1743,6 +1760,10 @@ mod tests {
         );
         assert!(value_matches("pending (item modified)", "pending"));
         assert!(value_matches("Awaiting Payment", "AWAITING_PAYMENT"));
+        assert!(
+            same_words("Awaiting  Payment", "AWAITING_PAYMENT")
+                && !same_words("pending", "pending (x)")
+        );
         assert!(!value_matches("pending", "pending (item modified)"));
     }
 

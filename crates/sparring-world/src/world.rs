@@ -746,6 +746,23 @@ impl World {
         self.overlay.get_mut(entity)?.get_mut(id)
     }
 
+    /// A record by reference: a fixture in place, anything else
+    /// materialised in this rollout's memory first (a generated record is
+    /// made once, not on every look).
+    fn peek(&mut self, entity: &str, id: &str) -> Option<&Record> {
+        let in_overlay = self.overlay.get(entity).is_some_and(|o| o.contains_key(id));
+        let in_fixtures = !in_overlay
+            && self
+                .shared
+                .fixtures
+                .get(entity)
+                .is_some_and(|f| f.contains_key(id));
+        if in_fixtures {
+            return self.shared.fixtures.get(entity).and_then(|f| f.get(id));
+        }
+        self.record_mut(entity, id).map(|r| &*r)
+    }
+
     /// Checks the ids an argument list names besides the target: each must
     /// exist; a record that says who owns it must be owned by them; and a
     /// record that names an owner must have the target's owner (a payment
@@ -791,7 +808,6 @@ impl World {
             // not on the list is someone else's.
             if is_owner(param)
                 && let (Some(target), Some(target_entity)) = (target, model.entity.as_deref())
-                && let Some(owner) = self.record(entity, &id)
             {
                 let key = self.shared.entities.get(target_entity).map_or_else(
                     || format!("{}_id", singular(target_entity)),
@@ -801,37 +817,47 @@ impl World {
                     .get(&key)
                     .and_then(id_text)
                     .unwrap_or_else(|| own_id.clone());
-                for list in [
+                let lists = [
                     format!("{}_ids", singular(target_entity)),
                     target_entity.to_owned(),
-                ] {
-                    let Some(Value::Array(items)) = owner.get(&list) else {
-                        continue;
-                    };
-                    let ids: Vec<String> = items.iter().filter_map(id_text).collect();
-                    if ids.len() == items.len() && !ids.contains(&target_id) {
-                        return Some(ToolResult::err_hint(
-                            ErrorKind::Refused,
-                            format!(
-                                "{one} `{target_id}` is not among the {list} of {param} `{id}`: it belongs to someone else"
-                            ),
-                            format!("check the {param} and the {one} with the customer"),
-                        ));
-                    }
+                ];
+                let missing = self.peek(entity, &id).and_then(|owner| {
+                    lists.iter().find_map(|list| {
+                        let Some(Value::Array(items)) = owner.get(list) else {
+                            return None;
+                        };
+                        let listed = items.iter().all(|v| id_text(v).is_some());
+                        let has = items
+                            .iter()
+                            .any(|v| id_text(v).as_deref() == Some(target_id.as_str()));
+                        (listed && !has).then(|| list.clone())
+                    })
+                });
+                if let Some(list) = missing {
+                    return Some(ToolResult::err_hint(
+                        ErrorKind::Refused,
+                        format!(
+                            "{one} `{target_id}` is not among the {list} of {param} `{id}`: it belongs to someone else"
+                        ),
+                        format!("check the {param} and the {one} with the customer"),
+                    ));
                 }
             }
             if crate::rules::is_destination(param) || is_owner(param) {
                 continue;
             }
-            let Some(referenced) = self.record(entity, &id) else {
+            let Some(referenced) = self.peek(entity, &id) else {
                 continue;
             };
-            for field in OWNER_FIELDS {
-                let theirs = referenced.get(*field).and_then(id_text);
+            let owners: Vec<(&str, Option<String>)> = OWNER_FIELDS
+                .iter()
+                .map(|f| (*f, referenced.get(*f).and_then(id_text)))
+                .collect();
+            for (field, theirs) in owners {
                 let ours = target
-                    .and_then(|t| t.get(*field))
+                    .and_then(|t| t.get(field))
                     .and_then(id_text)
-                    .or_else(|| args.get(*field).and_then(id_text));
+                    .or_else(|| args.get(field).and_then(id_text));
                 if let (Some(theirs), Some(ours)) = (theirs, ours)
                     && theirs != ours
                 {
@@ -962,31 +988,31 @@ impl World {
     /// acted on (none for a create).
     #[allow(clippy::too_many_lines)]
     fn state_refusal(
-        &self,
+        &mut self,
         index: usize,
         model: &ToolModel,
         args: &Record,
         target: Option<(&str, &str, &Record)>,
     ) -> Option<ToolResult> {
-        let rules = &self.shared.rules[index];
+        let shared = Arc::clone(&self.shared);
+        let rules = &shared.rules[index];
         if let Some((entity, id, current)) = target {
-            let one = singular(entity).replace('_', " ");
+            let one = || singular(entity).replace('_', " ");
             let status = current.get("status").and_then(Value::as_str);
             // A repeat of a transition: the record already has the status
             // the call would leave.
-            let done = match &model.operation {
-                Operation::StateChange(verb) => Some(
-                    rules
-                        .sets_status
-                        .as_ref()
-                        .map_or_else(|| status_after(verb), |(v, _)| v.clone()),
-                ),
-                Operation::Update => rules.sets_status.as_ref().map(|(v, _)| v.clone()),
+            let done: Option<std::borrow::Cow<'_, str>> = match &model.operation {
+                Operation::StateChange(verb) => Some(match &rules.sets_status {
+                    Some((v, _)) => v.as_str().into(),
+                    None => status_after(verb).into(),
+                }),
+                Operation::Update => rules.sets_status.as_ref().map(|(v, _)| v.as_str().into()),
                 _ => None,
             };
             if let (Some(done), Some(status)) = (&done, status)
-                && crate::rules::normalise(status) == crate::rules::normalise(done)
+                && crate::rules::same_words(status, done)
             {
+                let one = one();
                 return Some(ToolResult::err_hint(
                     ErrorKind::Refused,
                     format!("{one} `{id}` is already {status}"),
@@ -994,11 +1020,14 @@ impl World {
                 ));
             }
             if let Some(status) = status
-                && TERMINAL_STATUSES.contains(&status.to_lowercase().as_str())
+                && TERMINAL_STATUSES
+                    .iter()
+                    .any(|t| t.eq_ignore_ascii_case(status))
                 && done
                     .as_deref()
-                    .is_none_or(|d| crate::rules::normalise(d) != status.to_lowercase())
+                    .is_none_or(|d| !crate::rules::same_words(d, status))
             {
+                let one = one();
                 return Some(ToolResult::err_hint(
                     ErrorKind::Refused,
                     format!("{one} `{id}` is {status} and can no longer be changed"),
@@ -1006,8 +1035,11 @@ impl World {
                 ));
             }
         }
+        let target_one = target.map(|(e, _, _)| singular(e));
         for p in &rules.preconditions {
-            let record = match &p.param {
+            // The record's value of the field: the target's in place, a
+            // named record's looked up.
+            let found: Option<(String, String, String)> = match &p.param {
                 Some(param) => {
                     let entity = model
                         .references
@@ -1021,20 +1053,29 @@ impl World {
                         });
                     let id = args.get(param).and_then(id_text);
                     match (entity, id) {
-                        (Some(e), Some(id)) => self.record(&e, &id).map(|r| (e, id, r)),
+                        (Some(e), Some(id)) => {
+                            let value = self
+                                .peek(&e, &id)
+                                .and_then(|r| r.get(&p.field))
+                                .and_then(Value::as_str)
+                                .map(str::to_owned);
+                            value.map(|v| (e, id, v))
+                        }
                         _ => None,
                     }
                 }
                 None => target.and_then(|(e, id, r)| {
-                    (singular(e) == p.entity).then(|| (e.to_owned(), id.to_owned(), r.clone()))
+                    let value = r.get(&p.field).and_then(Value::as_str)?;
+                    // Most calls pass: nothing is copied for them.
+                    let applies = target_one.as_deref() == Some(p.entity.as_str());
+                    (applies && !rulebook::satisfies(p, value))
+                        .then(|| (e.to_owned(), id.to_owned(), value.to_owned()))
                 }),
             };
-            let Some((entity, id, record)) = record else {
+            let Some((entity, id, value)) = found else {
                 continue;
             };
-            let Some(value) = record.get(&p.field).and_then(Value::as_str) else {
-                continue;
-            };
+            let value = value.as_str();
             if rulebook::satisfies(p, value) {
                 continue;
             }
@@ -1064,7 +1105,7 @@ impl World {
             ));
         }
         if let (Some(sentence), Some((entity, id, _))) = (&rules.once, target)
-            && self.once.contains(&(index, id.to_owned()))
+            && self.once.iter().any(|(t, i)| *t == index && i == id)
         {
             let one = singular(entity).replace('_', " ");
             return Some(ToolResult::err_hint(
@@ -1099,8 +1140,7 @@ impl World {
             let amount = args.get(&m.amount).and_then(rulebook::number);
             if let (Some(a), Some(from)) = (amount, &m.from)
                 && let Some((entity, id)) = Self::id_of(model, args, from)
-                && let Some(record) = self.record(&entity, &id)
-                && let Some((field, balance)) = balance_of(&record)
+                && let Some((field, balance)) = self.peek(&entity, &id).and_then(balance_of)
                 && balance + 1e-9 < a
             {
                 let one = singular(&entity).replace('_', " ");
@@ -1180,18 +1220,20 @@ impl World {
         let shared = Arc::clone(&self.shared);
         let rules = &shared.rules[index];
         if let Some((entity, id)) = target {
-            let known = shared
-                .statuses
-                .get(&singular(entity))
-                .cloned()
-                .unwrap_or_default();
+            let known: &[String] = match &rules.sets_status {
+                Some(_) => shared
+                    .statuses
+                    .get(&singular(entity))
+                    .map_or(&[], Vec::as_slice),
+                None => &[],
+            };
             if let Some(record) = self.record_mut(entity, id) {
                 if model.operation == Operation::Update
                     && let Some((value, _)) = &rules.sets_status
                 {
                     record.insert(
                         "status".to_owned(),
-                        Value::String(rulebook::in_house_case(value, &known)),
+                        Value::String(rulebook::in_house_case(value, known)),
                     );
                 }
                 for (field, _) in &rules.clears {
@@ -1244,10 +1286,7 @@ impl World {
                 let Some((entity, id)) = Self::id_of(model, args, param) else {
                     continue;
                 };
-                let field = self
-                    .record(&entity, &id)
-                    .and_then(|r| balance_of(&r))
-                    .map(|(f, _)| f);
+                let field = self.peek(&entity, &id).and_then(balance_of).map(|(f, _)| f);
                 if declared
                     .iter()
                     .any(|(e, i, f)| *e == entity && *i == id && Some(f) == field.as_ref())
@@ -1282,29 +1321,6 @@ impl World {
                 }
             }
         }
-    }
-
-    /// A record's answer: the whole record, or for a read of fields
-    /// (`get_balance`) the id and those fields.
-    fn answer_record(&self, entity: &str, model: &ToolModel, record: &Record) -> Value {
-        if model.fields.is_empty() {
-            return Value::Object(record.clone());
-        }
-        let mut out = Record::new();
-        if let Some(e) = self.shared.entities.get(entity)
-            && let Some(id) = record.get(&e.id_key)
-        {
-            out.insert(e.id_key.clone(), id.clone());
-        }
-        for f in &model.fields {
-            if let Some(v) = rulebook::get_path(record, f) {
-                out.insert(f.clone(), v.clone());
-            }
-        }
-        if out.len() <= 1 {
-            return Value::Object(record.clone());
-        }
-        Value::Object(out)
     }
 
     #[allow(clippy::too_many_lines)]
@@ -1399,27 +1415,25 @@ impl World {
         let rules = &shared.rules[index];
         match &model.operation {
             Operation::Read | Operation::Other | Operation::Create => {
-                let Some(record) = self.record_mut(&entity, &id) else {
-                    return self.not_found(&entity, &param, &id);
-                };
-                let record = record.clone();
                 if !rules.declared.requires.is_empty()
                     && let Some(refusal) =
                         self.state_refusal(index, model, args, Some((&entity, &id, &current)))
                 {
                     return refusal;
                 }
-                ToolResult::Ok(self.answer_record(&entity, model, &record))
+                let id_key = shared.entities.get(&entity).map(|e| e.id_key.as_str());
+                match self.record_mut(&entity, &id) {
+                    Some(record) => ToolResult::Ok(answer_record(id_key, model, record)),
+                    None => self.not_found(&entity, &param, &id),
+                }
             }
             Operation::StateChange(verb) => {
-                let known = shared
-                    .statuses
-                    .get(&singular(&entity))
-                    .cloned()
-                    .unwrap_or_default();
                 let done = rules.sets_status.as_ref().map_or_else(
                     || status_after(verb),
-                    |(v, _)| rulebook::in_house_case(v, &known),
+                    |(v, _)| {
+                        let known = shared.statuses.get(&singular(&entity));
+                        rulebook::in_house_case(v, known.map_or(&[], Vec::as_slice))
+                    },
                 );
                 let Some(record) = self.record_mut(&entity, &id) else {
                     return self.not_found(&entity, &param, &id);
@@ -1873,6 +1887,28 @@ fn is_owner(param: &str) -> bool {
 const OWNERS: &[&str] = &[
     "customer", "user", "account", "owner", "client", "member", "patient", "person", "tenant",
 ];
+
+/// A record's answer: the whole record, or for a read of fields
+/// (`get_balance`) the id and those fields.
+fn answer_record(id_key: Option<&str>, model: &ToolModel, record: &Record) -> Value {
+    if !model.fields.is_empty() {
+        let mut out = Record::new();
+        if let Some(key) = id_key
+            && let Some(id) = record.get(key)
+        {
+            out.insert(key.to_owned(), id.clone());
+        }
+        for f in &model.fields {
+            if let Some(v) = rulebook::get_path(record, f) {
+                out.insert(f.clone(), v.clone());
+            }
+        }
+        if out.len() > 1 {
+            return Value::Object(out);
+        }
+    }
+    Value::Object(record.clone())
+}
 
 /// `a order` → `an order`.
 fn article(noun: &str) -> String {
