@@ -2,24 +2,17 @@
 
 use crate::UsageError;
 use anyhow::{Context as _, Result};
-use sparring_engine::judge::{Judge, JudgeKind, JudgeSettings};
-use sparring_engine::stages::{Stages, grade_row};
-use sparring_engine::trust::{TrustOptions, judge_trust};
-use sparring_io::command_agent::CommandAgent;
-use sparring_io::command_grader::CommandGrader;
-use sparring_io::rows::{RowWriter, read_labels, read_rows, rows_path};
-use sparring_llm::{BackendOptions, BackendSpec, HttpGrader, Limiter, RetryPolicy, Sampling};
-use sparring_types::defaults;
-use sparring_types::hash::short_id;
-use sparring_types::{Agent, Grader, Row};
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use sparring::Env;
+use sparring::engine::judge::JudgeKind;
+use sparring::engine::trust::{TrustOptions, judge_trust};
+use sparring::grading::{
+    GradeSettings, Grading, attach_labels, grade_rows, judge_same_model, start_judge,
+};
+use sparring::io::rows::{RowWriter, read_labels, read_rows, rows_path};
+use sparring::types::defaults;
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
-
-/// Seconds a grader or judge command may take per row.
-const HOOK_TIMEOUT_SECS: f64 = sparring_types::defaults::GRADE_HOOK_TIMEOUT_SECS;
 
 fn usage(message: impl Into<String>) -> anyhow::Error {
     UsageError(message.into()).into()
@@ -42,7 +35,8 @@ pub(crate) struct GradeArgs {
     /// The judge's backend: `openai:MODEL[@URL]`, `anthropic:MODEL` or `command:CMD`
     #[arg(long)]
     judge: Option<String>,
-    /// The judge's rubric: a text file with the criteria
+    /// The judge's rubric: a text file with the criteria [default: the
+    /// `judge` rules of the rows' policy]
     #[arg(long)]
     rubric: Option<PathBuf>,
     /// The judge's answer: `score` (0..1) or `decision` (a probability)
@@ -57,7 +51,7 @@ pub(crate) struct GradeArgs {
 }
 
 fn timeout(t: Option<f64>) -> Result<Duration> {
-    let t = t.unwrap_or(HOOK_TIMEOUT_SECS);
+    let t = t.unwrap_or(defaults::GRADE_HOOK_TIMEOUT_SECS);
     if t.is_nan() || t <= 0.0 {
         return Err(usage(
             "--timeout must be a number of seconds greater than 0",
@@ -66,105 +60,12 @@ fn timeout(t: Option<f64>) -> Result<Duration> {
     Ok(Duration::from_secs_f64(t))
 }
 
-/// Starts the judge named by `--judge` with the rubric file.
-async fn start_judge(
-    backend: &str,
-    rubric: Option<&Path>,
-    kind: &str,
-    limit: Duration,
-) -> Result<Judge> {
-    let Some(rubric) = rubric else {
-        return Err(usage(
-            "--judge needs --rubric FILE (the criteria the judge grades against)",
-        ));
-    };
-    let kind = JudgeKind::parse(kind).ok_or_else(|| {
+fn judge_kind(kind: &str) -> Result<JudgeKind> {
+    JudgeKind::parse(kind).ok_or_else(|| {
         usage(format!(
             "--judge-kind `{kind}` is not a judge kind; expected `score` or `decision`"
         ))
-    })?;
-    let text = std::fs::read_to_string(rubric).map_err(|e| {
-        usage(format!(
-            "cannot read rubric `{}`: {}",
-            rubric.display(),
-            e.to_string().to_lowercase()
-        ))
-    })?;
-    if text.trim().is_empty() {
-        return Err(usage(format!("rubric `{}` is empty", rubric.display())));
-    }
-    let spec = BackendSpec::parse(backend).map_err(|e| usage(format!("--judge: {e}")))?;
-    let mut settings = JudgeSettings {
-        kind,
-        ..JudgeSettings::default()
-    };
-    let agent: Arc<dyn Agent> = match spec {
-        BackendSpec::Command(command) => {
-            Arc::new(CommandAgent::start(&command, limit, None).await?)
-        }
-        BackendSpec::Model(endpoint) => {
-            let resolved = endpoint
-                .resolve(&|name| std::env::var(name).ok())
-                .map_err(|e| usage(format!("--judge: {e}")))?;
-            settings.temperature = Some(defaults::JUDGE_TEMPERATURE);
-            let options = BackendOptions {
-                sampling: Sampling {
-                    temperature: settings.temperature,
-                    ..Sampling::default()
-                },
-                timeout: limit,
-                retry: RetryPolicy::with_retries(defaults::RETRIES),
-                limiter: Limiter::new(defaults::CONCURRENCY, None),
-            };
-            sparring_llm::model_agent(resolved, options)
-                .map_err(|e| usage(format!("--judge: {e}")))?
-        }
-    };
-    Ok(Judge::new(agent, text, settings))
-}
-
-/// The grader named by `--grader`: an HTTP hook for a URL, else a command.
-fn start_grader(spec: &str, limit: Duration) -> Result<Box<dyn Grader>> {
-    if spec.starts_with("http://") || spec.starts_with("https://") {
-        let grader = HttpGrader::new(
-            spec,
-            &|name| std::env::var(name).ok(),
-            limit,
-            RetryPolicy::with_retries(defaults::GRADER_RETRIES),
-            Limiter::new(1, None),
-        )
-        .map_err(|e| usage(format!("--grader: {e}")))?;
-        return Ok(Box::new(grader));
-    }
-    let command = spec.strip_prefix("command:").unwrap_or(spec);
-    Ok(Box::new(CommandGrader::start(command, limit)?))
-}
-
-/// `same_model` warnings: the judge's backend against the roles the rows
-/// record (agent, writer, person), by the rule `simulate` uses.
-fn judge_same_model(rows: &[Row], judge: &str) -> Vec<String> {
-    let mut seen = std::collections::BTreeSet::new();
-    let mut warnings = Vec::new();
-    for row in rows {
-        let roles: BTreeMap<String, String> = [
-            ("agent", row.model_version.as_str()),
-            ("writer", row.writer_model.as_str()),
-            ("person", row.user_model.as_str()),
-            ("judge", judge),
-        ]
-        .into_iter()
-        .map(|(r, s)| (r.to_owned(), s.to_owned()))
-        .collect();
-        if !seen.insert(roles.clone()) {
-            continue;
-        }
-        for w in sparring_llm::roles::same_model_moving(&roles, "judge").warnings {
-            if w.contains("the judge") && !warnings.contains(&w) {
-                warnings.push(w);
-            }
-        }
-    }
-    warnings
+    })
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -175,68 +76,45 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 pub(crate) fn grade(args: &GradeArgs) -> Result<ExitCode> {
-    let mut rows = read_rows(&rows_path(&args.rows))?;
-    let conduct = !args.no_conduct;
-    if !conduct && args.grader.is_none() && args.judge.is_none() {
-        return Err(usage(
-            "nothing to grade with: --no-conduct and no --grader or --judge",
-        ));
+    let rows = read_rows(&rows_path(&args.rows))?;
+    let settings = GradeSettings {
+        conduct: !args.no_conduct,
+        grader: args.grader.clone(),
+        judge: args.judge.clone(),
+        rubric: args.rubric.clone(),
+        judge_kind: judge_kind(&args.judge_kind)?,
+        timeout: timeout(args.timeout)?,
+        ..GradeSettings::default()
+    };
+    let summary = runtime()?.block_on(async {
+        let grading = Grading::start(&settings, &Env::process(), &rows).await?;
+        let mut writer = RowWriter::create(&args.out)?;
+        grade_rows(rows, &grading, &mut writer).await
+    })?;
+    for w in &summary.warnings {
+        eprintln!("warning: {w}");
     }
-    if args.rubric.is_some() && args.judge.is_none() {
-        return Err(usage("--rubric needs --judge BACKEND"));
+    eprintln!(
+        "graded {} rows: {} passed, {} failed, {} ungraded -> {}",
+        summary.rows,
+        summary.passed,
+        summary.failed,
+        summary.ungraded,
+        args.out.display()
+    );
+    for (stage, n) in &summary.stage_errors {
+        eprintln!("warning: the {stage} stage could not grade {n} rows; their `grades` say why");
     }
-    let limit = timeout(args.timeout)?;
-    let out = args.out.clone();
-    runtime()?.block_on(async move {
-        let grader = match &args.grader {
-            Some(spec) => Some(start_grader(spec, limit)?),
-            None => None,
-        };
-        let judge = match &args.judge {
-            Some(b) => Some(start_judge(b, args.rubric.as_deref(), &args.judge_kind, limit).await?),
-            None => None,
-        };
-        let stages = Stages {
-            conduct,
-            grader: grader.as_deref(),
-            judge: judge.as_ref(),
-        };
-        let ids: Vec<&str> = rows.iter().map(|r| r.row_id.as_str()).collect();
-        let scoring_run_id = short_id(
-            "grade",
-            &serde_json::json!({"rows": ids, "conduct": conduct, "grader": args.grader, "judge": args.judge,
-                "rubric_hash": judge.as_ref().map(Judge::rubric_hash)}),
-        );
-        if let Some(judge) = &judge {
-            for w in judge_same_model(&rows, &judge.model()) {
-                eprintln!("warning: same_model: {w}");
-            }
-        }
-        let mut writer = RowWriter::create(&out)?;
-        let (mut passed, mut ungraded, mut stage_errors) = (0u64, 0u64, BTreeMap::<String, u64>::new());
-        for row in &mut rows {
-            grade_row(row, stages, &scoring_run_id).await;
-            match row.passed() {
-                Some(true) => passed += 1,
-                Some(false) => {}
-                None => ungraded += 1,
-            }
-            for g in row.grades.iter().flatten().filter(|g| g.error.is_some()) {
-                *stage_errors.entry(g.stage.clone()).or_default() += 1;
-            }
-            writer.write(row)?;
-        }
+    if let Some(message) = &summary.stopped {
         eprintln!(
-            "graded {} rows: {passed} passed, {} failed, {ungraded} ungraded -> {}",
-            rows.len(),
-            rows.len() as u64 - passed - ungraded,
-            out.display()
+            "error: {message}; the other {} of {} rows were not graded and are not in `{}`",
+            summary.rows_in - summary.rows,
+            summary.rows_in,
+            args.out.display()
         );
-        for (stage, n) in &stage_errors {
-            eprintln!("warning: the {stage} stage could not grade {n} rows; their `grades` say why");
-        }
-        Ok(ExitCode::SUCCESS)
-    })
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -264,46 +142,11 @@ pub(crate) struct AttachArgs {
 
 pub(crate) fn labels(command: &LabelsCommand) -> Result<ExitCode> {
     let LabelsCommand::Attach(args) = command;
-    if !matches!(args.kind.as_str(), "human" | "model" | "rule") {
-        return Err(usage(format!(
-            "--kind `{}` is not a label kind; expected `human`, `model` or `rule`",
-            args.kind
-        )));
-    }
-    if args.author.trim().is_empty() {
-        return Err(usage("--author must name who gave the labels"));
-    }
     let mut rows = read_rows(&rows_path(&args.rows))?;
     let labels = read_labels(&args.labels)?;
-    let mut by_id = BTreeMap::new();
-    for (i, l) in labels.iter().enumerate() {
-        if by_id.insert(l.row_id.clone(), l.reward).is_some() {
-            return Err(usage(format!(
-                "`{}`: label {} repeats row `{}`",
-                args.labels.display(),
-                i + 1,
-                l.row_id
-            )));
-        }
-        if !rows.iter().any(|r| r.row_id == l.row_id) {
-            return Err(usage(format!(
-                "`{}`: label {} names row `{}`, which is not in `{}`",
-                args.labels.display(),
-                i + 1,
-                l.row_id,
-                args.rows.display()
-            )));
-        }
-    }
+    let labelled = attach_labels(&mut rows, &labels, &args.labels, &args.kind, &args.author)?;
     let mut writer = RowWriter::create(&args.out)?;
-    let mut labelled = 0;
-    for row in &mut rows {
-        if let Some(r) = by_id.get(&row.row_id) {
-            row.gold_reward = Some(*r);
-            row.gold_author = Some(args.author.clone());
-            row.gold_kind = Some(args.kind.clone());
-            labelled += 1;
-        }
+    for row in &rows {
         writer.write(row)?;
     }
     eprintln!(
@@ -331,7 +174,7 @@ pub(crate) struct TrustArgs {
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Rows to build probes from, at most
-    #[arg(long, default_value_t = sparring_engine::trust::PROBE_ROWS)]
+    #[arg(long, default_value_t = sparring::engine::trust::PROBE_ROWS)]
     probe_rows: usize,
     /// Seconds the judge may take per request [default: 60]
     #[arg(long)]
@@ -344,8 +187,10 @@ pub(crate) struct TrustArgs {
 pub(crate) fn trust(args: &TrustArgs) -> Result<ExitCode> {
     let rows = read_rows(&rows_path(&args.rows))?;
     let limit = timeout(args.timeout)?;
+    let kind = judge_kind(&args.judge_kind)?;
     runtime()?.block_on(async move {
-        let judge = start_judge(&args.judge, Some(&args.rubric), &args.judge_kind, limit).await?;
+        let judge =
+            start_judge(&args.judge, Some(&args.rubric), None, kind, limit, &Env::process()).await?;
         let report = judge_trust(
             &judge,
             &rows,

@@ -3,9 +3,9 @@
 use crate::UsageError;
 use anyhow::Result;
 use serde_json::json;
-use sparring_engine::axes::{AXIS_NAMES, Axes, coverage_gap};
-use sparring_grid::{CoveringArray, Effort, GridProblem, parse_levels};
-use sparring_io::spec_file::load_spec;
+use sparring::engine::axes::{AXIS_NAMES, Axes, coverage_gap};
+use sparring::grid::{CoveringArray, Effort, GridProblem, parse_levels};
+use sparring::io::spec_file::load_spec;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -32,7 +32,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     let effort: Effort = args
         .effort
         .parse()
-        .map_err(|e: sparring_grid::GridError| UsageError(format!("--effort: {e}")))?;
+        .map_err(|e: sparring::grid::GridError| UsageError(format!("--effort: {e}")))?;
     match (&args.spec, &args.levels) {
         (None, Some(levels)) => raw(levels, args.seed, effort, args.json),
         (Some(spec), None) => spec_grid(spec, args.seed, effort, args.json),

@@ -9,8 +9,11 @@ mod asks;
 mod export;
 mod grade;
 mod grid;
+mod policy;
+mod progress;
 mod score;
 mod simulate;
+mod simulate_args;
 mod world;
 
 /// Evals and training data for tool-calling agents, by simulation.
@@ -46,6 +49,8 @@ enum Command {
     Grid(grid::Args),
     /// List the tools and policy rules that none of a list of asks touches
     CoverageGap(grid::GapArgs),
+    /// Print the rules read from a spec's policy: id, class, tools, sentence
+    Policy(policy::Args),
     /// Print the situations and asks the writer makes for a spec
     Asks(asks::Args),
     /// Grade rows: conduct checks, then a grader command, then an LLM judge
@@ -88,6 +93,7 @@ fn main() -> ExitCode {
         Command::EvalVariance(args) => score::eval_variance(&args),
         Command::Grid(args) => grid::run(&args),
         Command::CoverageGap(args) => grid::gap(&args),
+        Command::Policy(args) => policy::run(&args),
         Command::Asks(args) => asks::run(&args),
         Command::Grade(args) => grade::grade(&args),
         Command::Labels(command) => grade::labels(&command),
@@ -100,7 +106,14 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             let usage = error.downcast_ref::<UsageError>().is_some()
-                || error.downcast_ref::<sparring_io::Error>().is_some();
+                || error.downcast_ref::<sparring::Error>().is_some_and(|e| {
+                    matches!(
+                        e.kind(),
+                        sparring::ErrorKind::Input | sparring::ErrorKind::Io
+                    )
+                })
+                || error.downcast_ref::<sparring::io::Error>().is_some()
+                || error.downcast_ref::<sparring::score::Error>().is_some();
             eprintln!("error: {error}");
             if usage {
                 ExitCode::from(2)

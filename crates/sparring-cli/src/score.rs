@@ -1,12 +1,13 @@
 //! `sparring report`, `delta`, `judge-agreement`, `hack-scan` and
-//! `eval-variance`: read rows, build the report in `sparring_io::score`,
+//! `eval-variance`: read rows, build the report in `sparring::io::score`,
 //! print it as a table or as JSON.
 
 use anyhow::Result;
 use serde::Serialize;
-use sparring_io::rows::rows_path;
-use sparring_io::score::input::{ScoreRow, read_labels, read_score_rows};
-use sparring_io::score::{delta, eval_variance, hack, judge, report};
+use sparring::io::rows::rows_path;
+use sparring::io::rows::{read_gold_labels, read_score_rows};
+use sparring::score::input::ScoreRow;
+use sparring::score::{delta, eval_variance, hack, judge, report};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -19,7 +20,7 @@ pub(crate) struct ReportArgs {
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..))]
     k: Vec<u64>,
     /// Seed of the bootstrap interval
-    #[arg(long, default_value_t = sparring_io::defaults::SEED)]
+    #[arg(long, default_value_t = sparring::score::defaults::SEED)]
     seed: u64,
     /// Print JSON
     #[arg(long)]
@@ -36,7 +37,7 @@ pub(crate) struct DeltaArgs {
     #[arg(long = "must-not-regress", value_name = "NAME")]
     must_not_regress: Vec<String>,
     /// Seed of the bootstrap and the permutation test
-    #[arg(long, default_value_t = sparring_io::defaults::SEED)]
+    #[arg(long, default_value_t = sparring::score::defaults::SEED)]
     seed: u64,
     /// Print JSON
     #[arg(long)]
@@ -60,7 +61,7 @@ pub(crate) struct HackArgs {
     /// A run directory or a rows file
     path: PathBuf,
     /// Seed of the within-task shuffles behind the floor
-    #[arg(long, default_value_t = sparring_io::defaults::SEED)]
+    #[arg(long, default_value_t = sparring::score::defaults::SEED)]
     seed: u64,
     /// Print JSON
     #[arg(long)]
@@ -153,7 +154,7 @@ pub(crate) fn delta(args: &DeltaArgs) -> Result<ExitCode> {
 
 pub(crate) fn judge_agreement(args: &JudgeArgs) -> Result<ExitCode> {
     let (path, rows) = rows(&args.path)?;
-    let labels = read_labels(&args.labels)?;
+    let labels = read_gold_labels(&args.labels)?;
     let r = judge::judge_agreement(&rows, &labels, (&path, &args.labels))?;
     print(args.json, &r, judge::render)?;
     Ok(ExitCode::SUCCESS)

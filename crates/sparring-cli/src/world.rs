@@ -2,8 +2,8 @@
 
 use anyhow::Result;
 use serde_json::{Value, json};
-use sparring_io::spec_file::load_spec;
-use sparring_world::World;
+use sparring::io::spec_file::load_spec;
+use sparring::world::World;
 use std::io::{BufRead as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,7 +25,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     let seed = args
         .seed
         .or(spec.options.seed)
-        .unwrap_or(sparring_types::defaults::SEED);
+        .unwrap_or(sparring::types::defaults::SEED);
     let mut world = World::new(&spec, seed);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();

@@ -7,6 +7,7 @@
 //! ([`patience`](leave_probability)). Its stance sets how it writes.
 
 use crate::text::{sentences, words};
+use sparring_types::Patience;
 use sparring_types::seed::Stream;
 use sparring_world::Operation;
 use std::collections::BTreeMap;
@@ -163,13 +164,14 @@ pub fn value_for(param: &str, name: &str, stream: &mut Stream) -> Option<String>
 
 /// The chance the person walks away instead of answering its `n`th
 /// question (1-based), by patience.
-pub fn leave_probability(patience: &str, n: u32) -> f64 {
+pub fn leave_probability(patience: Patience, n: u32) -> f64 {
+    use sparring_types::defaults::patience as odds;
     match (patience, n) {
-        (_, 0 | 1) | ("endless", _) => 0.0,
-        ("short", 2) => 0.60,
-        ("short", _) => 0.90,
-        (_, 2) => 0.35,
-        _ => 0.60,
+        (_, 0 | 1) | (Patience::Endless, _) => 0.0,
+        (Patience::Short, 2) => odds::SHORT_SECOND,
+        (Patience::Short, _) => odds::SHORT_LATER,
+        (Patience::Normal, 2) => odds::NORMAL_SECOND,
+        (Patience::Normal, _) => odds::NORMAL_LATER,
     }
 }
 
@@ -187,7 +189,7 @@ pub enum Move {
 pub struct Person {
     facts: Facts,
     stance: String,
-    patience: String,
+    patience: Patience,
     questions: u32,
     stream: Stream,
     style: String,
@@ -195,11 +197,11 @@ pub struct Person {
 
 impl Person {
     /// A person with its facts, stance, patience and own random stream.
-    pub fn new(facts: Facts, stance: &str, patience: &str, stream: Stream) -> Self {
+    pub fn new(facts: Facts, stance: &str, patience: Patience, stream: Stream) -> Self {
         Self {
             facts,
             stance: stance.to_owned(),
-            patience: patience.to_owned(),
+            patience,
             questions: 0,
             stream,
             style: "plain".to_owned(),
@@ -219,7 +221,7 @@ impl Person {
         self.questions += 1;
         if self
             .stream
-            .chance(leave_probability(&self.patience, self.questions))
+            .chance(leave_probability(self.patience, self.questions))
         {
             return Move::Leave;
         }
@@ -320,7 +322,7 @@ impl Person {
 mod tests {
     use super::*;
 
-    fn person(patience: &str, seed: u64) -> Person {
+    fn person(patience: Patience, seed: u64) -> Person {
         let mut facts = Facts::new(
             "Ana Lima",
             &Operation::StateChange("refund".into()),
@@ -338,7 +340,7 @@ mod tests {
 
     #[test]
     fn answers_from_facts_only() {
-        let mut p = person("endless", 1);
+        let mut p = person(Patience::Endless, 1);
         assert_eq!(
             p.answer("What is your order number?"),
             Move::Say("It's W123.".into())
@@ -359,16 +361,16 @@ mod tests {
 
     #[test]
     fn patience_levels() {
-        assert!((leave_probability("normal", 1)).abs() < f64::EPSILON);
-        assert!((leave_probability("normal", 2) - 0.35).abs() < 1e-12);
-        assert!((leave_probability("normal", 5) - 0.60).abs() < 1e-12);
-        assert!((leave_probability("short", 2) - 0.60).abs() < 1e-12);
-        assert!((leave_probability("short", 3) - 0.90).abs() < 1e-12);
-        assert!((leave_probability("endless", 9)).abs() < f64::EPSILON);
+        assert!((leave_probability(Patience::Normal, 1)).abs() < f64::EPSILON);
+        assert!((leave_probability(Patience::Normal, 2) - 0.35).abs() < 1e-12);
+        assert!((leave_probability(Patience::Normal, 5) - 0.60).abs() < 1e-12);
+        assert!((leave_probability(Patience::Short, 2) - 0.60).abs() < 1e-12);
+        assert!((leave_probability(Patience::Short, 3) - 0.90).abs() < 1e-12);
+        assert!((leave_probability(Patience::Endless, 9)).abs() < f64::EPSILON);
         // Over many people, the second question loses about 35 %.
         let left = (0..4000)
             .filter(|s| {
-                let mut p = person("normal", *s);
+                let mut p = person(Patience::Normal, *s);
                 p.answer("Order number?");
                 p.answer("Email?") == Move::Leave
             })

@@ -96,3 +96,39 @@ async fn a_closure_agent_runs_the_tool_loop() {
             .all(|r| r.error.as_deref() == Some("refusing broken things"))
     );
 }
+
+/// A backend whose every request fails (a model at an unreachable URL) gives
+/// rows that end `backend_error`; graded, every one of them fails with the
+/// error as its reason. They once graded reward 1: nothing in an empty
+/// conversation broke a conduct check.
+#[tokio::test]
+async fn a_dead_backend_never_passes() {
+    let dead: Arc<dyn Agent> = Arc::new(agent_fn("dead", |_request| async move {
+        Err::<AgentReply, _>(AgentError::backend("cannot connect to 127.0.0.1:9"))
+    }));
+    let mut rows: Vec<Row> = Vec::new();
+    let config = RunConfig::new(
+        Arc::new(shop_spec()),
+        SimulateOptions {
+            grade: true,
+            ..SimulateOptions::default()
+        },
+        dead,
+    );
+    run(config, &mut rows, &mut |_: &Progress| {})
+        .await
+        .unwrap();
+    assert!(!rows.is_empty());
+    for row in &rows {
+        assert_eq!(row.ended_by, EndedBy::BackendError);
+        assert_eq!(row.reward, Some(0.0), "{}", row.row_id);
+        assert_eq!(row.failure_class.as_deref(), Some("backend_error"));
+        assert!(
+            row.reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with("backend_error: cannot connect")),
+            "{:?}",
+            row.reason
+        );
+    }
+}

@@ -2,7 +2,7 @@
 //! asks rewritten with the world's ids, determinism across concurrency,
 //! invented facts refused and replaced by the templates' words, and a
 //! person prompt written from the person's side. The same paths over HTTP
-//! (the fake OpenAI-compatible server) are in `sparring-cli/tests/cli.rs`.
+//! (the fake OpenAI-compatible server) are in `sparring-cli/tests/cli/models.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -11,6 +11,11 @@ use sparring_engine::run::{RunConfig, run};
 use sparring_testkit::{ScriptedAgent, shop_spec};
 use sparring_types::{Agent, Message, Role, Row, RunSummary, SimulateOptions};
 use std::sync::Arc;
+
+/// A typed summary part as JSON, for the tests' field-by-name checks.
+fn json<T: serde::Serialize>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value).unwrap()
+}
 
 /// An agent that asks one question, then finishes.
 fn asking() -> ScriptedAgent {
@@ -92,7 +97,7 @@ async fn simulate_known(
             SimulateOptions {
                 concurrency,
                 phrasings: 2,
-                patience: "endless".into(),
+                patience: sparring_types::Patience::Endless,
                 ..SimulateOptions::default()
             },
             Arc::new(asking()),
@@ -127,7 +132,7 @@ async fn a_model_writer_writes_the_words_and_the_world_gives_the_ids() {
     let tasks: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.task_id.as_str()).collect();
     assert_eq!(tasks.len(), rows.len());
     assert!(summary.degraded.is_empty(), "{:?}", summary.degraded);
-    assert_eq!(summary.search["writer"]["fallbacks"], 0);
+    assert_eq!(json(&summary.search)["writer"]["fallbacks"], 0);
     // The same rows at another concurrency.
     let (again, _) = simulate(1, Some(Arc::new(writer(false))), None).await;
     assert_eq!(rows, again);
@@ -163,8 +168,8 @@ async fn resuming_keeps_the_asks_the_model_wrote_before() {
     let failing = Arc::new(writer(true));
     let (partly, summary) = simulate_known(4, Some(failing.clone()), None, known).await;
     assert_eq!(failing.requests(), 2, "one situation, asked twice");
-    assert_eq!(summary.search["writer"]["asked"], 1);
-    assert_eq!(summary.search["writer"]["fallbacks"], 1);
+    assert_eq!(json(&summary.search)["writer"]["asked"], 1);
+    assert_eq!(json(&summary.search)["writer"]["fallbacks"], 1);
     let situation: Vec<&Row> = partly
         .iter()
         .filter(|r| r.scenario_id == scenario)
@@ -188,23 +193,18 @@ async fn a_writer_that_invents_ids_is_refused_and_the_templates_stand_in() {
         rows.iter()
             .all(|r| !r.messages[1].content_str().contains("W99999"))
     );
-    assert_eq!(summary.degraded, vec!["generator_fallback".to_owned()]);
-    let errors = summary.search["writer_errors"].as_array().unwrap();
+    assert_eq!(
+        summary.degraded,
+        vec![sparring_types::Degraded::GeneratorFallback]
+    );
+    let errors = &summary.search.writer_errors;
     assert!(
-        errors[0]
-            .as_str()
-            .unwrap()
-            .contains("`#W99999`, which the person was not given"),
+        errors[0].contains("`#W99999`, which the person was not given"),
         "{errors:?}"
     );
     // Asked twice per situation (one retry) for one batch, then given up.
     assert!(
-        errors
-            .last()
-            .unwrap()
-            .as_str()
-            .unwrap()
-            .contains("stopped asking the writer"),
+        errors.last().unwrap().contains("stopped asking the writer"),
         "{errors:?}"
     );
     assert_eq!(inventive.requests(), 8);
@@ -223,12 +223,13 @@ async fn a_model_person_that_invents_a_fact_is_replaced_for_that_turn() {
             assert!(!m.content_str().contains("ZZ98765"), "{}", m.content_str());
         }
     }
-    assert!(summary.degraded.contains(&"person_fallback".to_owned()));
-    let errors = summary.search["person_errors"].as_array().unwrap();
     assert!(
-        errors[0].as_str().unwrap().contains("could not know"),
-        "{errors:?}"
+        summary
+            .degraded
+            .contains(&sparring_types::Degraded::PersonFallback)
     );
+    let errors = &summary.search.person_errors;
+    assert!(errors[0].contains("could not know"), "{errors:?}");
     // An honest person's words are kept.
     let honest = ScriptedAgent::new("honest", |_| {
         Message::text(Role::Assistant, "I'm not sure, I only want it sorted.")

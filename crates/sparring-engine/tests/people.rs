@@ -102,9 +102,13 @@ fn seeds_are_kept_word_for_word_and_come_first() {
     )
     .unwrap();
     assert_eq!(p.tasks[0].ask, spec.seeds[0]);
-    assert_eq!(p.tasks[0].situation.tier, "seed");
+    assert_eq!(p.tasks[0].situation.tier, sparring_types::Tier::Seed);
     assert_eq!(p.tasks[3].ask, spec.seeds[1]);
-    assert!(p.tasks[..6].iter().all(|t| t.arm == "seed"));
+    assert!(
+        p.tasks[..6]
+            .iter()
+            .all(|t| t.arm == sparring_types::Arm::Seed)
+    );
     // The refund seed is placed on the refund tool's row.
     assert_eq!(p.tasks[0].situation.axes["tool"], "refund_order");
 }
@@ -125,7 +129,11 @@ fn phrasings_of_one_situation_read_differently() {
         )
         .unwrap();
         let mut by_situation: BTreeMap<Vec<usize>, Vec<&str>> = BTreeMap::new();
-        for t in p.tasks.iter().filter(|t| t.arm != "seed") {
+        for t in p
+            .tasks
+            .iter()
+            .filter(|t| t.arm != sparring_types::Arm::Seed)
+        {
             by_situation
                 .entry(t.grid_row.clone())
                 .or_default()
@@ -168,7 +176,7 @@ fn asks_across_two_hundred_situations_are_mostly_distinct() {
         asks.extend(
             p.tasks
                 .into_iter()
-                .filter(|t| t.arm != "seed")
+                .filter(|t| t.arm != sparring_types::Arm::Seed)
                 .map(|t| t.ask),
         );
         seed += 1;
@@ -194,7 +202,10 @@ fn asks_across_two_hundred_situations_are_mostly_distinct() {
 #[test]
 fn patience_walks_away_at_the_documented_rates() {
     let n = 10_000u32;
-    for (patience, second, later) in [("normal", 0.35, 0.60), ("short", 0.60, 0.90)] {
+    for (patience, second, later) in [
+        (sparring_types::Patience::Normal, 0.35, 0.60),
+        (sparring_types::Patience::Short, 0.60, 0.90),
+    ] {
         let (mut left2, mut asked3, mut left3) = (0u32, 0u32, 0u32);
         for i in 0..n {
             let mut p = Person::new(
@@ -231,7 +242,7 @@ fn patience_walks_away_at_the_documented_rates() {
     let mut p = Person::new(
         facts(),
         "cooperative",
-        "endless",
+        sparring_types::Patience::Endless,
         Stream::derive(1, "person", &[]),
     );
     assert!((0..50).all(|_| p.answer("Anything else?") != Move::Leave));
@@ -273,7 +284,7 @@ async fn a_person_never_states_a_fact_it_was_not_given() {
     let config = RunConfig::new(
         Arc::new(shop_spec()),
         SimulateOptions {
-            patience: "endless".into(),
+            patience: sparring_types::Patience::Endless,
             max_turns: 4,
             phrasings: 2,
             ..SimulateOptions::default()

@@ -12,6 +12,11 @@ use sparring_testkit::{ScriptedAgent, shop_spec};
 use sparring_types::{Agent, EndedBy, Row, SimulateOptions};
 use std::sync::Arc;
 
+/// A typed summary part as JSON, for the tests' field-by-name checks.
+fn json<T: serde::Serialize>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value).unwrap()
+}
+
 async fn simulate(
     agent: ScriptedAgent,
     options: SimulateOptions,
@@ -69,7 +74,7 @@ async fn same_seed_same_rows_at_any_concurrency() {
 #[tokio::test]
 async fn seeds_first_and_every_tool_covered() {
     let (rows, summary) = simulate(ScriptedAgent::competent(), graded(1)).await;
-    assert_eq!(rows[0].situation.tier, "seed");
+    assert_eq!(rows[0].situation.tier, sparring_types::Tier::Seed);
     assert_eq!(
         rows[0].messages[1].content_str(),
         "Please refund order #W1002, it arrived broken."
@@ -81,7 +86,7 @@ async fn seeds_first_and_every_tool_covered() {
         );
     }
     assert_eq!(summary.counts.rows, rows.len() as u64);
-    assert_eq!(summary.stopped_because, "situations_exhausted");
+    assert_eq!(summary.stopped_because.as_str(), "situations_exhausted");
     // task ids are distinct per ask and stable across runs
     let (again, _) = simulate(ScriptedAgent::competent(), graded(1)).await;
     let ids: Vec<_> = rows.iter().map(|r| r.task_id.clone()).collect();
@@ -97,7 +102,7 @@ async fn budget_caps_rows_and_spreads_over_tools() {
     };
     let (rows, summary) = simulate(ScriptedAgent::competent(), options).await;
     assert_eq!(rows.len(), 4);
-    assert_eq!(summary.stopped_because, "budget_spent");
+    assert_eq!(summary.stopped_because.as_str(), "budget_spent");
     let tools: std::collections::BTreeSet<_> = rows
         .iter()
         .map(|r| r.situation.axes["tool"].clone())
@@ -155,19 +160,19 @@ async fn questions_forever_end_at_max_turns_or_when_the_person_leaves() {
     });
     let options = SimulateOptions {
         max_turns: 4,
-        patience: "endless".into(),
+        patience: sparring_types::Patience::Endless,
         ..SimulateOptions::default()
     };
     let (rows, _) = simulate(agent.clone(), options).await;
     assert!(rows.iter().all(|r| r.ended_by == EndedBy::MaxTurns));
     let options = SimulateOptions {
         max_turns: 50,
-        patience: "short".into(),
+        patience: sparring_types::Patience::Short,
         ..SimulateOptions::default()
     };
     let (rows, summary) = simulate(agent, options).await;
     assert!(rows.iter().all(|r| r.ended_by == EndedBy::UserLeft));
-    let eoq = &summary.search["ended_on_question"];
+    let eoq = &json(&summary.search)["ended_on_question"];
     assert_eq!(eoq["n"], rows.len());
     assert_eq!(eoq["user_left"], rows.len());
     assert!((eoq["share"].as_f64().unwrap() - 1.0).abs() < 1e-12);
@@ -192,7 +197,7 @@ async fn avg_turns_draws_a_cap_per_rollout_that_averages_it() {
         max_turns: 10,
         avg_turns: Some(3.5),
         repeats: 12,
-        patience: "endless".into(),
+        patience: sparring_types::Patience::Endless,
         concurrency: 8,
         ..SimulateOptions::default()
     };
@@ -265,7 +270,7 @@ async fn avg_turns_draws_a_cap_per_rollout_that_averages_it() {
 async fn without_avg_turns_rows_carry_no_turn_cap_and_end_at_max_turns() {
     let options = SimulateOptions {
         max_turns: 3,
-        patience: "endless".into(),
+        patience: sparring_types::Patience::Endless,
         ..SimulateOptions::default()
     };
     let (rows, summary) = simulate(nosy(), options).await;

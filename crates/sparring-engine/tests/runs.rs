@@ -14,6 +14,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+/// A typed summary part as JSON, for the tests' field-by-name checks.
+fn json<T: serde::Serialize>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value).unwrap()
+}
+
 struct Call {
     agent: Arc<dyn Agent>,
     options: SimulateOptions,
@@ -112,7 +117,7 @@ fn modes_set_their_counts_and_explicit_options_win() {
     assert_eq!((eval.repeats, eval.repeat_policy.as_str()), (1, "fixed"));
     let rl = options(&serde_json::json!({"mode": "rl"}));
     assert_eq!((rl.repeats, rl.repeat_policy.as_str()), (8, "successive"));
-    assert_eq!(rl.mode.as_deref(), Some("rl"));
+    assert_eq!(rl.mode, Some(sparring_types::Mode::Rl));
     let sft = options(&serde_json::json!({"mode": "sft"}));
     assert_eq!((sft.phrasings, sft.repeats), (3, 2));
     let mine = options(&serde_json::json!({"mode": "rl", "repeats": 4, "repeat_policy": "fixed"}));
@@ -154,10 +159,10 @@ async fn successive_stops_unanimous_asks_after_their_first_rollouts() {
         assert_eq!(repeats.len(), 3, "three distinct repeats");
     }
     assert_eq!(
-        summary.search["repeats"]["skipped_unanimous"],
+        json(&summary.search)["repeats"]["skipped_unanimous"],
         serde_json::json!(tasks.len() * 5)
     );
-    assert_eq!(summary.stopped_because, "situations_exhausted");
+    assert_eq!(summary.stopped_because.as_str(), "situations_exhausted");
 
     // Disagreeing asks get all eight.
     let (rows, _) = Call::new(alternating(), rl.clone()).go().await;
@@ -173,7 +178,7 @@ async fn successive_stops_unanimous_asks_after_their_first_rollouts() {
     }
     // `fixed` gives every ask all k whatever the outcomes.
     let fixed = SimulateOptions {
-        repeat_policy: "fixed".into(),
+        repeat_policy: sparring_types::RepeatPolicy::Fixed,
         repeats: 4,
         ..rl
     };
@@ -195,14 +200,18 @@ async fn situations_cap_distinct_worlds_and_leave_budget_unspent() {
     assert_eq!(scenarios.len(), 3, "N distinct situations");
     assert_eq!(per_task(&rows).len(), 6, "N × n tasks");
     assert_eq!(rows.len(), 12, "N × n × k rows, budget left unspent");
-    assert_eq!(summary.stopped_because, "situations_exhausted");
-    assert_eq!(rows[0].situation.tier, "seed", "seeds first");
+    assert_eq!(summary.stopped_because.as_str(), "situations_exhausted");
+    assert_eq!(
+        rows[0].situation.tier,
+        sparring_types::Tier::Seed,
+        "seeds first"
+    );
 
     // Without `unique_situations`, N is capped by the grid.
     let (_, all) = Call::new(ScriptedAgent::competent(), SimulateOptions::default())
         .go()
         .await;
-    let grid = all.coverage["situations_planned"].as_u64().unwrap();
+    let grid = json(&all.coverage)["situations_planned"].as_u64().unwrap();
     let (_, capped) = Call::new(
         ScriptedAgent::competent(),
         SimulateOptions {
@@ -212,7 +221,10 @@ async fn situations_cap_distinct_worlds_and_leave_budget_unspent() {
     )
     .go()
     .await;
-    assert_eq!(capped.coverage["situations_run"].as_u64().unwrap(), grid);
+    assert_eq!(
+        json(&capped.coverage)["situations_run"].as_u64().unwrap(),
+        grid
+    );
 
     // With it, new worlds keep coming past the grid.
     let unique = SimulateOptions {
@@ -229,7 +241,7 @@ async fn situations_cap_distinct_worlds_and_leave_budget_unspent() {
         grid + 20,
         "every situation its own world"
     );
-    assert_eq!(summary.stopped_because, "situations_exhausted");
+    assert_eq!(summary.stopped_because.as_str(), "situations_exhausted");
 
     // Unique situations are drawn a piece at a time (at least `concurrency`
     // per piece); the pieces do not change what is drawn.
@@ -280,13 +292,13 @@ async fn budget_spent_and_interrupted() {
     };
     let (rows, summary) = Call::new(ScriptedAgent::competent(), o).go().await;
     assert_eq!(rows.len(), 5);
-    assert_eq!(summary.stopped_because, "budget_spent");
+    assert_eq!(summary.stopped_because.as_str(), "budget_spent");
 
     let mut call = Call::new(ScriptedAgent::competent(), SimulateOptions::default());
     call.cancel = true;
     let (rows, summary) = call.go().await;
     assert!(rows.is_empty());
-    assert_eq!(summary.stopped_because, "interrupted");
+    assert_eq!(summary.stopped_because.as_str(), "interrupted");
 }
 
 /// A clock that moves one second every time it is read.
@@ -308,7 +320,7 @@ async fn time_budget_stops_scheduling() {
     let mut call = Call::new(ScriptedAgent::competent(), o);
     call.clock = Arc::new(Ticking(AtomicU64::new(0)));
     let (rows, summary) = call.go().await;
-    assert_eq!(summary.stopped_because, "time_budget");
+    assert_eq!(summary.stopped_because.as_str(), "time_budget");
     assert!(!rows.is_empty());
     let (all, _) = Call::new(ScriptedAgent::competent(), SimulateOptions::default())
         .go()
@@ -324,7 +336,7 @@ async fn unique_situations_stop_when_behaviour_saturates() {
         ..SimulateOptions::default()
     };
     let (rows, summary) = Call::new(ScriptedAgent::competent(), o).go().await;
-    assert_eq!(summary.stopped_because, "saturated");
+    assert_eq!(summary.stopped_because.as_str(), "saturated");
     assert!(rows.len() < 5000, "{}", rows.len());
     assert!(rows.len() as u64 > sparring_types::defaults::SATURATION_ROWS);
 }
@@ -358,7 +370,7 @@ async fn pinned_rerun_replays_every_task_on_its_own_situation() {
     );
     call.pinned = Some(pinned);
     let (again, summary) = call.go().await;
-    assert_eq!(summary.stopped_because, "tasks_done");
+    assert_eq!(summary.stopped_because.as_str(), "tasks_done");
     let a = per_task(&base);
     let b = per_task(&again);
     assert_eq!(
@@ -379,7 +391,7 @@ async fn pinned_rerun_replays_every_task_on_its_own_situation() {
         })
     );
     assert_eq!(
-        summary.search["pinned"]["tasks"],
+        json(&summary.search)["pinned"]["tasks"],
         serde_json::json!(a.len())
     );
 
@@ -418,7 +430,8 @@ async fn runs_replay_the_task_set_with_lineage() {
     };
     let (rows, summary) = Call::new(ScriptedAgent::competent(), o).go().await;
     assert_eq!(rows.len(), 18, "budget is per run");
-    let runs = summary.search["eval_runs"].as_array().unwrap();
+    let search = json(&summary.search);
+    let runs = search["eval_runs"].as_array().unwrap();
     assert_eq!(runs.len(), 3);
     for (i, r) in runs.iter().enumerate() {
         assert_eq!(r["eval_run"], serde_json::json!(i));
@@ -517,7 +530,35 @@ async fn reproducible_batches_give_the_same_rows_at_concurrency_16() {
         render(&second),
         "same rows, in the same order"
     );
-    assert_eq!(s1.search["repeats"], s2.search["repeats"]);
+    assert_eq!(s1.search.repeats, s2.search.repeats);
+}
+
+/// The negative control of the test above: without `reproducible` the same
+/// two calls land their rows in the order the jitter finishes them, so
+/// some pair of calls differs. It is the flag that makes the rows equal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_reproducible_the_order_follows_the_jitter() {
+    let o = SimulateOptions {
+        grade: true,
+        concurrency: 16,
+        reproducible: false,
+        budget: Some(60),
+        ..options(&serde_json::json!({"mode": "rl"}))
+    };
+    let ids = |rows: &[Row]| -> Vec<String> { rows.iter().map(|r| r.row_id.clone()).collect() };
+    let mut differed = false;
+    for _ in 0..5 {
+        let (first, _) = Call::new(jittery_alternating(), o.clone()).go().await;
+        let (second, _) = Call::new(jittery_alternating(), o.clone()).go().await;
+        if ids(&first) != ids(&second) {
+            differed = true;
+            break;
+        }
+    }
+    assert!(
+        differed,
+        "five pairs of unbatched calls at concurrency 16 landed their rows in the same order"
+    );
 }
 
 #[tokio::test]

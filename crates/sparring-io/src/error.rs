@@ -41,15 +41,6 @@ pub enum Error {
         /// What is missing, naming the file or option, with a hint.
         message: String,
     },
-    /// The caller's world (`execute`) cannot be used: a bad URL, or nothing
-    /// answers there.
-    #[error("cannot use the world `{world}`: {message}")]
-    World {
-        /// The world, with secrets removed.
-        world: String,
-        /// What went wrong.
-        message: String,
-    },
     /// A command could not be started.
     #[error("cannot start {role} command `{command}`: {message}")]
     Spawn {
@@ -60,6 +51,19 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+}
+
+impl From<sparring_score::Error> for Error {
+    fn from(e: sparring_score::Error) -> Self {
+        match e {
+            sparring_score::Error::Invalid { path, at, message } => {
+                Self::Invalid { path, at, message }
+            }
+            other => Self::Unscorable {
+                message: other.to_string(),
+            },
+        }
+    }
 }
 
 impl Error {

@@ -11,23 +11,16 @@
 //!   with many requests in flight and a restart when it dies.
 //! - [`command_world`]: [`command_world::CommandWorld`], the caller's world
 //!   as a subprocess answering tool calls in JSON lines (`execute`).
-//! - [`http_world`]: [`http_world::HttpWorld`], the caller's world behind an
-//!   HTTP URL, one `POST` per tool call (`execute http://…`).
-//! - [`score`]: the scoring reports over rows read leniently (only
-//!   `task_id` and `reward` are required): `report` (pass@1 with a
-//!   bootstrap interval over tasks, pass@k, pass^k, per category), `delta`
-//!   (paired before/after with markers and guards), `judge_agreement`,
-//!   `hack_scan` and `eval_variance`, each as JSON and as a table. The
-//!   estimators themselves are `sparring-stats`.
+//! - [`rows::read_score_rows`], [`rows::read_labels`]: rows and gold labels
+//!   read leniently for `sparring-score`'s reports.
 //! - [`log`]: the run's log file, where agent stderr goes.
-//! - [`select`]: the training cuts (SFT, DPO, GRPO, reward model), each
-//!   returning what it kept and a [`select::CutReport`] of what it left out
-//!   and why.
-//! - [`decontam`]: drops rows that near-copy held-out rows or traces (8-gram
-//!   overlap) and rows of held-out tasks.
+//! - [`rows::read_holdout`], [`rows::read_traces`]: the references of
+//!   `sparring-select`'s decontamination, read from files.
+//! - [`redact`]: the documented patterns that hide secrets on command lines,
+//!   and the masking of what a program echoes of them.
 //! - [`export`]: the training files (`openai-sft`, `openai-dpo`, `trl-sft`,
 //!   `trl-dpo`, `trl-reward`, `trl-kto`, `trl-grpo`, `parquet`).
-//! - [`defaults`]: every default of the cuts and exports, named once.
+//! - [`defaults`]: every default of the export writers, named once.
 //!
 //! ```no_run
 //! let spec = sparring_io::spec_file::load_spec("examples/support-desk/spec.yaml".as_ref())?;
@@ -38,15 +31,12 @@
 pub mod command_agent;
 pub mod command_grader;
 pub mod command_world;
-pub mod decontam;
 pub mod defaults;
 mod error;
 pub mod export;
-pub mod http_world;
 pub mod log;
+pub mod redact;
 pub mod rows;
-pub mod score;
-pub mod select;
 pub mod spec_file;
 mod subprocess;
 

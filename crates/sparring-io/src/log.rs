@@ -1,6 +1,7 @@
 //! The run's log file.
 
 use crate::Error;
+use sparring_types::LogSink;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -45,8 +46,20 @@ impl RunLog {
         }
     }
 
+    /// The log as a [`LogSink`], for the crates that log without touching
+    /// files (the HTTP world in `sparring-llm`).
+    pub fn sink(&self) -> std::sync::Arc<dyn LogSink> {
+        std::sync::Arc::new(self.clone())
+    }
+
     /// Where the log is.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+impl LogSink for RunLog {
+    fn line(&self, text: &str) {
+        Self::line(self, text);
     }
 }

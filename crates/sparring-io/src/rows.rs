@@ -1,7 +1,7 @@
 //! Rows on disk: `rows.jsonl` (one row per line) and `run.json`.
 
 use crate::Error;
-use sparring_types::{Counts, Row, RunSummary, SCHEMA_VERSION};
+use sparring_types::{Counts, Row, RowCounter, RowSink, RunSummary, SCHEMA_VERSION, SinkError};
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -42,6 +42,10 @@ impl RowWriter {
     }
 
     /// Writes one row as one line and flushes it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Write`] when the row cannot be encoded or written.
     pub fn write(&mut self, row: &Row) -> Result<(), Error> {
         let mut line = serde_json::to_string(row).map_err(|e| Error::Write {
             path: self.path.clone(),
@@ -69,6 +73,12 @@ impl RowWriter {
     }
 }
 
+impl RowSink for RowWriter {
+    fn write(&mut self, row: &Row) -> Result<(), SinkError> {
+        Self::write(self, row).map_err(|e| SinkError(e.to_string()))
+    }
+}
+
 /// Reads every row of a JSONL file. Blank lines are skipped; anything else
 /// that is not a row is an error naming its line.
 pub fn read_rows(path: &Path) -> Result<Vec<Row>, Error> {
@@ -77,19 +87,49 @@ pub fn read_rows(path: &Path) -> Result<Vec<Row>, Error> {
 }
 
 /// Parses JSONL text into rows; `path` only names the source in errors.
+/// A `row_id` that appears twice is an error naming both lines.
 pub fn parse_rows(path: &Path, text: &str) -> Result<Vec<Row>, Error> {
     let line_count = text.lines().count();
     let mut rows = Vec::new();
+    let mut lines = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         rows.push(parse_line(path, text, line, i + 1, line_count)?);
+        lines.push(i + 1);
     }
     if rows.is_empty() {
         return Err(Error::invalid(path, "line 1", "no rows: the file is empty"));
     }
+    unique_row_ids(
+        path,
+        lines
+            .iter()
+            .copied()
+            .zip(rows.iter().map(|r| r.row_id.as_str())),
+    )?;
     Ok(rows)
+}
+
+/// Refuses a rows file in which one `row_id` appears twice (a file written
+/// twice into, or two files joined): every later stage would count the row
+/// twice. The error names the id and both lines.
+pub fn unique_row_ids<'a>(
+    path: &Path,
+    ids: impl IntoIterator<Item = (usize, &'a str)>,
+) -> Result<(), Error> {
+    match sparring_types::first_duplicate(ids) {
+        None => Ok(()),
+        Some(d) => Err(Error::invalid(
+            path,
+            format!("line {}", d.line),
+            format!(
+                "row_id `{}` is also on line {}; each row must appear once (hint: remove the repeated line)",
+                d.id, d.first_line
+            ),
+        )),
+    }
 }
 
 fn parse_line(
@@ -173,8 +213,7 @@ pub fn repair_torn_line(path: &Path) -> Result<bool, Error> {
 pub fn count_file(path: &Path) -> Result<Counts, Error> {
     use std::io::BufRead as _;
     let file = File::open(path).map_err(|e| Error::read(path, &e))?;
-    let mut c = Counts::default();
-    let mut tasks = std::collections::BTreeSet::new();
+    let mut counter = RowCounter::default();
     for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
         let line = line.map_err(|e| Error::read(path, &e))?;
         if line.trim().is_empty() {
@@ -183,42 +222,11 @@ pub fn count_file(path: &Path) -> Result<Counts, Error> {
         let row = parse_rows(path, &line)
             .map_err(|_| Error::invalid(path, format!("line {}", i + 1), "not a sparring row"))?
             .pop();
-        let Some(row) = row else { continue };
-        c.rows += 1;
-        if !tasks.contains(row.task_id.as_str()) {
-            tasks.insert(row.task_id.clone());
-        }
-        *c.ended_by
-            .entry(row.ended_by.as_str().to_owned())
-            .or_default() += 1;
-        if let Some(passed) = row.passed() {
-            c.graded += 1;
-            c.passed += u64::from(passed);
+        if let Some(row) = row {
+            counter.add(&row);
         }
     }
-    c.tasks = tasks.len() as u64;
-    Ok(c)
-}
-
-/// Row counts of a rows file, as `run.json` reports them.
-pub fn counts(rows: &[Row]) -> Counts {
-    let mut c = Counts {
-        rows: rows.len() as u64,
-        ..Counts::default()
-    };
-    let mut tasks = std::collections::BTreeSet::new();
-    for row in rows {
-        tasks.insert(row.task_id.as_str());
-        *c.ended_by
-            .entry(row.ended_by.as_str().to_owned())
-            .or_default() += 1;
-        if let Some(passed) = row.passed() {
-            c.graded += 1;
-            c.passed += u64::from(passed);
-        }
-    }
-    c.tasks = tasks.len() as u64;
-    c
+    Ok(counter.counts())
 }
 
 /// Writes `run.json` into `dir`, replacing it atomically.
@@ -297,4 +305,40 @@ pub fn read_labels(path: &Path) -> Result<Vec<Label>, Error> {
         out.push(Label { row_id, reward });
     }
     Ok(out)
+}
+
+/// Reads the rows of a JSONL file for scoring, leniently (only `task_id` and
+/// `reward` are required): [`sparring_score::input::parse_score_rows`].
+pub fn read_score_rows(path: &Path) -> Result<Vec<sparring_score::input::ScoreRow>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
+    Ok(sparring_score::input::parse_score_rows(path, &text)?)
+}
+
+/// Reads a gold labels file for `judge-agreement`:
+/// [`sparring_score::input::parse_labels`].
+pub fn read_gold_labels(path: &Path) -> Result<Vec<sparring_score::input::Label>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
+    Ok(sparring_score::input::parse_labels(path, &text)?)
+}
+
+/// Reads a held-out rows file as a decontamination reference of `n`-grams.
+pub fn read_holdout(
+    path: &Path,
+    n: usize,
+) -> Result<(Vec<Row>, sparring_select::decontam::Reference), Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
+    let rows = parse_rows(path, &text)?;
+    let reference =
+        sparring_select::decontam::Reference::from_rows(&path.display().to_string(), &rows, n);
+    Ok((rows, reference))
+}
+
+/// Reads a traces file (JSON Lines or JSON) as a decontamination reference.
+pub fn read_traces(path: &Path, n: usize) -> Result<sparring_select::decontam::Reference, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
+    Ok(sparring_select::decontam::Reference::from_json_text(
+        &path.display().to_string(),
+        &text,
+        n,
+    ))
 }

@@ -16,6 +16,12 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// `max_tokens` of an Anthropic request when the run sets none (the API
 /// requires one).
 pub const ANTHROPIC_MAX_TOKENS: u32 = 1024;
+/// The highest `temperature` the Anthropic Messages API takes (its
+/// documented range is 0 to 1; OpenAI's is 0 to 2).
+pub const ANTHROPIC_TEMPERATURE_MAX: f64 = 1.0;
+/// A reply cut at the token limit is asked once more with this many times
+/// the limit; cut again, the row ends as `truncated`.
+pub const TRUNCATION_ROOM_FACTOR: u64 = 2;
 /// The text sent for an empty first or last message to the Anthropic API,
 /// which rejects empty text blocks and needs the conversation to start and
 /// end with a user turn (a trailing assistant turn is a prefill).
@@ -44,3 +50,7 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub const POOL_MAX_IDLE_PER_HOST: usize = 2048;
 /// Characters of a server's error message kept in a row's `error`.
 pub const ERROR_TEXT_CHARS: usize = 300;
+
+/// How long an HTTP world (`execute http://…`) may take to accept a
+/// connection; the whole call is bounded by `agent_timeout`.
+pub const HTTP_WORLD_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);

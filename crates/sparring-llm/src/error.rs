@@ -31,6 +31,15 @@ pub enum Error {
         /// What cannot be done.
         message: String,
     },
+    /// The caller's world (`execute http://…`) cannot be used: a bad URL, or
+    /// nothing answers there.
+    #[error("cannot use the world `{world}`: {message}")]
+    World {
+        /// The world, with secrets removed.
+        world: String,
+        /// What went wrong.
+        message: String,
+    },
     /// The HTTP client could not be built.
     #[error("cannot build the HTTP client: {0}")]
     Client(String),

@@ -4,16 +4,14 @@
 //! `degraded` as `same_model` and a warning says which option separates them.
 
 use crate::backend::{BackendSpec, Endpoint};
+use sparring_types::Degraded;
 use std::collections::BTreeMap;
-
-/// The name `degraded` carries.
-pub const SAME_MODEL: &str = "same_model";
 
 /// What [`same_model`] found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RoleCheck {
-    /// `["same_model"]` when two roles share a backend, else empty.
-    pub degraded: Vec<String>,
+    /// `[same_model]` when two roles share a backend, else empty.
+    pub degraded: Vec<Degraded>,
     /// One warning per shared backend, naming the roles and the option to
     /// change.
     pub warnings: Vec<String>,
@@ -68,7 +66,7 @@ fn check(roles: &BTreeMap<String, String>, movable: Option<&str>) -> RoleCheck {
         ));
     }
     if !check.warnings.is_empty() {
-        check.degraded.push(SAME_MODEL.to_owned());
+        check.degraded.push(Degraded::SameModel);
     }
     check
 }
@@ -101,7 +99,7 @@ mod tests {
             ("writer", "template"),
             ("judge", "anthropic:claude"),
         ]));
-        assert_eq!(c.degraded, vec!["same_model"]);
+        assert_eq!(c.degraded, vec![Degraded::SameModel]);
         assert_eq!(c.warnings.len(), 1);
         let w = &c.warnings[0];
         assert!(w.contains("both the agent and the person"), "{w}");

@@ -308,13 +308,8 @@ pub fn row(
     signature: &str,
     messages: Vec<Message>,
 ) -> sparring_types::Row {
-    use sparring_types::{EndedBy, Lineage, Persona, Row, SCHEMA_VERSION, Situation, Timings};
+    use sparring_types::{EndedBy, Row, Situation};
     Row {
-        schema_version: SCHEMA_VERSION,
-        row_id: row_id.to_owned(),
-        task_id: task_id.to_owned(),
-        scenario_id: format!("scn_{task_id}"),
-        messages,
         tools: vec![json!({"type": "function", "function": {
             "name": "get_order", "description": "Look up an order by id.",
             "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}},
@@ -323,36 +318,23 @@ pub fn row(
             axes: [("tool".to_owned(), "get_order".to_owned())]
                 .into_iter()
                 .collect(),
-            tier: "ordinary".to_owned(),
+            tier: sparring_types::Tier::Ordinary,
             world_seed: 7,
-            faults: Vec::new(),
-            seed_index: None,
+            ..Situation::default()
         },
-        persona: Persona::default(),
-        ended_by: EndedBy::AgentDone,
-        error: None,
         reward,
-        reason: None,
-        failure_class: None,
-        conduct_checks: None,
-        judge_meta: None,
-        grades: None,
-        gold_reward: None,
-        gold_author: None,
-        gold_kind: None,
-        markers: std::collections::BTreeMap::new(),
         behavior_signature: signature.to_owned(),
-        sampling: None,
-        logprobs: None,
-        usage: None,
-        requests: None,
         model_version: "command:test".to_owned(),
         writer_model: "template".to_owned(),
         user_model: "template".to_owned(),
-        lineage: Lineage::default(),
         seed: 1,
-        turn_cap: None,
-        timings: Timings::default(),
+        ..Row::new(
+            row_id,
+            task_id,
+            format!("scn_{task_id}"),
+            messages,
+            EndedBy::AgentDone,
+        )
     }
 }
 

@@ -25,7 +25,21 @@ pub const RETRIES: u32 = 5;
 /// Whether model backends are asked for per-token log-probabilities.
 pub const LOGPROBS: bool = false;
 /// How long the simulated person keeps answering the agent's questions.
-pub const PATIENCE: &str = "normal";
+pub const PATIENCE: crate::Patience = crate::Patience::Normal;
+/// The chance the simulated person walks away instead of answering a
+/// question, by patience and question (docs/options.md, `patience`): a
+/// default, not a measurement; fit them on source traces to ground them.
+pub mod patience {
+    /// `normal`: on the second question.
+    pub const NORMAL_SECOND: f64 = 0.35;
+    /// `normal`: on each later question.
+    pub const NORMAL_LATER: f64 = 0.60;
+    /// `short`: on the second question.
+    pub const SHORT_SECOND: f64 = 0.60;
+    /// `short`: on each later question.
+    pub const SHORT_LATER: f64 = 0.90;
+}
+
 /// Whether `simulate` grades rows with the conduct checks.
 pub const GRADE: bool = false;
 /// Wordings written per situation (n).
@@ -50,7 +64,7 @@ pub const MODEL_ROLE_ERRORS_KEPT: usize = 5;
 pub const WRITER_GIVE_UP: u64 = 3;
 
 /// Repeat policy when no mode sets one: every ask gets all k rollouts.
-pub const REPEAT_POLICY: &str = "fixed";
+pub const REPEAT_POLICY: crate::RepeatPolicy = crate::RepeatPolicy::Fixed;
 /// Under `repeat_policy: successive`, rollouts of an ask that must agree
 /// before its remaining repeats are skipped (fewer when k is smaller).
 pub const SUCCESSIVE_FIRST: u32 = 3;
@@ -75,20 +89,20 @@ pub mod modes {
     /// `eval`: one rollout per ask; pass@1 over many tasks.
     pub const EVAL_REPEATS: u32 = 1;
     /// `eval`: repeat policy.
-    pub const EVAL_POLICY: &str = "fixed";
+    pub const EVAL_POLICY: crate::RepeatPolicy = crate::RepeatPolicy::Fixed;
     /// `eval`: wordings per situation.
     pub const EVAL_PHRASINGS: u32 = 1;
     /// `rl`: a group of 8 rollouts per ask, for group-relative training.
     pub const RL_REPEATS: u32 = 8;
     /// `rl`: stop repeating an ask whose first rollouts agree (a unanimous
     /// group has no signal for group-relative training).
-    pub const RL_POLICY: &str = "successive";
+    pub const RL_POLICY: crate::RepeatPolicy = crate::RepeatPolicy::Successive;
     /// `rl`: wordings per situation.
     pub const RL_PHRASINGS: u32 = 1;
     /// `sft`: two rollouts per ask, so a passing one is likely among them.
     pub const SFT_REPEATS: u32 = 2;
     /// `sft`: repeat policy.
-    pub const SFT_POLICY: &str = "fixed";
+    pub const SFT_POLICY: crate::RepeatPolicy = crate::RepeatPolicy::Fixed;
     /// `sft`: three wordings per situation, for variety in the prompts.
     pub const SFT_PHRASINGS: u32 = 3;
 }
@@ -103,6 +117,9 @@ pub const JUDGE_UNSURE_BAND: f64 = 0.1;
 pub const JUDGE_VERDICT_RETRIES: u32 = 1;
 /// Seconds a grader or judge command may take per row.
 pub const GRADE_HOOK_TIMEOUT_SECS: f64 = 60.0;
+/// Rows `sparring grade` grades at once (each may wait on a grader or a
+/// judge).
+pub const GRADE_CONCURRENCY: usize = 8;
 /// Rows `judge-trust` builds probes from, at most.
 pub const TRUST_PROBE_ROWS: usize = 8;
 /// How many times its length the padding probe makes a reply.
@@ -113,6 +130,9 @@ pub const GRADER_RETRIES: u32 = 2;
 /// Temperature sent to a model judge (`openai:`, `anthropic:`): grading
 /// should not be a draw.
 pub const JUDGE_TEMPERATURE: f64 = 0.0;
+/// Characters of a policy rule's text shown beside its id in `report`,
+/// `delta`, rows and the grid (`sparring_types::policy::short_text`).
+pub const POLICY_RULE_TEXT_CHARS: usize = 80;
 
 /// Defaults of the sandbox world (`options.world`, [`crate::WorldOptions`]).
 /// `docs/options.md` lists them with their meaning.

@@ -8,7 +8,7 @@
 
 use crate::agent::BoxFuture;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The rollout a tool call belongs to, so the caller's world can keep one
 /// state per rollout.
@@ -52,4 +52,25 @@ pub trait ToolExecutor: Send + Sync {
     /// A short description for rows and logs (`command:python3 world.py`).
     /// It must never contain a secret.
     fn describe(&self) -> String;
+}
+
+/// The JSON an agent receives for a caller's world reply: `{"result": ANY}`
+/// becomes `{"ok": true, "result": …}`, `{"error": …}` (an object with
+/// `kind`, `message`, `hint`, or a bare message) becomes `{"ok": false,
+/// "error": {"kind", "message", "hint"}}`, `kind` defaulting to `refused`.
+/// One reading for every kind of caller's world (command, HTTP).
+pub fn world_answer(reply: &Value) -> Value {
+    if let Some(error) = reply.get("error").filter(|e| !e.is_null()) {
+        let field = |k: &str| error.get(k).cloned().unwrap_or(Value::Null);
+        let message = error
+            .as_str()
+            .map_or_else(|| field("message"), |s| Value::String(s.to_owned()));
+        let kind = error
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("refused")
+            .to_owned();
+        return json!({"ok": false, "error": {"kind": kind, "message": message, "hint": field("hint")}});
+    }
+    json!({"ok": true, "result": reply.get("result").cloned().unwrap_or(Value::Null)})
 }

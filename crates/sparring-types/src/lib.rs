@@ -28,6 +28,9 @@
 //! - [`seed`]: seed derivation by SHA-256 and the one random stream type,
 //!   [`seed::Stream`], so every draw is reproducible per seed.
 //! - [`hash`]: canonical JSON and SHA-256 for ids that are stable across runs.
+//! - [`policy`]: policy rule classes ([`RuleClass`]), a rule as data
+//!   ([`PolicyRule`]) and a spec's corrections to the reading
+//!   ([`PolicyRulesSpec`], `policy_rules`).
 //!
 //! This crate does no IO and reads no clock or environment.
 //!
@@ -51,32 +54,46 @@ pub mod defaults;
 pub mod executor;
 pub mod grader;
 pub mod hash;
+mod introspect;
+mod log;
 mod message;
 mod options;
+pub mod policy;
 mod row;
+pub mod secrets;
 pub mod seed;
+mod sink;
 mod spec;
+mod summary;
 mod tool;
+mod unique;
+pub mod values;
 mod world_options;
 pub mod world_spec;
 
 pub use agent::{
-    Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture, FnAgent, Usage,
-    agent_fn,
+    Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture, CutShort, Finish,
+    FnAgent, Stop, Usage, agent_fn,
 };
 pub use axes::{AxesSpec, AxisValue, ForbiddenPair};
-pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor};
+pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor, world_answer};
 pub use grader::{Grader, GraderError, GraderVerdict};
+pub use log::LogSink;
 pub use message::{FunctionCall, Message, Role, ToolCall};
 pub use options::{
-    MODES, OptionsPatch, REPEAT_POLICIES, SimulateOptions, check_avg_turns, check_choice,
-    check_temperature, check_top_logprobs, check_top_p, closest, mode_preset,
+    OptionsPatch, SimulateOptions, check_avg_turns, check_choice, closest, mode_preset,
+    option_names,
 };
-pub use row::{
-    Counts, EndedBy, Lineage, Persona, Row, RunSummary, SCHEMA_VERSION, Situation, StageVerdict,
-    Timings,
-};
+pub use policy::{PolicyRule, PolicyRulesSpec, RuleClass};
+pub use row::{EndedBy, Lineage, Persona, Row, SCHEMA_VERSION, Situation, StageVerdict, Timings};
+pub use sink::{RowSink, SinkError};
 pub use spec::{Spec, SpecError, id_keys, record_id, singular};
+pub use summary::{
+    Counts, Coverage, Degraded, EndedOnQuestion, EvalRunLine, PairwiseCoverage, PersonRecord,
+    PinnedRecord, RepeatsRecord, RowCounter, RunSummary, Search, StopReason, TierMix, WriterRecord,
+};
 pub use tool::ToolSpec;
+pub use unique::{Duplicate, first_duplicate};
+pub use values::{Arm, Mode, Patience, RepeatPolicy, Stage, Stance, Tier, Vocabulary};
 pub use world_options::{WorldOptions, WorldPatch};
 pub use world_spec::WorldSpec;

@@ -1,47 +1,157 @@
-//! Run options as given and as resolved.
+//! Run options as given ([`OptionsPatch`]) and as resolved
+//! ([`SimulateOptions`]).
+//!
+//! Each option is declared once, as a field of [`OptionsPatch`]: its name
+//! (and the seeds' aliases) by serde, its range by its value type
+//! (`crate::values`), which parses the same way from a spec's `options`
+//! and from a command line (clap converts a flag through the type's
+//! `FromStr`). `docs/options.md` documents each; `defaults.rs` names each
+//! default.
 
 use crate::defaults;
+use crate::values::{
+    AvgTurns, Budget, Concurrency, Effort, MaxTokens, Mode, Patience, Phrasings, RepeatPolicy,
+    Repeats, Retries, Rpm, Runs, Share, Situations, Temperature, TimeBudget, Timeout, TopLogprobs,
+    TopP, Turns,
+};
 use crate::world_options::{WorldOptions, WorldPatch};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-/// The names `options` accepts, in the order they are documented.
-pub(crate) const OPTION_NAMES: &[&str] = &[
-    "agent",
-    "out",
-    "budget",
-    "seed",
-    "concurrency",
-    "max_turns",
-    "avg_turns",
-    "max_tool_steps",
-    "repeats",
-    "grade",
-    "patience",
-    "agent_timeout",
-    "phrasings",
-    "hard_share",
-    "grid_effort",
-    "world",
-    "temperature",
-    "top_p",
-    "max_tokens",
-    "logprobs",
-    "top_logprobs",
-    "rpm",
-    "retries",
-    "writer",
-    "person",
-    "mode",
-    "repeat_policy",
-    "situations",
-    "unique_situations",
-    "time_budget",
-    "reproducible",
-    "runs",
-];
+/// Options as one source gives them (a spec's `options`, a command line, a
+/// library caller): every field optional, every value checked by its type.
+/// [`OptionsPatch::over`] layers one source on another.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OptionsPatch {
+    /// The agent as a backend spec or command line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Output directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub out: Option<String>,
+    /// Rows to produce at most.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+    /// Run seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Rollouts in flight at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<Concurrency>,
+    /// Agent replies to the person before the conversation is cut off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<Turns>,
+    /// Mean of the per-rollout turn caps, from 1 to `max_turns`; unset caps
+    /// every conversation at `max_turns`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub avg_turns: Option<AvgTurns>,
+    /// Agent requests within one turn before it is cut off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tool_steps: Option<Turns>,
+    /// Rollouts per ask (k).
+    #[serde(
+        alias = "rollouts_per_request",
+        alias = "rollouts_per_prompt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub repeats: Option<Repeats>,
+    /// Grade rows with the conduct checks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grade: Option<bool>,
+    /// `normal`, `short` or `endless`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patience: Option<Patience>,
+    /// Seconds an agent may take per request (per HTTP attempt for models).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_timeout: Option<Timeout>,
+    /// Wordings written per situation (n).
+    #[serde(
+        alias = "n",
+        alias = "requests_per_situation",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub phrasings: Option<Phrasings>,
+    /// Share of situations from the hard tiers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hard_share: Option<Share>,
+    /// Covering-array post-optimisation effort.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grid_effort: Option<Effort>,
+    /// The sandbox world's numbers (`options.world`), as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub world: Option<WorldPatch>,
+    /// Model backends: sampling temperature, 0 to 2.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<Temperature>,
+    /// Model backends: nucleus sampling mass, above 0 and at most 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<TopP>,
+    /// Model backends: most tokens per reply.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<MaxTokens>,
+    /// Model backends: ask for per-token log-probabilities.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logprobs: Option<bool>,
+    /// Model backends: alternatives per token with `logprobs`, 0 to 20.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_logprobs: Option<TopLogprobs>,
+    /// Model backends: send a `seed` derived from this and the request id;
+    /// unset sends none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling_seed: Option<u64>,
+    /// Model backends: requests started per minute at most.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rpm: Option<Rpm>,
+    /// Model backends: retries after the first attempt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retries: Option<Retries>,
+    /// Who writes the asks: `template` or a backend spec.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writer: Option<String>,
+    /// Who plays the person: `template` or a backend spec.
+    #[serde(alias = "user_model", skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
+    /// A preset of counts: `eval`, `rl` or `sft`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
+    /// `fixed` (every ask gets all k) or `successive` (stop early on
+    /// unanimous asks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeat_policy: Option<RepeatPolicy>,
+    /// Distinct situations (N) to run at most.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub situations: Option<Situations>,
+    /// Keep drawing new situations past the covering array.
+    #[serde(alias = "unique", skip_serializing_if = "Option::is_none")]
+    pub unique_situations: Option<bool>,
+    /// Seconds the run may take before it stops scheduling rollouts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_budget: Option<TimeBudget>,
+    /// Batches that finish before the next is chosen, so results do not
+    /// depend on completion order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reproducible: Option<bool>,
+    /// Times the task set is run in one call (replays).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Runs>,
+}
+
+/// The names `options` accepts, with the seeds' aliases: read off
+/// [`OptionsPatch`]'s serde declaration, never listed by hand.
+pub fn option_names() -> Vec<&'static str> {
+    let mut names = crate::introspect::field_names::<OptionsPatch>();
+    for (alias, _) in OPTION_ALIASES {
+        if !names.contains(alias) {
+            names.push(alias);
+        }
+    }
+    names
+}
 
 /// Other names options answer to, as the seed documents them: alias → name.
+/// Serde reads them (`#[serde(alias)]`); this list only feeds the
+/// did-you-mean of an unknown key, and a test keeps the two equal.
 pub(crate) const OPTION_ALIASES: &[(&str, &str)] = &[
     ("n", "phrasings"),
     ("requests_per_situation", "phrasings"),
@@ -51,102 +161,22 @@ pub(crate) const OPTION_ALIASES: &[(&str, &str)] = &[
     ("user_model", "person"),
 ];
 
-/// The run modes and what each sets (docs/options.md, "Modes").
-pub const MODES: &[&str] = &["eval", "rl", "sft"];
-
-/// The repeat policies.
-pub const REPEAT_POLICIES: &[&str] = &["fixed", "successive"];
-
-/// Options as one source gives them (a spec's `options`, a command line):
-/// every field optional. [`OptionsPatch::over`] layers one source on another.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct OptionsPatch {
-    /// The agent as a backend spec or command line.
-    pub agent: Option<String>,
-    /// Output directory.
-    pub out: Option<String>,
-    /// Rows to produce at most.
-    pub budget: Option<u64>,
-    /// Run seed.
-    pub seed: Option<u64>,
-    /// Rollouts in flight at once.
-    pub concurrency: Option<usize>,
-    /// Agent replies to the person before the conversation is cut off.
-    pub max_turns: Option<u32>,
-    /// Mean of the per-rollout turn caps, from 1 to `max_turns`; unset caps
-    /// every conversation at `max_turns`.
-    pub avg_turns: Option<f64>,
-    /// Agent requests within one turn before it is cut off.
-    pub max_tool_steps: Option<u32>,
-    /// Rollouts per ask (k).
-    pub repeats: Option<u32>,
-    /// Grade rows with the conduct checks.
-    pub grade: Option<bool>,
-    /// `normal`, `short` or `endless`.
-    pub patience: Option<String>,
-    /// Seconds an agent may take per request (per HTTP attempt for models).
-    pub agent_timeout: Option<f64>,
-    /// Wordings written per situation (n).
-    pub phrasings: Option<u32>,
-    /// Share of situations from the hard tiers.
-    pub hard_share: Option<f64>,
-    /// Covering-array post-optimisation effort.
-    pub grid_effort: Option<f64>,
-    /// The sandbox world's numbers (`options.world`), as given.
-    #[serde(default)]
-    pub world: Option<WorldPatch>,
-    /// Model backends: sampling temperature, 0 to 2.
-    pub temperature: Option<f64>,
-    /// Model backends: nucleus sampling mass, above 0 and at most 1.
-    pub top_p: Option<f64>,
-    /// Model backends: most tokens per reply.
-    pub max_tokens: Option<u32>,
-    /// Model backends: ask for per-token log-probabilities.
-    pub logprobs: Option<bool>,
-    /// Model backends: alternatives per token with `logprobs`, 0 to 20.
-    pub top_logprobs: Option<u32>,
-    /// Model backends: requests started per minute at most.
-    pub rpm: Option<u32>,
-    /// Model backends: retries after the first attempt.
-    pub retries: Option<u32>,
-    /// Who writes the asks: `template` or a backend spec.
-    pub writer: Option<String>,
-    /// Who plays the person: `template` or a backend spec.
-    pub person: Option<String>,
-    /// A preset of counts: `eval`, `rl` or `sft`.
-    pub mode: Option<String>,
-    /// `fixed` (every ask gets all k) or `successive` (stop early on
-    /// unanimous asks).
-    pub repeat_policy: Option<String>,
-    /// Distinct situations (N) to run at most.
-    pub situations: Option<u64>,
-    /// Keep drawing new situations past the covering array.
-    pub unique_situations: Option<bool>,
-    /// Seconds the run may take before it stops scheduling rollouts.
-    pub time_budget: Option<f64>,
-    /// Batches that finish before the next is chosen, so results do not
-    /// depend on completion order.
-    pub reproducible: Option<bool>,
-    /// Times the task set is run in one call (replays).
-    pub runs: Option<u32>,
-}
-
 /// The preset of a mode: what it sets, below anything given explicitly.
-pub fn mode_preset(mode: &str) -> OptionsPatch {
+pub fn mode_preset(mode: Mode) -> OptionsPatch {
     use defaults::modes;
     let (repeats, policy, phrasings) = match mode {
-        "rl" => (modes::RL_REPEATS, modes::RL_POLICY, modes::RL_PHRASINGS),
-        "sft" => (modes::SFT_REPEATS, modes::SFT_POLICY, modes::SFT_PHRASINGS),
-        _ => (
+        Mode::Rl => (modes::RL_REPEATS, modes::RL_POLICY, modes::RL_PHRASINGS),
+        Mode::Sft => (modes::SFT_REPEATS, modes::SFT_POLICY, modes::SFT_PHRASINGS),
+        Mode::Eval => (
             modes::EVAL_REPEATS,
             modes::EVAL_POLICY,
             modes::EVAL_PHRASINGS,
         ),
     };
     OptionsPatch {
-        repeats: Some(repeats),
-        repeat_policy: Some(policy.to_owned()),
-        phrasings: Some(phrasings),
+        repeats: Repeats::new(repeats).ok(),
+        repeat_policy: Some(policy),
+        phrasings: Phrasings::new(phrasings).ok(),
         ..OptionsPatch::default()
     }
 }
@@ -172,261 +202,133 @@ pub fn check_choice(what: &str, value: &str, choices: &[&str]) -> Result<(), Str
 
 impl OptionsPatch {
     /// Parses a spec's `options` object. Errors are `(pointer suffix,
-    /// message)`; an unknown key names the closest known one.
+    /// message)`: the first key at fault, with the value type's message; an
+    /// unknown key names the closest known one.
     pub fn from_value(value: &Value) -> Result<Self, (String, String)> {
         let Some(map) = value.as_object() else {
             return Err((String::new(), "must be an object".to_owned()));
         };
-        let mut patch = Self::default();
+        let names = option_names();
         for (key, v) in map {
-            let at = |msg: &str| (format!("/{key}"), msg.to_owned());
-            let name = OPTION_ALIASES
-                .iter()
-                .find(|(alias, _)| alias == key)
-                .map_or(key.as_str(), |(_, name)| name);
-            match name {
-                "agent" => patch.agent = Some(string(v).ok_or_else(|| at("must be a string"))?),
-                "writer" | "person" => {
-                    let role = string(v)
-                        .filter(|s| !s.trim().is_empty())
-                        .ok_or_else(|| at("must be `template` or a backend spec"))?;
-                    if key == "writer" {
-                        patch.writer = Some(role);
-                    } else {
-                        patch.person = Some(role);
-                    }
-                }
-                "out" => patch.out = Some(string(v).ok_or_else(|| at("must be a string"))?),
-                "patience" => {
-                    let p = string(v).ok_or_else(|| at("must be a string"))?;
-                    check_patience(&p).map_err(|m| at(&m))?;
-                    patch.patience = Some(p);
-                }
-                "budget" => patch.budget = Some(positive(v).ok_or_else(|| at(POSITIVE))?),
-                "seed" => {
-                    patch.seed = Some(v.as_u64().ok_or_else(|| at("must be an integer >= 0"))?);
-                }
-                "concurrency" => {
-                    patch.concurrency = Some(positive(v).ok_or_else(|| at(POSITIVE))? as usize);
-                }
-                "max_turns" => patch.max_turns = Some(small(v).ok_or_else(|| at(POSITIVE))?),
-                "avg_turns" => {
-                    // The bounds (1 to `max_turns`) are checked by
-                    // [`OptionsPatch::check`], once `max_turns` is known.
-                    let avg = v
-                        .as_f64()
-                        .filter(|a| a.is_finite())
-                        .ok_or_else(|| at("must be a number from 1 to `max_turns`"))?;
-                    patch.avg_turns = Some(avg);
-                }
-                "max_tool_steps" => {
-                    patch.max_tool_steps = Some(small(v).ok_or_else(|| at(POSITIVE))?);
-                }
-                "repeats" => patch.repeats = Some(small(v).ok_or_else(|| at(POSITIVE))?),
-                "grade" => {
-                    patch.grade = Some(v.as_bool().ok_or_else(|| at("must be true or false"))?);
-                }
-                "phrasings" => patch.phrasings = Some(small(v).ok_or_else(|| at(POSITIVE))?),
-                "hard_share" => {
-                    let share = v
-                        .as_f64()
-                        .filter(|s| (0.0..=1.0).contains(s))
-                        .ok_or_else(|| at("must be a number from 0 to 1"))?;
-                    patch.hard_share = Some(share);
-                }
-                "grid_effort" => {
-                    let effort = v
-                        .as_f64()
-                        .filter(|s| (0.0..=1000.0).contains(s))
-                        .ok_or_else(|| at("must be a number from 0 to 1000"))?;
-                    patch.grid_effort = Some(effort);
-                }
-                "agent_timeout" => {
-                    let secs = v
-                        .as_f64()
-                        .filter(|s| *s > 0.0)
-                        .ok_or_else(|| at("must be a number of seconds > 0"))?;
-                    patch.agent_timeout = Some(secs);
-                }
-                "world" => {
-                    patch.world = Some(
-                        WorldPatch::from_value(v).map_err(|(p, m)| (format!("/world{p}"), m))?,
-                    );
-                }
-                "temperature" => {
-                    let t = v.as_f64().ok_or_else(|| at(TEMPERATURE))?;
-                    check_temperature(t).map_err(|m| at(&m))?;
-                    patch.temperature = Some(t);
-                }
-                "top_p" => {
-                    let p = v.as_f64().ok_or_else(|| at(TOP_P))?;
-                    check_top_p(p).map_err(|m| at(&m))?;
-                    patch.top_p = Some(p);
-                }
-                "max_tokens" => patch.max_tokens = Some(small(v).ok_or_else(|| at(POSITIVE))?),
-                "logprobs" => {
-                    patch.logprobs = Some(v.as_bool().ok_or_else(|| at("must be true or false"))?);
-                }
-                "top_logprobs" => {
-                    let k = v
-                        .as_u64()
-                        .and_then(|k| u32::try_from(k).ok())
-                        .ok_or_else(|| at(TOP_LOGPROBS))?;
-                    check_top_logprobs(k).map_err(|m| at(&m))?;
-                    patch.top_logprobs = Some(k);
-                }
-                "rpm" => patch.rpm = Some(small(v).ok_or_else(|| at(POSITIVE))?),
-                "retries" => {
-                    patch.retries = Some(
-                        v.as_u64()
-                            .and_then(|n| u32::try_from(n).ok())
-                            .ok_or_else(|| at("must be an integer >= 0"))?,
-                    );
-                }
-                "mode" => {
-                    let m = string(v).ok_or_else(|| at("must be a string"))?;
-                    check_choice("mode", &m, MODES).map_err(|e| at(&e))?;
-                    patch.mode = Some(m);
-                }
-                "repeat_policy" => {
-                    let p = string(v).ok_or_else(|| at("must be a string"))?;
-                    check_choice("repeat policy", &p, REPEAT_POLICIES).map_err(|e| at(&e))?;
-                    patch.repeat_policy = Some(p);
-                }
-                "situations" => patch.situations = Some(positive(v).ok_or_else(|| at(POSITIVE))?),
-                "unique_situations" => {
-                    patch.unique_situations =
-                        Some(v.as_bool().ok_or_else(|| at("must be true or false"))?);
-                }
-                "time_budget" => {
-                    let secs = v
-                        .as_f64()
-                        .filter(|s| *s > 0.0)
-                        .ok_or_else(|| at("must be a number of seconds > 0"))?;
-                    patch.time_budget = Some(secs);
-                }
-                "reproducible" => {
-                    patch.reproducible =
-                        Some(v.as_bool().ok_or_else(|| at("must be true or false"))?);
-                }
-                "runs" => patch.runs = Some(small(v).ok_or_else(|| at(POSITIVE))?),
-                other => {
-                    let names: Vec<&str> = OPTION_NAMES
-                        .iter()
-                        .copied()
-                        .chain(OPTION_ALIASES.iter().map(|(a, _)| *a))
-                        .collect();
-                    let hint = closest(other, &names)
-                        .map(|c| format!("; did you mean `{c}`?"))
-                        .unwrap_or_default();
-                    return Err((
-                        format!("/{other}"),
-                        format!("unknown option `{other}`{hint}"),
-                    ));
-                }
+            if !names.contains(&key.as_str()) {
+                let hint = closest(key, &names)
+                    .map(|c| format!("; did you mean `{c}`?"))
+                    .unwrap_or_default();
+                return Err((format!("/{key}"), format!("unknown option `{key}`{hint}")));
             }
+            if key == "world" {
+                WorldPatch::from_value(v).map_err(|(p, m)| (format!("/world{p}"), m))?;
+                continue;
+            }
+            if matches!(key.as_str(), "writer" | "person" | "user_model")
+                && v.as_str().is_none_or(|s| s.trim().is_empty())
+            {
+                return Err((
+                    format!("/{key}"),
+                    "must be `template` or a backend spec".to_owned(),
+                ));
+            }
+            // One key at a time, so the message names the key at fault.
+            let mut one = Map::new();
+            one.insert(key.clone(), v.clone());
+            serde_json::from_value::<Self>(Value::Object(one))
+                .map_err(|e| (format!("/{key}"), value_message(&e, v)))?;
         }
-        Ok(patch)
+        serde_json::from_value(value.clone()).map_err(|e| (String::new(), e.to_string()))
     }
 
-    /// `self` where it is set, else `base`.
+    /// Checks every value set the way a spec's `options` are checked
+    /// ([`OptionsPatch::from_value`]). The value types already hold their
+    /// ranges; this also checks `writer`, `person` and `world`.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        let value = serde_json::to_value(self)
+            .map_err(|e| (String::new(), format!("cannot encode the options: {e}")))?;
+        Self::from_value(&value).map(|_| ())
+    }
+
+    /// `self` where it is set, else `base` (`world` field by field).
     #[must_use]
     pub fn over(self, base: Self) -> Self {
-        Self {
-            agent: self.agent.or(base.agent),
-            out: self.out.or(base.out),
-            budget: self.budget.or(base.budget),
-            seed: self.seed.or(base.seed),
-            concurrency: self.concurrency.or(base.concurrency),
-            max_turns: self.max_turns.or(base.max_turns),
-            avg_turns: self.avg_turns.or(base.avg_turns),
-            max_tool_steps: self.max_tool_steps.or(base.max_tool_steps),
-            repeats: self.repeats.or(base.repeats),
-            grade: self.grade.or(base.grade),
-            patience: self.patience.or(base.patience),
-            agent_timeout: self.agent_timeout.or(base.agent_timeout),
-            phrasings: self.phrasings.or(base.phrasings),
-            hard_share: self.hard_share.or(base.hard_share),
-            grid_effort: self.grid_effort.or(base.grid_effort),
-            world: match (self.world, base.world) {
-                (Some(a), Some(b)) => Some(a.over(b)),
-                (a, b) => a.or(b),
-            },
-            temperature: self.temperature.or(base.temperature),
-            top_p: self.top_p.or(base.top_p),
-            max_tokens: self.max_tokens.or(base.max_tokens),
-            logprobs: self.logprobs.or(base.logprobs),
-            top_logprobs: self.top_logprobs.or(base.top_logprobs),
-            rpm: self.rpm.or(base.rpm),
-            retries: self.retries.or(base.retries),
-            writer: self.writer.or(base.writer),
-            person: self.person.or(base.person),
-            mode: self.mode.or(base.mode),
-            repeat_policy: self.repeat_policy.or(base.repeat_policy),
-            situations: self.situations.or(base.situations),
-            unique_situations: self.unique_situations.or(base.unique_situations),
-            time_budget: self.time_budget.or(base.time_budget),
-            reproducible: self.reproducible.or(base.reproducible),
-            runs: self.runs.or(base.runs),
-        }
+        let world = match (self.world.clone(), base.world) {
+            (Some(a), Some(b)) => Some(a.over(b)),
+            (a, b) => a.or(b),
+        };
+        let base = Self {
+            world: None,
+            ..base
+        };
+        let (Ok(Value::Object(mut merged)), Ok(Value::Object(top))) =
+            (serde_json::to_value(&base), serde_json::to_value(&self))
+        else {
+            return self;
+        };
+        merged.extend(top);
+        let mut out: Self = serde_json::from_value(Value::Object(merged)).unwrap_or(self);
+        out.world = world;
+        out
     }
 
-    /// Fills every unset field from the mode's preset, then with its default.
-    pub fn resolve(self) -> SimulateOptions {
-        let this = match self.mode.as_deref() {
+    /// The options with every unset one at its default: a mode's preset
+    /// under explicit options, then the named defaults.
+    pub fn resolve(&self) -> SimulateOptions {
+        let this = match self.mode {
             Some(mode) => self.clone().over(mode_preset(mode)),
-            None => self,
+            None => self.clone(),
         };
         this.resolve_defaults()
     }
 
     fn resolve_defaults(self) -> SimulateOptions {
         SimulateOptions {
-            budget: self.budget,
+            budget: self.budget.map(Budget::get),
             seed: self.seed.unwrap_or(defaults::SEED),
-            concurrency: self.concurrency.unwrap_or(defaults::CONCURRENCY),
-            max_turns: self.max_turns.unwrap_or(defaults::MAX_TURNS),
-            avg_turns: self.avg_turns,
-            max_tool_steps: self.max_tool_steps.unwrap_or(defaults::MAX_TOOL_STEPS),
-            repeats: self.repeats.unwrap_or(defaults::REPEATS),
+            concurrency: self
+                .concurrency
+                .map_or(defaults::CONCURRENCY, Concurrency::get),
+            max_turns: self.max_turns.map_or(defaults::MAX_TURNS, Turns::get),
+            avg_turns: self.avg_turns.map(AvgTurns::get),
+            max_tool_steps: self
+                .max_tool_steps
+                .map_or(defaults::MAX_TOOL_STEPS, Turns::get),
+            repeats: self.repeats.map_or(defaults::REPEATS, Repeats::get),
             grade: self.grade.unwrap_or(defaults::GRADE),
-            patience: self
-                .patience
-                .unwrap_or_else(|| defaults::PATIENCE.to_owned()),
-            agent_timeout: self.agent_timeout.unwrap_or(defaults::AGENT_TIMEOUT_SECS),
-            phrasings: self.phrasings.unwrap_or(defaults::PHRASINGS),
-            hard_share: self.hard_share.unwrap_or(defaults::HARD_SHARE),
-            grid_effort: self.grid_effort.unwrap_or(defaults::GRID_EFFORT),
+            patience: self.patience.unwrap_or(defaults::PATIENCE),
+            agent_timeout: self
+                .agent_timeout
+                .map_or(defaults::AGENT_TIMEOUT_SECS, Timeout::get),
+            phrasings: self.phrasings.map_or(defaults::PHRASINGS, Phrasings::get),
+            hard_share: self.hard_share.map_or(defaults::HARD_SHARE, Share::get),
+            grid_effort: self.grid_effort.map_or(defaults::GRID_EFFORT, Effort::get),
             world: self
                 .world
                 .as_ref()
                 .map(WorldPatch::resolve)
                 .unwrap_or_default(),
-            temperature: self.temperature,
-            top_p: self.top_p,
-            max_tokens: self.max_tokens,
+            temperature: self.temperature.map(Temperature::get),
+            top_p: self.top_p.map(TopP::get),
+            max_tokens: self.max_tokens.map(MaxTokens::get),
             logprobs: self.logprobs.unwrap_or(defaults::LOGPROBS),
-            top_logprobs: self.top_logprobs,
-            rpm: self.rpm,
-            retries: self.retries.unwrap_or(defaults::RETRIES),
+            top_logprobs: self.top_logprobs.map(TopLogprobs::get),
+            sampling_seed: self.sampling_seed,
+            rpm: self.rpm.map(Rpm::get),
+            retries: self.retries.map_or(defaults::RETRIES, Retries::get),
             writer: self.writer.unwrap_or_else(|| defaults::TEMPLATE.to_owned()),
             person: self.person.unwrap_or_else(|| defaults::TEMPLATE.to_owned()),
             mode: self.mode,
-            repeat_policy: self
-                .repeat_policy
-                .unwrap_or_else(|| defaults::REPEAT_POLICY.to_owned()),
-            situations: self.situations,
+            repeat_policy: self.repeat_policy.unwrap_or(defaults::REPEAT_POLICY),
+            situations: self.situations.map(Situations::get),
             unique_situations: self
                 .unique_situations
                 .unwrap_or(defaults::UNIQUE_SITUATIONS),
-            time_budget: self.time_budget,
+            time_budget: self.time_budget.map(TimeBudget::get),
             reproducible: self.reproducible.unwrap_or(defaults::REPRODUCIBLE),
-            runs: self.runs.unwrap_or(defaults::RUNS),
+            runs: self.runs.map_or(defaults::RUNS, Runs::get),
         }
     }
 
     /// Checks what no single option can: `top_logprobs` needs `logprobs`;
-    /// `avg_turns` lies from 1 to `max_turns` (its default when unset).
+    /// `avg_turns` lies from 1 to `max_turns` (its default when unset);
+    /// `unique_situations` needs something to end it.
     pub fn check(&self) -> Result<(), String> {
         if self.unique_situations == Some(true)
             && self.budget.is_none()
@@ -441,13 +343,16 @@ impl OptionsPatch {
             return Err("`top_logprobs` needs `logprobs` set to true".to_owned());
         }
         if let Some(avg) = self.avg_turns {
-            check_avg_turns(avg, self.max_turns.unwrap_or(defaults::MAX_TURNS))?;
+            check_avg_turns(
+                avg.get(),
+                self.max_turns.map_or(defaults::MAX_TURNS, Turns::get),
+            )?;
         }
         Ok(())
     }
 
     /// The model-backend options that are set, by name, for a warning when
-    /// the agent is a command (which ignores them).
+    /// the agent is not a model (which ignores them).
     pub fn model_options_set(&self) -> Vec<&'static str> {
         [
             ("temperature", self.temperature.is_some()),
@@ -455,6 +360,7 @@ impl OptionsPatch {
             ("max_tokens", self.max_tokens.is_some()),
             ("logprobs", self.logprobs == Some(true)),
             ("top_logprobs", self.top_logprobs.is_some()),
+            ("sampling_seed", self.sampling_seed.is_some()),
             ("rpm", self.rpm.is_some()),
             ("retries", self.retries.is_some()),
         ]
@@ -464,35 +370,30 @@ impl OptionsPatch {
     }
 }
 
-const TEMPERATURE: &str = "must be a number from 0 to 2";
-const TOP_P: &str = "must be a number above 0 and at most 1";
-const TOP_LOGPROBS: &str = "must be an integer from 0 to 20";
-
-/// Checks a temperature (0 to 2, as OpenAI-compatible servers accept).
-pub fn check_temperature(t: f64) -> Result<(), String> {
-    if t.is_finite() && (0.0..=2.0).contains(&t) {
-        Ok(())
-    } else {
-        Err(TEMPERATURE.to_owned())
+/// The message of a value serde refused: the value type's own message when
+/// it gave one, else what was expected.
+fn value_message(e: &serde_json::Error, v: &Value) -> String {
+    let text = e.to_string();
+    // serde_json appends ` at line L column C` to messages of its own.
+    let text = text
+        .split(" at line ")
+        .next()
+        .unwrap_or(text.as_str())
+        .to_owned();
+    if text.starts_with("invalid value") && text.ends_with("expected u64") {
+        return format!("must be an integer >= 0, found {v}");
     }
-}
-
-/// Checks a `top_p`.
-pub fn check_top_p(p: f64) -> Result<(), String> {
-    if p.is_finite() && p > 0.0 && p <= 1.0 {
-        Ok(())
-    } else {
-        Err(TOP_P.to_owned())
+    if text.starts_with("invalid type") {
+        let expected = text.split("expected ").nth(1).unwrap_or("another type");
+        let expected = match expected {
+            "a boolean" => "true or false",
+            "a string" => "a string",
+            "u64" => "an integer >= 0",
+            other => other,
+        };
+        return format!("must be {expected}, found {}", crate::spec::kind(v));
     }
-}
-
-/// Checks a `top_logprobs` (OpenAI accepts 0 to 20).
-pub fn check_top_logprobs(k: u32) -> Result<(), String> {
-    if k <= 20 {
-        Ok(())
-    } else {
-        Err(TOP_LOGPROBS.to_owned())
-    }
+    text
 }
 
 /// Checks `avg_turns` against `max_turns` as resolved: from 1 to
@@ -503,31 +404,6 @@ pub fn check_avg_turns(avg_turns: f64, max_turns: u32) -> Result<(), String> {
     } else {
         Err(format!(
             "`avg_turns` {avg_turns} must be from 1 to `max_turns` {max_turns}"
-        ))
-    }
-}
-
-const POSITIVE: &str = "must be an integer >= 1";
-
-fn string(v: &Value) -> Option<String> {
-    v.as_str().map(str::to_owned)
-}
-
-fn positive(v: &Value) -> Option<u64> {
-    v.as_u64().filter(|n| *n >= 1)
-}
-
-fn small(v: &Value) -> Option<u32> {
-    positive(v).and_then(|n| u32::try_from(n).ok())
-}
-
-/// Checks a patience level.
-pub(crate) fn check_patience(p: &str) -> Result<(), String> {
-    if matches!(p, "normal" | "short" | "endless") {
-        Ok(())
-    } else {
-        Err(format!(
-            "unknown patience `{p}`; expected `normal`, `short` or `endless`"
         ))
     }
 }
@@ -561,7 +437,7 @@ pub struct SimulateOptions {
     /// Whether rows are graded with the conduct checks.
     pub grade: bool,
     /// `normal`, `short` or `endless`.
-    pub patience: String,
+    pub patience: Patience,
     /// Seconds an agent may take per request (per HTTP attempt for models).
     pub agent_timeout: f64,
     /// Wordings written per situation (n).
@@ -583,6 +459,10 @@ pub struct SimulateOptions {
     pub logprobs: bool,
     /// Model backends: alternatives per token with `logprobs`.
     pub top_logprobs: Option<u32>,
+    /// Model backends: the seed each request's `seed` derives from; unset
+    /// sends none. Left out of `run.json` (and so of the run id) when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_seed: Option<u64>,
     /// Model backends: requests started per minute at most.
     pub rpm: Option<u32>,
     /// Model backends: retries after the first attempt.
@@ -593,9 +473,9 @@ pub struct SimulateOptions {
     /// Who plays the person: `template`, or a backend spec as recorded.
     pub person: String,
     /// The mode preset applied under the explicit options, if any.
-    pub mode: Option<String>,
+    pub mode: Option<Mode>,
     /// `fixed` or `successive`.
-    pub repeat_policy: String,
+    pub repeat_policy: RepeatPolicy,
     /// Distinct situations (N) to run at most; `None` runs the whole grid.
     pub situations: Option<u64>,
     /// Keep drawing new situations past the covering array.
@@ -654,6 +534,27 @@ mod tests {
     }
 
     #[test]
+    fn every_field_and_alias_is_a_name() {
+        let names = option_names();
+        // Every field the resolved options record is a name `options` takes.
+        let resolved = serde_json::to_value(OptionsPatch::default().resolve()).unwrap();
+        for key in resolved.as_object().unwrap().keys() {
+            assert!(names.contains(&key.as_str()), "{key}");
+        }
+        // Every alias is read by serde as its option.
+        for (alias, name) in OPTION_ALIASES {
+            let value = match *name {
+                "unique_situations" => json!(true),
+                "person" => json!("openai:m"),
+                _ => json!(2),
+            };
+            let patch = OptionsPatch::from_value(&json!({ *alias: value.clone() })).unwrap();
+            let back = serde_json::to_value(&patch).unwrap();
+            assert_eq!(back[*name], value, "{alias} -> {name}");
+        }
+    }
+
+    #[test]
     fn user_model_is_the_person() {
         let p = OptionsPatch::from_value(&json!({"user_model": "openai:m", "writer": "template"}))
             .unwrap();
@@ -663,34 +564,65 @@ mod tests {
 
     #[test]
     fn later_source_wins() {
-        let spec = OptionsPatch::from_value(&json!({"budget": 3, "seed": 9})).unwrap();
-        let cli = OptionsPatch {
-            budget: Some(5),
-            ..OptionsPatch::default()
-        };
+        let spec = OptionsPatch::from_value(
+            &json!({"budget": 3, "seed": 9, "world": {"page_size": 5, "fault_rate": 0.2}}),
+        )
+        .unwrap();
+        let cli =
+            OptionsPatch::from_value(&json!({"budget": 5, "world": {"page_size": 7}})).unwrap();
         let resolved = cli.over(spec).resolve();
         assert_eq!(resolved.budget, Some(5));
         assert_eq!(resolved.seed, 9);
         assert_eq!(resolved.concurrency, defaults::CONCURRENCY);
+        assert_eq!(resolved.world.page_size, 7);
+        assert!((resolved.world.fault_rate - 0.2).abs() < 1e-12);
     }
 
     #[test]
-    fn wrong_types_are_refused() {
-        assert!(OptionsPatch::from_value(&json!({"budget": 0})).is_err());
-        assert!(OptionsPatch::from_value(&json!({"grade": "yes"})).is_err());
-        assert!(OptionsPatch::from_value(&json!({"patience": "long"})).is_err());
-        for bad in [
-            json!({"temperature": 2.5}),
-            json!({"temperature": "hot"}),
-            json!({"top_p": 0}),
-            json!({"top_p": 1.5}),
-            json!({"max_tokens": 0}),
-            json!({"top_logprobs": 21}),
-            json!({"rpm": 0}),
-            json!({"retries": -1}),
-            json!({"logprobs": 1}),
+    fn a_mode_sits_under_explicit_options() {
+        let rl = OptionsPatch::from_value(&json!({"mode": "rl"}))
+            .unwrap()
+            .resolve();
+        assert_eq!(rl.repeats, defaults::modes::RL_REPEATS);
+        assert_eq!(rl.repeat_policy, RepeatPolicy::Successive);
+        let rl3 = OptionsPatch::from_value(&json!({"mode": "rl", "repeats": 3}))
+            .unwrap()
+            .resolve();
+        assert_eq!(rl3.repeats, 3);
+        let err = OptionsPatch::from_value(&json!({"mode": "evl"})).unwrap_err();
+        assert_eq!(err.0, "/mode");
+        assert!(err.1.contains("did you mean `eval`"), "{}", err.1);
+    }
+
+    #[test]
+    fn wrong_values_are_refused_with_the_range() {
+        for (bad, needle) in [
+            (json!({"budget": 0}), "from 1 to"),
+            (json!({"budget": 1e11}), "from 1 to 1000000000"),
+            (json!({"max_turns": 1e11}), "from 1 to 1000"),
+            (json!({"grade": "yes"}), "true or false"),
+            (json!({"patience": "long"}), "unknown patience `long`"),
+            (json!({"temperature": 2.5}), "from 0 to 2"),
+            (json!({"temperature": "hot"}), "from 0 to 2"),
+            (json!({"top_p": 0}), "above 0"),
+            (json!({"top_p": 1.5}), "above 0"),
+            (json!({"max_tokens": 0}), "from 1"),
+            (json!({"top_logprobs": 21}), "from 0 to 20"),
+            (json!({"rpm": 0}), "from 1"),
+            (json!({"retries": -1}), "from 0 to 100"),
+            (json!({"logprobs": 1}), "true or false"),
+            (json!({"agent_timeout": 1e300}), "seconds"),
+            (json!({"agent_timeout": 0}), "seconds"),
+            (json!({"time_budget": 1e20}), "seconds"),
+            (json!({"phrasings": 10_000_000}), "from 1 to 100"),
+            (json!({"writer": ""}), "backend spec"),
+            (json!({"seed": -3}), "integer >= 0"),
         ] {
-            assert!(OptionsPatch::from_value(&bad).is_err(), "{bad}");
+            let err = OptionsPatch::from_value(&bad).unwrap_err();
+            let key = bad.as_object().unwrap().keys().next().unwrap().clone();
+            assert_eq!(err.0, format!("/{key}"), "{bad}");
+            assert!(err.1.contains(needle), "{bad}: {}", err.1);
+            assert!(!err.1.contains(" at line "), "{bad}: {}", err.1);
         }
         let ok = OptionsPatch::from_value(
             &json!({"temperature": 0.2, "top_p": 0.9, "max_tokens": 64, "logprobs": true,
@@ -698,6 +630,7 @@ mod tests {
         )
         .unwrap();
         assert!(ok.check().is_ok());
+        assert!(ok.validate().is_ok());
         let resolved = ok.resolve();
         assert_eq!(resolved.retries, 0);
         assert_eq!(resolved.top_logprobs, Some(3));
@@ -706,8 +639,32 @@ mod tests {
     }
 
     #[test]
+    fn a_command_line_value_parses_like_a_spec_value() {
+        use std::str::FromStr as _;
+        assert_eq!(
+            Budget::from_str("0").unwrap_err(),
+            "must be an integer from 1 to 1000000000"
+        );
+        assert_eq!(
+            OptionsPatch::from_value(&json!({"budget": 0}))
+                .unwrap_err()
+                .1,
+            Budget::from_str("0").unwrap_err()
+        );
+        assert!(Timeout::from_str("inf").is_err());
+        assert!(Timeout::from_str("1e20").is_err());
+        assert!(Timeout::from_str("NaN").is_err());
+        assert!((Timeout::from_str("2.5").unwrap().get() - 2.5).abs() < 1e-12);
+        assert_eq!(Mode::from_str("sft").unwrap(), Mode::Sft);
+        assert!(
+            Mode::from_str("evl")
+                .unwrap_err()
+                .contains("did you mean `eval`")
+        );
+    }
+
+    #[test]
     fn avg_turns_is_a_number_from_1_to_max_turns() {
-        // Not a number: refused where it stands, naming it.
         for bad in [json!({"avg_turns": "three"}), json!({"avg_turns": true})] {
             let err = OptionsPatch::from_value(&bad).unwrap_err();
             assert_eq!(err.0, "/avg_turns", "{bad}");
@@ -716,10 +673,8 @@ mod tests {
         // Out of range against `max_turns` as resolved (default 10): both
         // values named.
         for (options, avg, max) in [
-            (json!({"avg_turns": 0.5}), "0.5", "10"),
             (json!({"avg_turns": 10.5}), "10.5", "10"),
             (json!({"avg_turns": 4, "max_turns": 3}), "4", "3"),
-            (json!({"avg_turns": -2}), "-2", "10"),
         ] {
             let patch = OptionsPatch::from_value(&options).unwrap();
             let err = patch.check().unwrap_err();
@@ -729,7 +684,9 @@ mod tests {
                 "{options}: {err}"
             );
         }
-        // In range, fractional and at both ends.
+        for bad in [json!({"avg_turns": 0.5}), json!({"avg_turns": -2})] {
+            assert!(OptionsPatch::from_value(&bad).is_err(), "{bad}");
+        }
         for (options, avg) in [
             (json!({"avg_turns": 3.5}), 3.5),
             (json!({"avg_turns": 1}), 1.0),
@@ -742,10 +699,7 @@ mod tests {
         }
         // A command line's avg_turns is checked against the spec's max_turns.
         let spec = OptionsPatch::from_value(&json!({"max_turns": 4})).unwrap();
-        let cli = OptionsPatch {
-            avg_turns: Some(5.0),
-            ..OptionsPatch::default()
-        };
+        let cli = OptionsPatch::from_value(&json!({"avg_turns": 5})).unwrap();
         assert!(
             cli.over(spec)
                 .check()

@@ -19,6 +19,7 @@ pub(crate) const SPEC_KEYS: &[&str] = &[
     "axes",
     "policy",
     "world",
+    "policy_rules",
 ];
 
 /// A validated spec.
@@ -40,6 +41,8 @@ pub struct Spec {
     pub axes: AxesSpec,
     /// What the world is told per tool beyond the tools' words (`world`).
     pub world: WorldSpec,
+    /// Corrections to the reading of the policy (`policy_rules`).
+    pub policy_rules: crate::policy::PolicyRulesSpec,
 }
 
 /// What is wrong with a spec, and where (a JSON pointer into it).
@@ -53,7 +56,7 @@ pub struct SpecError {
     pub message: String,
 }
 
-fn err(pointer: impl Into<String>, message: impl Into<String>) -> SpecError {
+pub(crate) fn err(pointer: impl Into<String>, message: impl Into<String>) -> SpecError {
     SpecError {
         pointer: pointer.into(),
         message: message.into(),
@@ -79,7 +82,7 @@ fn list(names: &[&str]) -> String {
         .join(", ")
 }
 
-fn object<'a>(
+pub(crate) fn object<'a>(
     value: &'a Value,
     pointer: &str,
     what: &str,
@@ -214,6 +217,13 @@ impl Spec {
                 crate::world_spec::parse(v, &tools, &keys)?
             }
         };
+        let policy_rules = match top.get("policy_rules") {
+            None => crate::policy::PolicyRulesSpec::default(),
+            Some(v) => {
+                let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+                crate::policy::parse(v, &names)?
+            }
+        };
         Ok(Self {
             name,
             system_prompt,
@@ -223,6 +233,7 @@ impl Spec {
             options,
             axes,
             world,
+            policy_rules,
         })
     }
 
@@ -233,7 +244,7 @@ impl Spec {
 }
 
 /// Escapes a key for a JSON pointer (RFC 6901).
-fn escape(key: &str) -> String {
+pub(crate) fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 

@@ -1,0 +1,146 @@
+//! The shipped example's rows and `run.json`, byte for byte (timings aside),
+//! against files kept in `tests/golden/`.
+//!
+//! A refactor must leave them alone. A change that means to change what a
+//! run writes (a new field, a new rule of the world) rewrites them on
+//! purpose: `SPARRING_UPDATE_GOLDEN=1 cargo test -p sparring-cli --test
+//! golden`, then read the diff of the golden files before committing it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// Timing fields (`timings.rollout_ms`, `timings.agent_ms`, the summary's
+/// `seconds`) are metadata that differ between any two runs: zeroed.
+fn normalise(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    'outer: while !rest.is_empty() {
+        for key in ["\"rollout_ms\":", "\"agent_ms\":", "\"seconds\": "] {
+            if let Some(after) = rest.strip_prefix(key) {
+                out.push_str(key);
+                out.push('0');
+                let end = after
+                    .find(|c: char| !(c.is_ascii_digit() || "+-.eE".contains(c)))
+                    .unwrap_or(after.len());
+                rest = &after[end..];
+                continue 'outer;
+            }
+        }
+        let mut chars = rest.chars();
+        if let Some(c) = chars.next() {
+            out.push(c);
+        }
+        rest = chars.as_str();
+    }
+    out
+}
+
+/// Runs `sparring simulate` on the example with `args` and compares its
+/// rows and summary with `tests/golden/<name>/`.
+fn check(name: &str, args: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let ws = workspace();
+    let output = Command::new(env!("CARGO_BIN_EXE_sparring"))
+        .current_dir(&ws)
+        .env("NO_PROGRESS", "1")
+        .arg("simulate")
+        .arg(ws.join("examples/support-desk/spec.yaml"))
+        .args([
+            "--agent",
+            "python3 examples/support-desk/agent.py",
+            "--quiet",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    for file in ["rows.jsonl", "run.json"] {
+        let mut got = normalise(&std::fs::read_to_string(out.join(file)).unwrap());
+        if file == "rows.jsonl" {
+            // Rows land in completion order, which concurrency moves; each
+            // row is compared byte for byte, in a fixed order.
+            let mut lines: Vec<&str> = got.lines().collect();
+            lines.sort_unstable();
+            got = lines.iter().flat_map(|l| [*l, "\n"]).collect();
+        }
+        let path = golden.join(file);
+        if std::env::var_os("SPARRING_UPDATE_GOLDEN").is_some() {
+            std::fs::create_dir_all(&golden).unwrap();
+            std::fs::write(&path, &got).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&path).unwrap();
+        if got != want {
+            let line = got
+                .lines()
+                .zip(want.lines())
+                .position(|(g, w)| g != w)
+                .map_or_else(
+                    || "the line count".to_owned(),
+                    |i| format!("line {}", i + 1),
+                );
+            panic!(
+                "{name}/{file} differs from the golden file at {line}; if the change is meant, rewrite it with SPARRING_UPDATE_GOLDEN=1"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_demo_writes_the_golden_rows() {
+    check("demo", &["--grade"]);
+}
+
+/// Repeats, phrasings, a turn cap per rollout, a budget that cuts the grid
+/// and an option a command agent ignores (a warning in `run.json`).
+#[test]
+fn a_run_with_repeats_writes_the_golden_rows() {
+    check(
+        "rep",
+        &[
+            "--grade",
+            "--repeats",
+            "2",
+            "--phrasings",
+            "2",
+            "--seed",
+            "7",
+            "--avg-turns",
+            "3",
+            "--budget",
+            "60",
+            "--concurrency",
+            "1",
+            "--temperature",
+            "0.3",
+        ],
+    );
+}
+
+#[test]
+fn normalising_zeroes_timings_only() {
+    assert_eq!(
+        normalise(r#"{"timings":{"rollout_ms":12.5,"agent_ms":3e-2,"agent_requests":2},"x":1.5}"#),
+        r#"{"timings":{"rollout_ms":0,"agent_ms":0,"agent_requests":2},"x":1.5}"#
+    );
+    assert_eq!(normalise("\"seconds\": 0.41,\n"), "\"seconds\": 0,\n");
+}

@@ -1,0 +1,192 @@
+//! Playing one eval run: rollouts in flight up to `concurrency` (whole
+//! batches with `reproducible`), rows handed to the sink as they finish.
+
+use super::drawer::Drawer;
+use super::queue::{Job, Queue};
+use super::row::{make_row, outcome, rollout_seed};
+use super::summary::Tally;
+use super::{DEAD_AGENT_ROWS, Done, Progress, RunError, Shared};
+use crate::rollout::{Setup, play};
+use sparring_types::{RowSink, StopReason, defaults};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::task::JoinSet;
+
+/// What every eval run of a call writes to: the rows' sink, the tally,
+/// progress and warnings.
+pub(super) struct Out<'a> {
+    pub(super) shared: Arc<Shared>,
+    pub(super) cancel: Arc<AtomicBool>,
+    pub(super) deadline: Option<f64>,
+    pub(super) sink: &'a mut dyn RowSink,
+    pub(super) tally: Tally,
+    pub(super) progress: Progress,
+    pub(super) on_progress: &'a mut (dyn FnMut(&Progress) + Send),
+    pub(super) warnings: Vec<String>,
+}
+
+/// Runs one eval run's queue, at most `limit` rollouts. Returns the reason
+/// it stopped early, or `None` when every queued rollout ran.
+pub(super) async fn execute(
+    out: &mut Out<'_>,
+    eval_run: u32,
+    queue: &mut Queue,
+    mut drawer: Option<&mut Drawer<'_>>,
+    limit: u64,
+) -> Result<Option<StopReason>, RunError> {
+    let Out {
+        shared,
+        cancel,
+        deadline,
+        sink,
+        tally,
+        progress,
+        on_progress,
+        warnings,
+    } = out;
+    let deadline = *deadline;
+    let options = &shared.options;
+    let concurrency = options.concurrency.max(1);
+    let mut in_flight: JoinSet<(u64, Done)> = JoinSet::new();
+    let mut scheduled = 0u64;
+    let mut seq = 0u64;
+    let mut stop: Option<StopReason> = None;
+    let mut budget_hit = false;
+    loop {
+        // Fill: up to `concurrency` in flight (a whole batch when
+        // reproducible, and only once the last batch is consumed).
+        let may_fill = !options.reproducible || in_flight.is_empty();
+        while may_fill && stop.is_none() && in_flight.len() < concurrency {
+            if cancel.load(Ordering::SeqCst) {
+                stop = Some(StopReason::Interrupted);
+                break;
+            }
+            if deadline.is_some_and(|d| shared.clock.millis() >= d) {
+                stop = Some(StopReason::TimeBudget);
+                break;
+            }
+            // Saturation stops drawing new situations; replays draw none.
+            if options.unique_situations
+                && eval_run == 0
+                && tally.since_new_signature >= defaults::SATURATION_ROWS
+            {
+                stop = Some(StopReason::Saturated);
+                break;
+            }
+            if scheduled >= limit {
+                budget_hit = true;
+                break;
+            }
+            let Some(job) = queue.next() else {
+                match drawer.as_deref_mut() {
+                    Some(d) if d.left() > 0 => {
+                        let more = d.draw(concurrency.max(defaults::UNIQUE_DRAW))?;
+                        queue.append(&more);
+                        continue;
+                    }
+                    _ => break,
+                }
+            };
+            scheduled += 1;
+            let shared = Arc::clone(shared);
+            let n = seq;
+            seq += 1;
+            in_flight.spawn(async move { (n, play_job(&shared, eval_run, job).await) });
+        }
+        if in_flight.is_empty() {
+            break;
+        }
+        let mut finished = Vec::new();
+        if options.reproducible {
+            while let Some(joined) = in_flight.join_next().await {
+                if let Ok(done) = joined {
+                    finished.push(done);
+                }
+            }
+            // Consumed in submission order, whatever order they finished in.
+            finished.sort_by_key(|(n, _)| *n);
+        } else if let Some(Ok(done)) = in_flight.join_next().await {
+            finished.push(done);
+        }
+        for (_, done) in finished {
+            tally.person_fallbacks += u64::from(done.transcript.person_fallbacks);
+            if !done.transcript.person_errors.is_empty() {
+                tally.person_errors.insert(
+                    (eval_run, done.task.index, done.repeat),
+                    done.transcript.person_errors.clone(),
+                );
+            }
+            let row = make_row(&done, shared, eval_run);
+            if let Err(e) = sink.write(&row) {
+                in_flight.abort_all();
+                return Err(RunError::Sink {
+                    row: tally.counter.rows(),
+                    message: e.0,
+                });
+            }
+            tally.add(&row, &done.task.grid_row, progress);
+            queue.record(&done.task, done.repeat, outcome(&row));
+            on_progress(progress);
+            if !tally.agent_replied && progress.errors >= DEAD_AGENT_ROWS && stop.is_none() {
+                stop = Some(StopReason::AgentUnavailable);
+                warnings.push(format!(
+                    "stopped after {} rows: the agent failed every request and never replied (last error: {})",
+                    tally.counter.rows(),
+                    row.error.as_deref().unwrap_or("unknown")
+                ));
+                cancel.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+    let more = queue.next().is_some() || drawer.is_some_and(|d| d.left() > 0);
+    if stop.is_none() && budget_hit && more {
+        stop = Some(StopReason::BudgetSpent);
+    }
+    if stop == Some(StopReason::Interrupted) && !more {
+        stop = None;
+    }
+    Ok(stop)
+}
+
+async fn play_job(shared: &Shared, eval_run: u32, job: Job) -> Done {
+    let options = &shared.options;
+    let rollout_seed = rollout_seed(options.seed, &job.task.task_id, job.repeat);
+    // Replays keep the person and the world but not the agent's sampling
+    // seeds: a model agent samples afresh in each eval run.
+    let prefix = if eval_run == 0 {
+        format!("{}-{}-{}", shared.run_id, job.task.index, job.repeat)
+    } else {
+        format!(
+            "{}-{}-{}-{eval_run}",
+            shared.run_id, job.task.index, job.repeat
+        )
+    };
+    let mut world = shared
+        .world
+        .clone()
+        .with_seed(job.task.situation.world_seed);
+    world.schedule_all(&job.task.situation.faults);
+    let transcript = play(
+        Setup {
+            task: &job.task,
+            system_prompt: &shared.spec.system_prompt,
+            options,
+            rollout_seed,
+            rollout_index: job.task.index as u64 * u64::from(options.repeats)
+                + u64::from(job.repeat),
+            request_prefix: &prefix,
+            executor: shared.executor.as_deref(),
+            person_model: shared.person_model.as_deref(),
+        },
+        world,
+        Arc::clone(&shared.tools),
+        shared.agent.as_ref(),
+        shared.clock.as_ref(),
+    )
+    .await;
+    Done {
+        task: job.task,
+        repeat: job.repeat,
+        transcript,
+    }
+}

@@ -1,0 +1,286 @@
+//! What a run's rows add up to: the tally kept while it runs, and the
+//! summary (`run.json`) at the end.
+
+use super::{Progress, RunError};
+use crate::model_people::{WriterReport, keep_error};
+use crate::plan::{Plan, Task};
+use sparring_types::{
+    Agent, Coverage, Degraded, EndedBy, EndedOnQuestion, EvalRunLine, PairwiseCoverage,
+    PersonRecord, PinnedRecord, RepeatsRecord, Row, RowCounter, RunSummary, SCHEMA_VERSION, Search,
+    SimulateOptions, Spec, StopReason, TierMix, WriterRecord, defaults,
+};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What every row of a call adds to the summary.
+#[derive(Default)]
+pub(super) struct Tally {
+    pub(super) counter: RowCounter,
+    pub(super) situations_run: BTreeSet<String>,
+    pub(super) grid_rows_run: BTreeSet<Vec<usize>>,
+    pub(super) ended_on_question: u64,
+    pub(super) user_left: u64,
+    pub(super) tools_run: BTreeSet<String>,
+    pub(super) agent_replied: bool,
+    pub(super) signatures: BTreeSet<String>,
+    pub(super) since_new_signature: u64,
+    pub(super) skipped: u64,
+    /// Turns the model person's answer was replaced by the template's.
+    pub(super) person_fallbacks: u64,
+    /// The model person's last errors per rollout.
+    pub(super) person_errors: BTreeMap<(u32, usize, u32), Vec<String>>,
+}
+
+impl Tally {
+    pub(super) fn add(&mut self, row: &Row, grid_row: &[usize], progress: &mut Progress) {
+        if !grid_row.is_empty() {
+            self.grid_rows_run.insert(grid_row.to_vec());
+        }
+        self.counter.add(row);
+        self.situations_run.insert(row.scenario_id.clone());
+        if let Some(tool) = row.situation.axes.get("tool") {
+            self.tools_run.insert(tool.clone());
+        }
+        if row.passed() == Some(false) {
+            progress.failed += 1;
+        }
+        if row.ended_by == EndedBy::AgentError {
+            progress.errors += 1;
+        }
+        self.agent_replied |= row.timings.agent_requests > 0 && row.ended_by != EndedBy::AgentError
+            || row.messages.len() > 2;
+        if let Some(last) = row.messages.last()
+            && last.role == sparring_types::Role::Assistant
+            && last.tool_calls.is_empty()
+            && crate::text::asks_question(last.content_str())
+        {
+            self.ended_on_question += 1;
+            if row.ended_by == EndedBy::UserLeft {
+                self.user_left += 1;
+            }
+        }
+        if self.signatures.insert(row.behavior_signature.clone()) {
+            self.since_new_signature = 0;
+        } else {
+            self.since_new_signature += 1;
+        }
+        progress.done = self.counter.rows();
+    }
+}
+
+/// Everything the summary is made of, once the last eval run ended.
+pub(super) struct Ending<'a> {
+    pub(super) spec: &'a Spec,
+    pub(super) options: &'a SimulateOptions,
+    pub(super) prepared: &'a super::Prepared,
+    pub(super) tally: Tally,
+    /// The tiers drawn, unique situations included.
+    pub(super) tier_mix: Option<BTreeMap<String, u64>>,
+    pub(super) eval_runs: Vec<EvalRunLine>,
+    pub(super) stopped_because: StopReason,
+    pub(super) warnings: Vec<String>,
+    pub(super) person: Option<&'a dyn Agent>,
+}
+
+/// The run's summary (`run.json`), but for the agent's name and the
+/// seconds, which the caller knows.
+pub(super) fn summarise(end: Ending<'_>) -> Result<RunSummary, RunError> {
+    let Ending {
+        spec,
+        options,
+        prepared,
+        tally,
+        tier_mix,
+        eval_runs,
+        stopped_because,
+        warnings,
+        person,
+    } = end;
+    let Tally {
+        counter,
+        situations_run,
+        grid_rows_run,
+        ended_on_question,
+        user_left,
+        tools_run,
+        skipped,
+        person_fallbacks,
+        person_errors,
+        ..
+    } = tally;
+    let counts = counter.counts();
+    let axes = prepared.plan.as_ref().map_or_else(
+        || crate::axes::Axes::of(spec).map_err(crate::plan::PlanError::from),
+        |p| Ok(p.axes.clone()),
+    )?;
+    let ran: Vec<Vec<usize>> = grid_rows_run.into_iter().collect();
+    let pairwise = sparring_grid::coverage(&axes.levels(), &axes.forbidden, &ran)
+        .ok()
+        .map(|c| PairwiseCoverage {
+            fraction: c.fraction,
+            pairs_covered: c.pairs_covered,
+            pairs_planned: c.pairs_planned,
+        });
+    let situations_planned: BTreeSet<&str> = prepared
+        .tasks
+        .iter()
+        .map(|t| t.scenario_id.as_str())
+        .collect();
+    let coverage = Coverage {
+        axes: crate::axes::AXIS_NAMES
+            .iter()
+            .zip(&axes.values)
+            .map(|(n, v)| ((*n).to_owned(), v.clone()))
+            .collect(),
+        grid_rows: prepared.plan.as_ref().map(|p| p.array.rows.len() as u64),
+        pairwise,
+        policy_rules: crate::policy::rule_records(&axes.rules),
+        situations_planned: situations_planned.len() as u64,
+        situations_run: situations_run.len() as u64,
+        tools_never_run: spec
+            .tools
+            .iter()
+            .map(|t| t.name.clone())
+            .filter(|n| !tools_run.contains(n))
+            .collect(),
+        tools_run: tools_run.into_iter().filter(|t| t != "none").collect(),
+    };
+    let rows = counts.rows;
+    let (tier_mix, seeds_dropped) = match (&prepared.plan, tier_mix) {
+        (Some(p), Some(tiers)) => (
+            Some(tier_record(&tiers, options)),
+            seeds_dropped(p, options, spec, prepared.per_run),
+        ),
+        _ => (None, Vec::new()),
+    };
+    let (writer, writer_errors) = writer_record(prepared.writer_report.as_ref());
+    let mut errors = Vec::new();
+    for e in person_errors.into_values().flatten() {
+        keep_error(&mut errors, e);
+    }
+    let search = Search {
+        budget_per_run: options.budget,
+        ended_on_question: EndedOnQuestion {
+            n: rows,
+            share: if rows == 0 {
+                0.0
+            } else {
+                ended_on_question as f64 / rows as f64
+            },
+            user_left,
+        },
+        eval_runs,
+        person: PersonRecord {
+            fallbacks: person_fallbacks,
+            model: person.map_or_else(|| defaults::TEMPLATE.to_owned(), Agent::describe),
+        },
+        person_errors: errors,
+        pinned: prepared.pinned_from.as_ref().map(|from| PinnedRecord {
+            from_run: from.clone(),
+            repeats: options.repeats,
+            tasks: prepared.tasks.len() as u64,
+        }),
+        repeats: RepeatsRecord {
+            k: options.repeats,
+            policy: options.repeat_policy,
+            skipped_unanimous: skipped,
+        },
+        seeds_dropped,
+        tier_mix,
+        writer,
+        writer_errors,
+    };
+    let mut degraded = Vec::new();
+    if prepared
+        .writer_report
+        .as_ref()
+        .is_some_and(|r| r.fallbacks > 0)
+    {
+        degraded.push(Degraded::GeneratorFallback);
+    }
+    if person_fallbacks > 0 {
+        degraded.push(Degraded::PersonFallback);
+    }
+    Ok(RunSummary {
+        schema_version: SCHEMA_VERSION,
+        sparring_version: env!("CARGO_PKG_VERSION").to_owned(),
+        run_id: prepared.run_id.clone(),
+        spec: spec.name.clone(),
+        agent: String::new(),
+        counts,
+        stopped_because,
+        warnings,
+        degraded,
+        coverage,
+        search,
+        options: Some(options.clone()),
+        seconds: 0.0,
+    })
+}
+
+/// Who wrote the asks, and a model writer's last errors.
+fn writer_record(writer: Option<&WriterReport>) -> (WriterRecord, Vec<String>) {
+    match writer {
+        None => (
+            WriterRecord {
+                model: defaults::TEMPLATE.to_owned(),
+                ..WriterRecord::default()
+            },
+            Vec::new(),
+        ),
+        Some(r) => (
+            WriterRecord {
+                asked: Some(r.asked),
+                fallbacks: Some(r.fallbacks),
+                model: r.model.clone(),
+                written: Some(r.written),
+            },
+            r.errors.clone(),
+        ),
+    }
+}
+
+/// The tiers drawn against the share asked for.
+fn tier_record(tiers: &BTreeMap<String, u64>, options: &SimulateOptions) -> TierMix {
+    let situations: u64 = tiers.values().sum();
+    let structured: u64 = tiers
+        .iter()
+        .filter(|(t, _)| t.as_str() != "seed")
+        .map(|(_, n)| n)
+        .sum();
+    let hard: u64 = tiers
+        .iter()
+        .filter(|(t, _)| crate::writer::HARD_TIERS.contains(&t.as_str()))
+        .map(|(_, n)| n)
+        .sum();
+    TierMix {
+        hard_share_asked: options.hard_share,
+        hard_share_drawn: if structured == 0 {
+            0.0
+        } else {
+            hard as f64 / structured as f64
+        },
+        situations,
+        tiers: tiers.clone(),
+    }
+}
+
+/// The seeds the budget could not pay for (`total` rows per eval run).
+fn seeds_dropped(plan: &Plan, options: &SimulateOptions, spec: &Spec, total: u64) -> Vec<String> {
+    let paid = (total / u64::from(options.repeats.max(1))) as usize;
+    let seed_tasks: Vec<&Task> = plan
+        .tasks
+        .iter()
+        .filter(|t| t.arm == sparring_types::Arm::Seed)
+        .collect();
+    seed_tasks
+        .iter()
+        .skip(paid)
+        .filter(|t| t.phrasing == 0)
+        .filter_map(|t| {
+            t.situation
+                .seed_index
+                .and_then(|i| spec.seeds.get(i))
+                .cloned()
+        })
+        .collect()
+}

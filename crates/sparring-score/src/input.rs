@@ -1,0 +1,492 @@
+//! Rows and gold labels as the scoring commands read them.
+//!
+//! Scoring reads rows that other tools wrote, so it asks for little: a
+//! `task_id` (string or integer) and a `reward` (a number in 0..=1, or null
+//! or absent for an ungraded row). Every other field is optional and read
+//! only when it has the expected shape. What is there but wrong (a missing
+//! `task_id`, a reward that is not a number, a line that is not JSON, an
+//! empty file) is an error naming the file and the line.
+
+use crate::Error;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use sparring_types::SCHEMA_VERSION;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Which replay of an eval a row belongs to (`lineage.eval_run`): sparring
+/// writes integers, other tools may write strings. Integers sort first.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(untagged)]
+pub enum EvalRun {
+    /// An integer replay index.
+    Index(u64),
+    /// A named run.
+    Name(String),
+}
+
+impl std::fmt::Display for EvalRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Index(i) => write!(f, "{i}"),
+            Self::Name(n) => f.write_str(n),
+        }
+    }
+}
+
+/// One row, as much of it as scoring uses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScoreRow {
+    /// 1-based line of the row in its file.
+    pub line: usize,
+    /// `row_id`, when present.
+    pub row_id: Option<String>,
+    /// `task_id` (an integer id is kept as its decimal text).
+    pub task_id: String,
+    /// `reward`; `None` when the row is ungraded.
+    pub reward: Option<f64>,
+    /// `situation.axes`: axis → value (strings; numbers and booleans as text).
+    pub axes: BTreeMap<String, String>,
+    /// `situation.tier`.
+    pub tier: Option<String>,
+    /// `situation.rule_text`: the text of the rule `axes.policy_rule` names.
+    pub rule_text: Option<String>,
+    /// `markers`: the numeric ones.
+    pub markers: BTreeMap<String, f64>,
+    /// `lineage.eval_run`; 0 when absent.
+    pub eval_run: EvalRun,
+    /// `ended_by`.
+    pub ended_by: Option<String>,
+    /// `failure_class`.
+    pub failure_class: Option<String>,
+    /// `messages`, kept as JSON for the hack scan's features.
+    pub messages: Vec<Value>,
+}
+
+impl ScoreRow {
+    /// Whether the row is graded and passed (`reward >= 0.5`).
+    pub fn passed(&self) -> Option<bool> {
+        self.reward.map(|r| r >= 0.5)
+    }
+
+    /// The categories the row belongs to: `<axis>=<value>` for every axis,
+    /// and `tier=<tier>`.
+    pub fn categories(&self) -> impl Iterator<Item = String> + '_ {
+        self.axes
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .chain(self.tier.iter().map(|t| format!("tier={t}")))
+    }
+}
+
+/// Policy rule id → its text, from the rows that carry both
+/// (`situation.axes.policy_rule` and `situation.rule_text`): what `report`
+/// and `delta` print beside each `policy_rule=<id>` category.
+pub fn rule_texts<'a>(rows: impl IntoIterator<Item = &'a ScoreRow>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for row in rows {
+        if let (Some(id), Some(text)) = (row.axes.get("policy_rule"), &row.rule_text) {
+            out.entry(id.clone()).or_insert_with(|| text.clone());
+        }
+    }
+    out
+}
+
+/// The text to print after a category's figures: the rule's text for a
+/// `policy_rule=<id>` category, else nothing.
+pub fn category_note(key: &str, rules: &BTreeMap<String, String>) -> String {
+    key.strip_prefix("policy_rule=")
+        .and_then(|id| rules.get(id))
+        .map_or_else(String::new, |t| format!("  {t}"))
+}
+
+/// One gold label (`{"row_id", "label", "author"}`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Label {
+    /// 1-based line in the labels file.
+    pub line: usize,
+    /// The row labelled.
+    pub row_id: String,
+    /// Whether the gold label says the row passes.
+    pub pass: bool,
+    /// Who labelled it; `None` when the label has no author.
+    pub author: Option<String>,
+}
+
+/// Parses JSONL text into rows for scoring; `path` only names the source in
+/// errors.
+pub fn parse_score_rows(path: &Path, text: &str) -> Result<Vec<ScoreRow>, Error> {
+    // Each line becomes a row as it is read, so only the slim rows are
+    // held, never every line's JSON tree at once.
+    let rows = jsonl(path, text, true, "rows", |line, value| {
+        row(path, line, value)
+    })?;
+    let ids = rows
+        .iter()
+        .filter_map(|r| r.row_id.as_deref().map(|id| (r.line, id)));
+    if let Some(d) = sparring_types::first_duplicate(ids) {
+        return Err(Error::invalid(
+            path,
+            format!("line {}", d.line),
+            format!(
+                "row_id `{}` is also on line {}; each row must appear once (hint: remove the repeated line)",
+                d.id, d.first_line
+            ),
+        ));
+    }
+    Ok(rows)
+}
+
+/// Parses gold labels from JSONL text; `path` only names the source in
+/// errors.
+///
+/// `label` may be a boolean, a number in 0..=1 (passes at 0.5 and above,
+/// like `reward`) or the text `pass` / `fail`. An `author` that is absent,
+/// null or blank leaves the label unmeasured.
+pub fn parse_labels(path: &Path, text: &str) -> Result<Vec<Label>, Error> {
+    jsonl(path, text, false, "labels", |line, value| {
+        label(path, line, &value)
+    })
+}
+
+/// Non-blank lines as JSON objects, each handed with its 1-based line number
+/// to `each` as soon as it is parsed.
+fn jsonl<T>(
+    path: &Path,
+    text: &str,
+    resumable: bool,
+    what: &str,
+    mut each: impl FnMut(usize, Map<String, Value>) -> Result<T, Error>,
+) -> Result<Vec<T>, Error> {
+    let line_count = text.lines().count();
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let number = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value: Value = serde_json::from_str(line).map_err(|e| {
+            let torn = number == line_count && !text.ends_with('\n');
+            let message = match (torn, resumable) {
+                (true, true) => "the last line is incomplete (was the run killed while writing?); `simulate --resume` repairs it".to_owned(),
+                (true, false) => format!("the last line is incomplete: {e}"),
+                (false, _) => format!("not JSON: {e}"),
+            };
+            Error::invalid(path, format!("line {number}"), message)
+        })?;
+        let Value::Object(map) = value else {
+            return Err(Error::invalid(
+                path,
+                format!("line {number}"),
+                "not a JSON object",
+            ));
+        };
+        out.push(each(number, map)?);
+    }
+    if out.is_empty() {
+        return Err(Error::invalid(
+            path,
+            "line 1",
+            format!("no {what}: the file is empty"),
+        ));
+    }
+    Ok(out)
+}
+
+fn row(path: &Path, line: usize, mut map: Map<String, Value>) -> Result<ScoreRow, Error> {
+    let at = || format!("line {line}");
+    if let Some(version) = map.get("schema_version").and_then(Value::as_u64)
+        && version > u64::from(SCHEMA_VERSION)
+    {
+        return Err(Error::invalid(
+            path,
+            at(),
+            format!(
+                "row schema_version {version} is newer than this sparring reads ({SCHEMA_VERSION}); upgrade sparring"
+            ),
+        ));
+    }
+    let task_id = match map.get("task_id") {
+        None | Some(Value::Null) => {
+            return Err(Error::invalid(
+                path,
+                at(),
+                "missing `task_id`: every row needs the task it repeats",
+            ));
+        }
+        Some(v) => id_text(v).filter(|s| !s.trim().is_empty()).ok_or_else(|| {
+            Error::invalid(
+                path,
+                at(),
+                format!("`task_id` must be a non-empty string or an integer, not {v}"),
+            )
+        })?,
+    };
+    let reward = match map.get("reward") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => {
+            let r = n.as_f64().unwrap_or(f64::NAN);
+            if !(0.0..=1.0).contains(&r) {
+                return Err(Error::invalid(
+                    path,
+                    at(),
+                    format!("reward {n} is outside 0..=1"),
+                ));
+            }
+            Some(r)
+        }
+        Some(other) => {
+            return Err(Error::invalid(
+                path,
+                at(),
+                format!("`reward` must be a number in 0..=1 or null, not {other}"),
+            ));
+        }
+    };
+    let situation = map.get("situation").and_then(Value::as_object);
+    let axes = situation
+        .and_then(|s| s.get("axes"))
+        .and_then(Value::as_object)
+        .map(|axes| {
+            axes.iter()
+                .filter_map(|(k, v)| scalar_text(v).map(|v| (k.clone(), v)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let tier = situation
+        .and_then(|s| s.get("tier"))
+        .and_then(scalar_text)
+        .filter(|t| !t.is_empty());
+    let rule_text = situation
+        .and_then(|s| s.get("rule_text"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let markers = map
+        .get("markers")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_f64().filter(|x| x.is_finite()).map(|x| (k.clone(), x)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let eval_run = match map.get("lineage").and_then(|l| l.get("eval_run")) {
+        Some(Value::Number(n)) if n.as_u64().is_some() => EvalRun::Index(n.as_u64().unwrap_or(0)),
+        Some(v) => scalar_text(v).map_or(EvalRun::Index(0), EvalRun::Name),
+        None => EvalRun::Index(0),
+    };
+    let messages = match map.remove("messages") {
+        Some(Value::Array(m)) => m,
+        _ => Vec::new(),
+    };
+    let text = |key: &str| map.get(key).and_then(Value::as_str).map(str::to_owned);
+    Ok(ScoreRow {
+        line,
+        row_id: map.get("row_id").and_then(id_text),
+        task_id,
+        reward,
+        axes,
+        tier,
+        rule_text,
+        markers,
+        eval_run,
+        ended_by: text("ended_by"),
+        failure_class: text("failure_class"),
+        messages,
+    })
+}
+
+fn label(path: &Path, line: usize, map: &Map<String, Value>) -> Result<Label, Error> {
+    let at = || format!("line {line}");
+    let row_id = match map.get("row_id") {
+        None | Some(Value::Null) => {
+            return Err(Error::invalid(path, at(), "missing `row_id`"));
+        }
+        Some(v) => id_text(v).filter(|s| !s.is_empty()).ok_or_else(|| {
+            Error::invalid(
+                path,
+                at(),
+                format!("`row_id` must be a non-empty string or an integer, not {v}"),
+            )
+        })?,
+    };
+    let bad = |v: &Value| {
+        Error::invalid(
+            path,
+            at(),
+            format!("`label` must be a boolean, a number in 0..=1, `pass` or `fail`, not {v}"),
+        )
+    };
+    let pass = match map.get("label") {
+        None | Some(Value::Null) => return Err(Error::invalid(path, at(), "missing `label`")),
+        Some(Value::Bool(b)) => *b,
+        Some(v @ Value::Number(n)) => match n.as_f64() {
+            Some(x) if (0.0..=1.0).contains(&x) => x >= 0.5,
+            _ => return Err(bad(v)),
+        },
+        Some(v @ Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
+            "pass" | "true" => true,
+            "fail" | "false" => false,
+            _ => return Err(bad(v)),
+        },
+        Some(v) => return Err(bad(v)),
+    };
+    let author = match map.get("author") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.trim().to_owned()).filter(|s| !s.is_empty()),
+        Some(v) => {
+            return Err(Error::invalid(
+                path,
+                at(),
+                format!("`author` must be a string or null, not {v}"),
+            ));
+        }
+    };
+    Ok(Label {
+        line,
+        row_id,
+        pass,
+        author,
+    })
+}
+
+/// An id: a string, or an integer as its decimal text.
+fn id_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) if n.is_u64() || n.is_i64() => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// A string, or a number or boolean as text.
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(text: &str) -> Result<Vec<ScoreRow>, String> {
+        parse_score_rows(Path::new("r.jsonl"), text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn only_task_id_and_reward_are_needed() {
+        let r = rows("{\"task_id\": \"a\", \"reward\": 1}\n\n{\"task_id\": 7}\n").unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].reward, Some(1.0));
+        assert_eq!(r[1].task_id, "7");
+        assert_eq!(r[1].line, 3);
+        assert_eq!(r[1].reward, None);
+        assert_eq!(r[1].eval_run, EvalRun::Index(0));
+        assert!(r[1].categories().next().is_none());
+    }
+
+    #[test]
+    fn optional_fields_are_read_when_well_formed() {
+        let line = r#"{"task_id":"t","reward":0.4,"row_id":"r1","situation":{"axes":{"tool":"x","n":2,"o":{}},"tier":"seed"},"markers":{"turns":3,"bad":"x"},"lineage":{"eval_run":"b"},"ended_by":"agent_done","messages":[{"role":"user","content":"hi"}]}"#;
+        let r = &rows(line).unwrap()[0];
+        assert_eq!(r.passed(), Some(false));
+        assert_eq!(
+            r.categories().collect::<Vec<_>>(),
+            ["n=2", "tool=x", "tier=seed"]
+        );
+        assert_eq!(r.markers.len(), 1);
+        assert_eq!(r.eval_run, EvalRun::Name("b".into()));
+        assert_eq!(r.messages.len(), 1);
+    }
+
+    #[test]
+    fn rule_texts_stand_beside_policy_rule_categories() {
+        let text = concat!(
+            r#"{"task_id":"a","reward":1,"situation":{"axes":{"policy_rule":"never-guess-order-number","tool":"get_order"},"tier":"seed","rule_text":"Never guess an order number."}}"#,
+            "\n",
+            r#"{"task_id":"b","reward":0,"situation":{"axes":{"policy_rule":"none","tool":"get_order"},"tier":"seed"}}"#,
+            "\n"
+        );
+        let r = rows(text).unwrap();
+        let texts = rule_texts(&r);
+        assert_eq!(texts.len(), 1);
+        assert_eq!(
+            texts["never-guess-order-number"],
+            "Never guess an order number."
+        );
+        let report = crate::report::report(&r, &crate::report::ReportOptions::default()).unwrap();
+        assert_eq!(report.rule_texts, texts);
+        let shown = crate::report::render(&report);
+        let line = shown
+            .lines()
+            .find(|l| l.starts_with("policy_rule=never-guess-order-number"))
+            .unwrap();
+        assert!(line.ends_with("  Never guess an order number."), "{line}");
+        assert!(
+            shown
+                .lines()
+                .find(|l| l.starts_with("policy_rule=none"))
+                .is_some_and(|l| !l.ends_with(' ')),
+            "{shown}"
+        );
+        let d = crate::delta::delta(&r, &r, ("a", "b"), &crate::delta::DeltaOptions::default())
+            .unwrap();
+        assert_eq!(d.rule_texts, texts);
+        assert!(
+            crate::delta::render(&d).contains("Never guess an order number."),
+            "{}",
+            crate::delta::render(&d)
+        );
+    }
+
+    #[test]
+    fn bad_rows_name_file_and_line() {
+        let e = rows("{\"task_id\": \"a\"}\n{\"reward\": 1}\n").unwrap_err();
+        assert_eq!(
+            e,
+            "`r.jsonl`: at line 2: missing `task_id`: every row needs the task it repeats"
+        );
+        let e = rows("{\"task_id\": \"a\", \"reward\": \"high\"}\n").unwrap_err();
+        assert!(
+            e.contains("line 1") && e.contains("`reward` must be a number"),
+            "{e}"
+        );
+        let e = rows("{\"task_id\": \"a\", \"reward\": 2}\n").unwrap_err();
+        assert!(e.contains("outside 0..=1"), "{e}");
+        let e = rows("\n\n").unwrap_err();
+        assert!(e.contains("no rows: the file is empty"), "{e}");
+        let e = rows("[1]\n").unwrap_err();
+        assert!(e.contains("not a JSON object"), "{e}");
+        let e = rows("{\"task_id\": \"a\"}\n{\"task_id\"").unwrap_err();
+        assert!(e.contains("line 2") && e.contains("incomplete"), "{e}");
+        let e = rows("{\"task_id\": \"a\", \"schema_version\": 99}\n").unwrap_err();
+        assert!(e.contains("newer"), "{e}");
+    }
+
+    #[test]
+    fn labels() {
+        let p = Path::new("l.jsonl");
+        let l = parse_labels(
+            p,
+            "{\"row_id\":\"a\",\"label\":true,\"author\":\"ann\"}\n{\"row_id\":\"b\",\"label\":0.2}\n{\"row_id\":3,\"label\":\"PASS\",\"author\":\" \"}\n",
+        )
+        .unwrap();
+        assert_eq!(l[0].author.as_deref(), Some("ann"));
+        assert!(l[0].pass && !l[1].pass && l[2].pass);
+        assert_eq!(l[1].author, None);
+        assert_eq!(l[2].author, None);
+        assert_eq!(l[2].row_id, "3");
+        let e = parse_labels(p, "{\"row_id\":\"a\",\"label\":\"maybe\"}\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`l.jsonl`: at line 1: `label` must be"), "{e}");
+        let e = parse_labels(p, "{\"label\":true}\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("missing `row_id`"), "{e}");
+    }
+}

@@ -1,0 +1,232 @@
+//! `sparring report`: the pass@k family over a rows file, overall and per
+//! category, with a bootstrap interval over tasks for pass@1.
+
+use super::input::{ScoreRow, category_note, rule_texts};
+use super::{Estimate, pass_at_1, pct, pct_ci, stats, task_counts, task_pass_rates};
+use crate::{Error, defaults};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+/// Options of [`report`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReportOptions {
+    /// The `k` values for pass@k and pass^k (default
+    /// [`defaults::REPORT_K`]); each at least 1.
+    pub ks: Vec<u64>,
+    /// Seed of the bootstrap (default [`sparring_stats::defaults::SEED`]).
+    pub seed: u64,
+    /// Bootstrap resamples (default
+    /// [`sparring_stats::defaults::BOOTSTRAP_RESAMPLES`]).
+    pub resamples: usize,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        Self {
+            ks: defaults::REPORT_K.to_vec(),
+            seed: sparring_stats::defaults::SEED,
+            resamples: sparring_stats::defaults::BOOTSTRAP_RESAMPLES,
+        }
+    }
+}
+
+/// pass@1 over the rows of one category.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Category {
+    /// Rows in the category.
+    pub n_rows: u64,
+    /// Tasks with at least one graded row in the category: what pass@1 and
+    /// its interval rest on.
+    pub n_tasks: u64,
+    /// Mean over those tasks of their pass rate, with its bootstrap interval.
+    pub pass_at_1: Estimate,
+}
+
+/// The report (its JSON is `sparring report --json`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    /// Rows read.
+    pub n_rows: u64,
+    /// Distinct `task_id`s.
+    pub n_tasks: u64,
+    /// Rows without a reward.
+    pub n_ungraded: u64,
+    /// Mean over graded tasks of `c/n`, with its 95 % percentile-bootstrap
+    /// interval over tasks.
+    pub pass_at_1: Estimate,
+    /// k → mean pass@k over the tasks with at least k graded rows (`null`
+    /// when there are none).
+    pub pass_at_k: BTreeMap<u64, Option<f64>>,
+    /// k → mean pass^k over the same tasks.
+    pub pass_hat_k: BTreeMap<u64, Option<f64>>,
+    /// k → tasks with at least k graded rows.
+    pub tasks_at_k: BTreeMap<u64, usize>,
+    /// `<axis>=<value>` and `tier=<tier>` → pass@1 over the rows there.
+    pub by_category: BTreeMap<String, Category>,
+    /// `ended_by` → rows (`unknown` when a row has none).
+    pub ended_by: BTreeMap<String, u64>,
+    /// `failure_class` → failed rows (`unspecified` when a row has none).
+    pub failures: BTreeMap<String, u64>,
+    /// Policy rule id → its text (shortened), for the `policy_rule=<id>`
+    /// categories whose rows carry it.
+    pub rule_texts: BTreeMap<String, String>,
+    /// The bootstrap seed used.
+    pub seed: u64,
+}
+
+/// Builds the report. Rows need not be graded; with no graded row every
+/// figure is `null`.
+pub fn report(rows: &[ScoreRow], options: &ReportOptions) -> Result<Report, Error> {
+    if let Some(k) = options.ks.iter().find(|&&k| k == 0) {
+        return Err(Error::Unscorable {
+            message: format!("`--k {k}`: k must be at least 1"),
+        });
+    }
+    let counts: Vec<(u64, u64)> = task_counts(rows.iter()).into_values().collect();
+    let rates: Vec<f64> = counts.iter().map(|&(n, c)| c as f64 / n as f64).collect();
+    let mut pass_at_k = BTreeMap::new();
+    let mut pass_hat_k = BTreeMap::new();
+    let mut tasks_at_k = BTreeMap::new();
+    for &k in &options.ks {
+        let at = sparring_stats::mean_pass_at_k(&counts, k).map_err(stats("pass@k"))?;
+        let hat = sparring_stats::mean_pass_hat_k(&counts, k).map_err(stats("pass^k"))?;
+        pass_at_k.insert(k, at.value);
+        pass_hat_k.insert(k, hat.value);
+        tasks_at_k.insert(k, at.n_tasks);
+    }
+
+    let mut members: BTreeMap<String, Vec<&ScoreRow>> = BTreeMap::new();
+    let mut ended_by = BTreeMap::new();
+    let mut failures = BTreeMap::new();
+    for row in rows {
+        for category in row.categories() {
+            members.entry(category).or_default().push(row);
+        }
+        let end = row.ended_by.clone().unwrap_or_else(|| "unknown".to_owned());
+        *ended_by.entry(end).or_default() += 1;
+        if row.passed() == Some(false) {
+            let class = row
+                .failure_class
+                .clone()
+                .unwrap_or_else(|| "unspecified".to_owned());
+            *failures.entry(class).or_default() += 1;
+        }
+    }
+    let mut by_category = BTreeMap::new();
+    for (key, rows) in members {
+        let rates: Vec<f64> = task_pass_rates(rows.iter().copied())
+            .into_values()
+            .collect();
+        by_category.insert(
+            key,
+            Category {
+                n_rows: rows.len() as u64,
+                n_tasks: rates.len() as u64,
+                pass_at_1: pass_at_1(&rates, options.seed, options.resamples)?,
+            },
+        );
+    }
+    let tasks: BTreeSet<&str> = rows.iter().map(|r| r.task_id.as_str()).collect();
+    Ok(Report {
+        n_rows: rows.len() as u64,
+        n_tasks: tasks.len() as u64,
+        n_ungraded: rows.iter().filter(|r| r.reward.is_none()).count() as u64,
+        pass_at_1: pass_at_1(&rates, options.seed, options.resamples)?,
+        pass_at_k,
+        pass_hat_k,
+        tasks_at_k,
+        by_category,
+        ended_by,
+        failures,
+        rule_texts: rule_texts(rows),
+        seed: options.seed,
+    })
+}
+
+/// The report as plain-text tables.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "rows {}  tasks {}  ungraded {}  pass@1 {} {}",
+        report.n_rows,
+        report.n_tasks,
+        report.n_ungraded,
+        pct(report.pass_at_1.value),
+        pct_ci(report.pass_at_1.ci95),
+    );
+    // A k no task has k graded rows for says nothing: it is left out of the
+    // table (the JSON keeps it, with 0 tasks).
+    let ks: Vec<(&u64, &usize)> = report
+        .tasks_at_k
+        .iter()
+        .filter(|(k, n)| **k == 1 || **n > 0)
+        .collect();
+    let _ = write!(
+        out,
+        "\n{:>4}  {:>7}  {:>7}  {:>5}\n",
+        "k", "pass@k", "pass^k", "tasks"
+    );
+    for (k, n) in &ks {
+        let _ = writeln!(
+            out,
+            "{k:>4}  {:>7}  {:>7}  {n:>5}",
+            pct(report.pass_at_k.get(*k).copied().flatten()),
+            pct(report.pass_hat_k.get(*k).copied().flatten()),
+        );
+    }
+    let unmeasured: Vec<String> = report
+        .tasks_at_k
+        .iter()
+        .filter(|(k, n)| **k > 1 && **n == 0)
+        .map(|(k, _)| k.to_string())
+        .collect();
+    if !unmeasured.is_empty() {
+        let _ = writeln!(
+            out,
+            "   (k = {}: no task has that many graded rows; run with --repeats)",
+            unmeasured.join(", ")
+        );
+    }
+    if !report.by_category.is_empty() {
+        let width = report
+            .by_category
+            .keys()
+            .map(|k| k.chars().count())
+            .max()
+            .unwrap_or(8)
+            .max(8);
+        let _ = write!(
+            out,
+            "\n{:<width$}  {:>5}  {:>5}  {:>7}  ci95\n",
+            "category", "rows", "tasks", "pass@1"
+        );
+        for (key, c) in &report.by_category {
+            let _ = writeln!(
+                out,
+                "{key:<width$}  {:>5}  {:>5}  {:>7}  {}{}",
+                c.n_rows,
+                c.n_tasks,
+                pct(c.pass_at_1.value),
+                pct_ci(c.pass_at_1.ci95),
+                category_note(key, &report.rule_texts),
+            );
+        }
+    }
+    let ended: Vec<String> = report
+        .ended_by
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    let _ = write!(out, "\nended by: {}\n", ended.join(", "));
+    if !report.failures.is_empty() {
+        let f: Vec<String> = report
+            .failures
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        let _ = writeln!(out, "failures: {}", f.join(", "));
+    }
+    out
+}

@@ -1,0 +1,461 @@
+//! Validated option values: each parses from a command-line string (clap
+//! converts through [`std::str::FromStr`]) and from a JSON value (a spec's
+//! `options`) with the same check and the same one-line message, so a bad
+//! value fails where it is parsed.
+//!
+//! Every count and duration has a documented upper bound: a run's work and
+//! memory follow what it is asked for, and nothing can ask for forever.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+use std::fmt;
+use std::str::FromStr;
+
+/// A closed vocabulary: names, a did-you-mean on a miss.
+pub trait Vocabulary: Sized + Copy + 'static {
+    /// What one value is called in messages (`mode`, `repeat policy`).
+    const WHAT: &'static str;
+    /// Every value, in documentation order.
+    const ALL: &'static [Self];
+    /// The wire name.
+    fn as_str(self) -> &'static str;
+
+    /// Parses a wire name, naming the closest value on a miss:
+    /// ``unknown mode `evl`; did you mean `eval`? (expected `eval`, `rl` or `sft`)``.
+    fn parse(value: &str) -> Result<Self, String> {
+        if let Some(v) = Self::ALL.iter().find(|v| v.as_str() == value) {
+            return Ok(*v);
+        }
+        let names: Vec<&str> = Self::ALL.iter().map(|v| v.as_str()).collect();
+        Err(crate::options::check_choice(Self::WHAT, value, &names)
+            .err()
+            .unwrap_or_default())
+    }
+}
+
+/// Declares a closed vocabulary: an enum with serde `snake_case` names,
+/// [`Vocabulary`], `FromStr` and `Display`.
+macro_rules! vocabulary {
+    ($(#[$meta:meta])* $name:ident, $what:literal, { $($(#[$vmeta:meta])* $variant:ident => $wire:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)+
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        // By name, with the did-you-mean of `parse` on a miss.
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let v = serde_json::Value::deserialize(d)?;
+                match v.as_str() {
+                    Some(s) => <Self as $crate::values::Vocabulary>::parse(s)
+                        .map_err(serde::de::Error::custom),
+                    None => Err(serde::de::Error::custom(format!(
+                        "must be a string, one of {}",
+                        <Self as $crate::values::Vocabulary>::ALL
+                            .iter()
+                            .map(|v| format!("`{}`", v.as_str()))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))),
+                }
+            }
+        }
+
+        impl $crate::values::Vocabulary for $name {
+            const WHAT: &'static str = $what;
+            const ALL: &'static [Self] = &[$(Self::$variant),+];
+            fn as_str(self) -> &'static str {
+                $name::as_str(self)
+            }
+        }
+
+        impl $name {
+            /// The wire name.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $wire,)+
+                }
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                <Self as $crate::values::Vocabulary>::parse(s)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+/// Declares an integer option type bounded to `MIN..=MAX`.
+macro_rules! bounded_int {
+    ($(#[$meta:meta])* $name:ident($inner:ty), $min:expr, $max:expr) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name($inner);
+
+        impl $name {
+            /// The least value.
+            pub const MIN: $inner = $min;
+            /// The greatest value.
+            pub const MAX: $inner = $max;
+
+            /// Checks `value`.
+            pub fn new(value: $inner) -> Result<Self, String> {
+                if (Self::MIN..=Self::MAX).contains(&value) {
+                    Ok(Self(value))
+                } else {
+                    Err(Self::message())
+                }
+            }
+
+            /// The value.
+            pub fn get(self) -> $inner {
+                self.0
+            }
+
+            fn message() -> String {
+                format!("must be an integer from {} to {}", Self::MIN, Self::MAX)
+            }
+
+            fn from_json(v: &Value) -> Result<Self, String> {
+                v.as_u64()
+                    .and_then(|n| <$inner>::try_from(n).ok())
+                    .map_or_else(|| Err(Self::message()), Self::new)
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                s.trim()
+                    .parse::<$inner>()
+                    .map_err(|_| Self::message())
+                    .and_then(Self::new)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                self.0.serialize(s)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let v = Value::deserialize(d)?;
+                Self::from_json(&v).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+/// Declares a number option type bounded to a range, `MIN` excluded when
+/// `$open` is true.
+macro_rules! bounded_float {
+    ($(#[$meta:meta])* $name:ident, $min:expr, $max:expr, open: $open:expr, $what:literal) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+        pub struct $name(f64);
+
+        impl $name {
+            /// The bound below.
+            pub const MIN: f64 = $min;
+            /// The greatest value.
+            pub const MAX: f64 = $max;
+
+            /// Checks `value`.
+            pub fn new(value: f64) -> Result<Self, String> {
+                let above = if $open { value > Self::MIN } else { value >= Self::MIN };
+                if value.is_finite() && above && value <= Self::MAX {
+                    Ok(Self(value))
+                } else {
+                    Err(Self::message())
+                }
+            }
+
+            /// The value.
+            pub fn get(self) -> f64 {
+                self.0
+            }
+
+            fn message() -> String {
+                let low = if $open { "above" } else { "from" };
+                let high = if $open { "and at most" } else { "to" };
+                format!("must be {} {low} {} {high} {}", $what, Self::MIN, Self::MAX)
+            }
+
+            fn from_json(v: &Value) -> Result<Self, String> {
+                v.as_f64().map_or_else(|| Err(Self::message()), Self::new)
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                s.trim()
+                    .parse::<f64>()
+                    .map_err(|_| Self::message())
+                    .and_then(Self::new)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                self.0.serialize(s)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let v = Value::deserialize(d)?;
+                Self::from_json(&v).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+bounded_int!(
+    /// Rows a run produces at most (`budget`).
+    Budget(u64), 1, 1_000_000_000
+);
+bounded_int!(
+    /// Distinct situations (`situations`).
+    Situations(u64), 1, 10_000_000
+);
+bounded_int!(
+    /// Rollouts in flight at once (`concurrency`).
+    Concurrency(usize), 1, 100_000
+);
+bounded_int!(
+    /// Agent replies before a conversation is cut off (`max_turns`), or
+    /// requests within one turn (`max_tool_steps`).
+    Turns(u32), 1, 1_000
+);
+bounded_int!(
+    /// Rollouts per ask (`repeats`).
+    Repeats(u32), 1, 10_000
+);
+bounded_int!(
+    /// Wordings per situation (`phrasings`).
+    Phrasings(u32), 1, 100
+);
+bounded_int!(
+    /// Replays of the task set (`runs`).
+    Runs(u32), 1, 1_000
+);
+bounded_int!(
+    /// Most tokens per model reply (`max_tokens`).
+    MaxTokens(u32), 1, 10_000_000
+);
+bounded_int!(
+    /// Requests started per minute at most (`rpm`).
+    Rpm(u32), 1, 10_000_000
+);
+bounded_int!(
+    /// Retries of a failed model request (`retries`).
+    Retries(u32), 0, 100
+);
+bounded_int!(
+    /// Alternatives per token with `logprobs` (OpenAI accepts 0 to 20).
+    TopLogprobs(u32), 0, 20
+);
+bounded_float!(
+    /// Seconds an agent, grader or judge may take per request (at most a
+    /// day).
+    Timeout, 0.0, 86_400.0, open: true, "a number of seconds"
+);
+bounded_float!(
+    /// Seconds a run may take (`time_budget`, at most thirty days).
+    TimeBudget, 0.0, 2_592_000.0, open: true, "a number of seconds"
+);
+bounded_float!(
+    /// A share from 0 to 1 (`hard_share`).
+    Share, 0.0, 1.0, open: false, "a number"
+);
+bounded_float!(
+    /// Effort of the covering-array optimiser, a multiple of its default.
+    Effort, 0.0, 1_000.0, open: false, "a number"
+);
+bounded_float!(
+    /// Sampling temperature (OpenAI-compatible servers take 0 to 2).
+    Temperature, 0.0, 2.0, open: false, "a number"
+);
+bounded_float!(
+    /// Nucleus sampling mass.
+    TopP, 0.0, 1.0, open: true, "a number"
+);
+bounded_float!(
+    /// Mean turn cap (`avg_turns`); checked against `max_turns` once both
+    /// are known.
+    AvgTurns, 1.0, 1_000.0, open: false, "a number"
+);
+
+vocabulary!(
+    /// A preset of counts (docs/options.md, "Modes").
+    Mode, "mode", {
+        /// One rollout per ask; pass@1 over many tasks.
+        Eval => "eval",
+        /// Groups of rollouts per ask for group-relative training.
+        Rl => "rl",
+        /// Several wordings and two rollouts per ask.
+        Sft => "sft",
+    }
+);
+
+vocabulary!(
+    /// How many of its k rollouts an ask gets.
+    RepeatPolicy, "repeat policy", {
+        /// Every ask gets all k.
+        Fixed => "fixed",
+        /// Stop repeating an ask once its first rollouts agree.
+        Successive => "successive",
+    }
+);
+
+impl Default for RepeatPolicy {
+    fn default() -> Self {
+        crate::defaults::REPEAT_POLICY
+    }
+}
+
+vocabulary!(
+    /// How long the simulated person keeps answering the agent's questions.
+    Patience, "patience", {
+        /// Answers the first question; may leave from the second.
+        Normal => "normal",
+        /// Leaves sooner.
+        Short => "short",
+        /// Never leaves.
+        Endless => "endless",
+    }
+);
+
+impl Default for Patience {
+    fn default() -> Self {
+        crate::defaults::PATIENCE
+    }
+}
+
+vocabulary!(
+    /// How the simulated person stands towards the agent (the `stance` axis).
+    Stance, "stance", {
+        /// Gives what is asked.
+        Cooperative => "cooperative",
+        /// Short on time, pushes for speed.
+        Hurried => "hurried",
+        /// Unsure what they want or what things are called.
+        Confused => "confused",
+        /// Annoyed by what went before.
+        Frustrated => "frustrated",
+        /// Doubts what the agent says; asks before agreeing.
+        Skeptical => "skeptical",
+        /// Tries to get what the rules forbid.
+        Manipulative => "manipulative",
+    }
+);
+
+vocabulary!(
+    /// How hard a situation's ask is to read (`situation.tier`).
+    Tier, "tier", {
+        /// Says what is needed.
+        Ordinary => "ordinary",
+        /// Asks for more than one thing.
+        Complex => "complex",
+        /// Leaves out what the agent must ask for.
+        Ambiguous => "ambiguous",
+        /// Sits at the edge of a rule.
+        Boundary => "boundary",
+        /// Argues against the policy.
+        Adversarial => "adversarial",
+        /// A seed ask, kept word for word.
+        Seed => "seed",
+    }
+);
+
+impl Tier {
+    /// The tiers `hard_share` draws from.
+    pub const HARD: [Self; 3] = [Self::Ambiguous, Self::Boundary, Self::Adversarial];
+
+    /// Whether `hard_share` draws this tier.
+    pub fn is_hard(self) -> bool {
+        Self::HARD.contains(&self)
+    }
+}
+
+vocabulary!(
+    /// The search arm that chose a situation (`lineage.arm`).
+    Arm, "arm", {
+        /// A seed ask of the spec.
+        Seed => "seed",
+        /// The next row of the covering array (or a unique situation past it).
+        Structured => "structured",
+    }
+);
+
+vocabulary!(
+    /// A grading stage (`grades[].stage`).
+    Stage, "stage", {
+        /// The deterministic conduct checks.
+        Conduct => "conduct",
+        /// A grader hook: a command or an HTTP URL.
+        Grader => "grader",
+        /// An LLM judge.
+        Judge => "judge",
+    }
+);
+
+/// The zero values of the vocabularies, for empty rows (`Row::new`,
+/// `Default` of the row's parts); a run always sets them.
+#[allow(clippy::derivable_impls)] // the macro's enums derive no Default
+impl Default for Stance {
+    fn default() -> Self {
+        Self::Cooperative
+    }
+}
+
+#[allow(clippy::derivable_impls)] // the macro's enums derive no Default
+impl Default for Tier {
+    fn default() -> Self {
+        Self::Ordinary
+    }
+}
+
+#[allow(clippy::derivable_impls)] // the macro's enums derive no Default
+impl Default for Arm {
+    fn default() -> Self {
+        Self::Structured
+    }
+}
+
+#[allow(clippy::derivable_impls)] // the macro's enums derive no Default
+impl Default for Stage {
+    fn default() -> Self {
+        Self::Conduct
+    }
+}

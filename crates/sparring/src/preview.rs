@@ -1,0 +1,126 @@
+//! What a run would play, without playing it: the situations and asks the
+//! writer makes of a spec (`sparring asks`).
+
+use crate::backends::{self, Env, ModelSettings};
+use crate::error::{Error, Result};
+use serde::Serialize;
+use sparring_engine::plan::{Task, plan};
+use sparring_llm::{Limiter, Sampling};
+use sparring_types::{OptionsPatch, Persona, Spec, defaults};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// One situation with its wordings.
+#[derive(Clone, Debug, Serialize)]
+pub struct SituationAsks {
+    /// Axis → value.
+    pub axes: BTreeMap<String, String>,
+    /// Difficulty tier.
+    pub tier: sparring_types::Tier,
+    /// Who the person is.
+    pub persona: Persona,
+    /// Who wrote the wordings (`template`, or the model writer).
+    pub writer: String,
+    /// The wordings, in order.
+    pub phrasings: Vec<String>,
+}
+
+/// The first situations of a spec's plan.
+#[derive(Clone, Debug, Serialize)]
+pub struct Asks {
+    /// The situations, in plan order.
+    pub situations: Vec<SituationAsks>,
+    /// Things to read before the asks (a model writer that fell back).
+    pub warnings: Vec<String>,
+}
+
+/// The first `n` situations the writer makes of `spec` with `options` over
+/// its own; a model writer (`options.writer`) rewrites them, and the
+/// situations it fails keep the template's asks, with a warning.
+///
+/// # Errors
+///
+/// Bad options, a spec that admits no plan, or a writer that cannot start.
+pub async fn asks(spec: &Spec, options: OptionsPatch, n: usize, env: &Env) -> Result<Asks> {
+    let patch = options.over(spec.options.clone());
+    let writer_spec = backends::role_spec("writer", patch.writer.as_deref())?;
+    let options = patch.resolve();
+    let mut p = plan(spec, &options).map_err(|e| Error::input(e.to_string()))?;
+    let mut warnings = Vec::new();
+    if let Some(backend) = writer_spec {
+        let timeout = Duration::from_secs_f64(options.agent_timeout);
+        let limiter = Limiter::new(options.concurrency, options.rpm);
+        let settings = ModelSettings {
+            timeout,
+            retries: options.retries,
+            limiter: &limiter,
+            env,
+        };
+        let model = backends::build_model("writer", &backend, Sampling::default(), &settings)?;
+        let writer = backends::start("writer", &backend, model, timeout, None).await?;
+        // The tasks of the first `n` situations.
+        let mut rows = BTreeSet::new();
+        let mut needed = BTreeSet::new();
+        for (i, t) in p.tasks.iter().enumerate() {
+            if rows.len() < n || rows.contains(&t.grid_row) {
+                rows.insert(t.grid_row.clone());
+                needed.insert(i);
+            }
+        }
+        let report = sparring_engine::model_people::write_asks(
+            &mut p,
+            spec,
+            writer.as_ref(),
+            &needed,
+            &BTreeMap::new(),
+            defaults::CONCURRENCY,
+            "asks",
+        )
+        .await;
+        if report.fallbacks > 0 {
+            let mut w = format!(
+                "generator_fallback: {} situation(s) show the template's asks because the model writer failed",
+                report.fallbacks
+            );
+            for e in &report.errors {
+                w.push_str("\n  ");
+                w.push_str(e);
+            }
+            warnings.push(w);
+        }
+    }
+    // Wordings grouped by situation, in plan order.
+    let mut order: Vec<Vec<usize>> = Vec::new();
+    let mut by_row: BTreeMap<Vec<usize>, Vec<&Task>> = BTreeMap::new();
+    for t in &p.tasks {
+        if !by_row.contains_key(&t.grid_row) {
+            order.push(t.grid_row.clone());
+        }
+        by_row.entry(t.grid_row.clone()).or_default().push(t);
+    }
+    let situations = order
+        .iter()
+        .take(n)
+        .filter_map(|row| {
+            let tasks = by_row.get(row)?;
+            let first = tasks.first()?;
+            Some(SituationAsks {
+                axes: first.situation.axes.clone(),
+                tier: first.situation.tier,
+                persona: first.persona.clone(),
+                // Who wrote the phrasings (a seed's first one is the seed).
+                writer: tasks
+                    .iter()
+                    .map(|t| &t.writer)
+                    .find(|w| w.as_str() != defaults::TEMPLATE)
+                    .unwrap_or(&first.writer)
+                    .clone(),
+                phrasings: tasks.iter().map(|t| t.ask.clone()).collect(),
+            })
+        })
+        .collect();
+    Ok(Asks {
+        situations,
+        warnings,
+    })
+}

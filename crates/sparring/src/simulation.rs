@@ -1,0 +1,801 @@
+//! [`Simulation`]: a spec, an agent and options in; rows, `run.json` and the
+//! run's summary out.
+//!
+//! It owns the whole workflow `sparring simulate` runs: options layered over
+//! the spec's, checked together; the agent, a model writer or person and the
+//! caller's world built or started; `resume` and `--tasks` pinning; one
+//! limiter shared by every model backend; every warning and degraded flag;
+//! the rows streamed to `rows.jsonl` (or kept in memory) and `run.json`
+//! written at the end. A library caller gets exactly the CLI's summary.
+
+use crate::backends::{self, Env, ModelSettings};
+use crate::error::{Error, ErrorKind, Result};
+use sparring_engine::plan::PlanError;
+use sparring_engine::run::{self as engine, Clock, Pinned, Progress, RunConfig};
+use sparring_io::log::RunLog;
+use sparring_io::rows::{RowWriter, count_file, read_rows, repair_torn_line, write_summary};
+use sparring_io::spec_file::load_spec;
+use sparring_llm::{BackendSpec, Limiter, Sampling};
+use sparring_types::values::Repeats;
+use sparring_types::{
+    Agent, Degraded, OptionsPatch, Row, RowCounter, RowSink, RunSummary, SimulateOptions, Spec,
+    ToolExecutor,
+};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Stops a run: no new rollout starts; the ones in flight finish and are
+/// written, and the run ends with `stopped_because: interrupted`. Clones
+/// share one flag.
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    /// A flag not yet set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Asks the run to stop.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the run was asked to stop.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Where the rows go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// A run directory: `rows.jsonl`, `run.json`, `run.log`.
+    Dir(PathBuf),
+    /// The directory `sparring simulate` uses when `--out` is not given:
+    /// the spec's `options.out`, else `runs/<spec name>`.
+    Default,
+    /// In memory: the rows come back in [`SimulationResult::rows`]; nothing
+    /// is written.
+    Memory,
+}
+
+enum AgentChoice {
+    /// A backend spec or a command line, as `--agent` takes it.
+    Spec(String),
+    /// An agent of the caller's.
+    Given(Arc<dyn Agent>),
+}
+
+enum WorldChoice {
+    Spec(String),
+    Given(Arc<dyn ToolExecutor>),
+}
+
+type OnProgress = Box<dyn FnMut(&Progress) + Send>;
+
+/// A simulation to run: build it, then [`Simulation::run`] (async) or
+/// [`Simulation::run_blocking`].
+///
+/// ```no_run
+/// use sparring::Simulation;
+///
+/// let result = Simulation::from_file("examples/support-desk/spec.yaml")?
+///     .agent("python3 examples/support-desk/agent.py")
+///     .out("runs/demo")
+///     .run_blocking()?;
+/// for w in &result.summary.warnings {
+///     eprintln!("warning: {w}");
+/// }
+/// # Ok::<(), sparring::Error>(())
+/// ```
+pub struct Simulation {
+    spec: Spec,
+    spec_path: Option<PathBuf>,
+    options: OptionsPatch,
+    agent: Option<AgentChoice>,
+    output: Output,
+    resume: bool,
+    tasks: Option<PathBuf>,
+    execute: Option<WorldChoice>,
+    cancel: Cancel,
+    on_progress: Option<OnProgress>,
+    env: Env,
+}
+
+impl std::fmt::Debug for Simulation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulation")
+            .field("spec", &self.spec.name)
+            .field("output", &self.output)
+            .field("resume", &self.resume)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a finished run gives back.
+#[derive(Clone, Debug)]
+pub struct SimulationResult {
+    /// The summary, as `run.json` holds it: counts, why it stopped,
+    /// warnings, degraded flags, coverage, the search record, the options.
+    pub summary: RunSummary,
+    /// The run directory, unless the rows were kept in memory.
+    pub out: Option<PathBuf>,
+    /// The rows, when kept in memory ([`Output::Memory`]); empty otherwise
+    /// (read `rows.jsonl`).
+    pub rows: Vec<Row>,
+}
+
+impl SimulationResult {
+    /// `rows.jsonl` of the run directory.
+    pub fn rows_path(&self) -> Option<PathBuf> {
+        self.out.as_ref().map(|d| d.join("rows.jsonl"))
+    }
+}
+
+impl Simulation {
+    /// A simulation of `spec`, with the spec's own options and nothing else
+    /// set: the agent must still be given ([`Simulation::agent`]) unless the
+    /// spec names one in `options.agent`.
+    pub fn new(spec: Spec) -> Self {
+        Self {
+            spec,
+            spec_path: None,
+            options: OptionsPatch::default(),
+            agent: None,
+            output: Output::Default,
+            resume: false,
+            tasks: None,
+            execute: None,
+            cancel: Cancel::new(),
+            on_progress: None,
+            env: Env::process(),
+        }
+    }
+
+    /// Reads and validates a spec file (YAML, JSON or TOML).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] naming the file and the JSON pointer of what is
+    /// wrong; [`ErrorKind::Io`] when it cannot be read.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let spec = load_spec(path)?;
+        Ok(Self {
+            spec_path: Some(path.to_owned()),
+            ..Self::new(spec)
+        })
+    }
+
+    /// The spec, as read and validated.
+    pub fn spec(&self) -> &Spec {
+        &self.spec
+    }
+
+    /// The agent as `sparring simulate --agent` takes it: `openai:MODEL[@URL]`,
+    /// `anthropic:MODEL`, or a command speaking agent protocol v1
+    /// (`command:` prefix optional).
+    #[must_use]
+    pub fn agent(mut self, backend: impl Into<String>) -> Self {
+        self.agent = Some(AgentChoice::Spec(backend.into()));
+        self
+    }
+
+    /// An agent of the caller's: a closure through
+    /// [`sparring_types::agent_fn`], or any [`Agent`].
+    #[must_use]
+    pub fn agent_impl(mut self, agent: Arc<dyn Agent>) -> Self {
+        self.agent = Some(AgentChoice::Given(agent));
+        self
+    }
+
+    /// Options over the spec's `options` (what is set here wins).
+    #[must_use]
+    pub fn options(mut self, options: OptionsPatch) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The run directory (`rows.jsonl`, `run.json`, `run.log`).
+    #[must_use]
+    pub fn out(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.output = Output::Dir(dir.into());
+        self
+    }
+
+    /// Where the rows go.
+    #[must_use]
+    pub fn output(mut self, output: Output) -> Self {
+        self.output = output;
+        self
+    }
+
+    /// Continues the run in the output directory: its rows are kept (a torn
+    /// last line is repaired) and no task runs again beyond its repeats.
+    #[must_use]
+    pub fn resume(mut self, resume: bool) -> Self {
+        self.resume = resume;
+        self
+    }
+
+    /// Re-runs the tasks of a previous run (its directory or rows file) on
+    /// their own situations, faults and world seeds.
+    #[must_use]
+    pub fn tasks(mut self, previous: impl Into<PathBuf>) -> Self {
+        self.tasks = Some(previous.into());
+        self
+    }
+
+    /// The caller's world as `--execute` takes it: a command speaking JSON
+    /// lines, or an `http(s)://` URL.
+    #[must_use]
+    pub fn execute(mut self, world: impl Into<String>) -> Self {
+        self.execute = Some(WorldChoice::Spec(world.into()));
+        self
+    }
+
+    /// A world of the caller's, answering every tool call (faults first).
+    #[must_use]
+    pub fn executor(mut self, world: Arc<dyn ToolExecutor>) -> Self {
+        self.execute = Some(WorldChoice::Given(world));
+        self
+    }
+
+    /// The flag that stops the run (Ctrl-C in the CLI).
+    #[must_use]
+    pub fn cancel_with(mut self, cancel: Cancel) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Called after every row with the run's progress.
+    #[must_use]
+    pub fn on_progress(mut self, f: impl FnMut(&Progress) + Send + 'static) -> Self {
+        self.on_progress = Some(Box::new(f));
+        self
+    }
+
+    /// Where API keys are looked up ([`Env::process`] by default).
+    #[must_use]
+    pub fn env(mut self, env: Env) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// Runs it on a runtime of its own.
+    ///
+    /// # Errors
+    ///
+    /// As [`Simulation::run`].
+    pub fn run_blocking(self) -> Result<SimulationResult> {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Failed,
+                    format!("cannot start the async runtime: {e}"),
+                )
+            })?
+            .block_on(self.run())
+    }
+
+    /// Runs it. Inside a tokio runtime with IO and time enabled.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] for bad input, found before anything is written
+    /// (options, backends, keys, a command that cannot start, a run to
+    /// resume that is another run); [`ErrorKind::Io`] when a file cannot be
+    /// written. A rollout that fails is a row, not an error.
+    pub async fn run(self) -> Result<SimulationResult> {
+        let prepared = self.prepare()?;
+        prepared.execute().await
+    }
+
+    /// Everything that can fail on bad input, before any file is written.
+    fn prepare(self) -> Result<Prepared> {
+        let Self {
+            spec,
+            spec_path,
+            options: given,
+            agent,
+            output,
+            resume,
+            tasks,
+            execute,
+            cancel,
+            on_progress,
+            env,
+        } = self;
+        let where_ = spec_path
+            .as_ref()
+            .map_or_else(|| spec.name.clone(), |p| p.display().to_string());
+        // The spec's `axes` are checked against the rules read from its
+        // prompt before anything starts.
+        sparring_engine::axes::Axes::of(&spec)
+            .map_err(|e| Error::input(format!("`{where_}`: {e}")))?;
+        given.validate().map_err(|(at, m)| {
+            Error::input(format!("option `{}`: {m}", at.trim_start_matches('/')))
+        })?;
+        // Only a seed of the caller's overrides a pinned run's; a spec's
+        // `seed` is part of what an A/B edits, not of the tasks.
+        let explicit_seed = given.seed;
+        let mut patch = given.over(spec.options.clone());
+        // The writer and the person are recorded as canonical specs (no
+        // credentials); `template` stays as it is.
+        let writer_spec = backends::role_spec("writer", patch.writer.as_deref())?;
+        let person_spec = backends::role_spec("person", patch.person.as_deref())?;
+        patch.writer = writer_spec.as_ref().map(BackendSpec::describe);
+        patch.person = person_spec.as_ref().map(BackendSpec::describe);
+        patch.check().map_err(|m| {
+            let hint = if m.contains("logprobs") {
+                "add --logprobs"
+            } else if m.contains("avg_turns") {
+                "set --avg-turns from 1 to --max-turns, or raise --max-turns"
+            } else {
+                "add --budget N or --situations N"
+            };
+            Error::input(format!("{m}\nhint: {hint}"))
+        })?;
+        let explicit_repeats = patch.repeats;
+        let pinned = tasks.as_deref().map(pin).transpose()?;
+        let agent = match agent {
+            Some(a) => a,
+            None => AgentChoice::Spec(patch.agent.clone().ok_or_else(|| {
+                Error::input("no agent: pass --agent CMD or set `options.agent` in the spec\nhint: the example agent runs as --agent \"python3 examples/support-desk/agent.py\"")
+            })?),
+        };
+        let out = match output {
+            Output::Dir(d) => Some(d),
+            Output::Default => Some(
+                patch
+                    .out
+                    .clone()
+                    .map_or_else(|| Path::new("runs").join(slug(&spec.name)), PathBuf::from),
+            ),
+            Output::Memory => None,
+        };
+        if resume && out.is_none() {
+            return Err(Error::input(
+                "resume needs a run directory; rows kept in memory cannot be resumed",
+            ));
+        }
+        let (backend, given_agent) = match agent {
+            AgentChoice::Spec(s) => (
+                Some(BackendSpec::parse(&s).map_err(|e| Error::input(e.to_string()))?),
+                None,
+            ),
+            AgentChoice::Given(a) => (None, Some(a)),
+        };
+        let mut warnings = Vec::new();
+        let any_model = [backend.as_ref(), writer_spec.as_ref(), person_spec.as_ref()]
+            .into_iter()
+            .flatten()
+            .any(|b| matches!(b, BackendSpec::Model(_)));
+        let agent_is_model = matches!(backend, Some(BackendSpec::Model(_)));
+        if !agent_is_model {
+            let ignored: Vec<&str> = patch
+                .model_options_set()
+                .into_iter()
+                // Transport limits apply to a model writer or person too.
+                .filter(|o| !(any_model && matches!(*o, "rpm" | "retries")))
+                .collect();
+            if !ignored.is_empty() {
+                let who = if given_agent.is_some() {
+                    "the caller's agent"
+                } else {
+                    "the command agent"
+                };
+                warnings.push(format!(
+                    "{} only apply to model agents (openai:, anthropic:); {who} ignores them",
+                    ignored
+                        .iter()
+                        .map(|o| format!("`{o}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+        let mut options = patch.resolve();
+        // A pinned re-run runs at this call's k when given, else the pinned
+        // run's (never the mode's), and at the pinned run's seed unless the
+        // caller gives one, so the same people meet the same worlds.
+        let pinned = pinned.map(|(pinned, k, seed)| {
+            options.repeats = explicit_repeats.map_or(k.max(1), Repeats::get);
+            if explicit_seed.is_none()
+                && let Some(seed) = seed
+            {
+                options.seed = seed;
+            }
+            pinned
+        });
+        let timeout = Duration::from_secs_f64(options.agent_timeout);
+        let agent_name = backend.as_ref().map_or_else(
+            || {
+                given_agent
+                    .as_ref()
+                    .map_or_else(String::new, |a| a.describe())
+            },
+            BackendSpec::describe,
+        );
+        // One backend playing two roles is named, with the option to change.
+        let roles = sparring_llm::roles::same_model(
+            &[
+                ("agent", agent_name),
+                ("writer", options.writer.clone()),
+                ("person", options.person.clone()),
+            ]
+            .into_iter()
+            .map(|(r, s)| (r.to_owned(), s))
+            .collect(),
+        );
+        warnings.extend(roles.warnings.iter().cloned());
+        // Model backends are built (keys found, settings checked) before any
+        // file is written, so bad input leaves nothing behind. Every backend
+        // of the run shares one limiter.
+        let limiter = Limiter::new(options.concurrency, options.rpm);
+        let settings = ModelSettings {
+            timeout,
+            retries: options.retries,
+            limiter: &limiter,
+            env: &env,
+        };
+        let agent_sampling = Sampling {
+            temperature: options.temperature,
+            top_p: options.top_p,
+            max_tokens: options.max_tokens,
+            logprobs: options.logprobs,
+            top_logprobs: options.top_logprobs,
+            seed: options.sampling_seed,
+        };
+        let model = match &backend {
+            Some(b) => backends::build_model("agent", b, agent_sampling, &settings)?,
+            None => None,
+        };
+        // The writer and the person sample at the server's defaults.
+        let writer_model = match &writer_spec {
+            Some(b) => backends::build_model("writer", b, Sampling::default(), &settings)?,
+            None => None,
+        };
+        let person_model = match &person_spec {
+            Some(b) => backends::build_model("person", b, Sampling::default(), &settings)?,
+            None => None,
+        };
+        let (done, written_asks) = match (&out, resume) {
+            (Some(dir), true) => resume_state(
+                &dir.join("rows.jsonl"),
+                &engine::run_id_pinned(&spec, &options, pinned.as_ref()),
+            )?,
+            _ => (BTreeMap::new(), BTreeMap::new()),
+        };
+        Ok(Prepared {
+            spec,
+            where_,
+            options,
+            out,
+            resume,
+            pinned,
+            done,
+            written_asks,
+            agent: match (given_agent, backend) {
+                (Some(a), _) => Starting::Ready(a),
+                (None, Some(spec)) => Starting::Backend(spec, model),
+                (None, None) => return Err(Error::input("no agent")),
+            },
+            writer: writer_spec.map(|s| (s, writer_model)),
+            person: person_spec.map(|s| (s, person_model)),
+            execute,
+            timeout,
+            warnings,
+            degraded: roles.degraded,
+            cancel,
+            on_progress,
+        })
+    }
+}
+
+enum Starting {
+    Ready(Arc<dyn Agent>),
+    Backend(BackendSpec, Option<Arc<dyn Agent>>),
+}
+
+/// A simulation whose input is checked: what is left can only fail on IO.
+struct Prepared {
+    spec: Spec,
+    where_: String,
+    options: SimulateOptions,
+    out: Option<PathBuf>,
+    resume: bool,
+    pinned: Option<Pinned>,
+    done: Done,
+    written_asks: WrittenAsks,
+    agent: Starting,
+    writer: Option<(BackendSpec, Option<Arc<dyn Agent>>)>,
+    person: Option<(BackendSpec, Option<Arc<dyn Agent>>)>,
+    execute: Option<WorldChoice>,
+    timeout: Duration,
+    warnings: Vec<String>,
+    degraded: Vec<Degraded>,
+    cancel: Cancel,
+    on_progress: Option<OnProgress>,
+}
+
+struct Wall(Instant);
+
+impl Clock for Wall {
+    fn millis(&self) -> f64 {
+        self.0.elapsed().as_secs_f64() * 1000.0
+    }
+}
+
+/// Where the run's rows go while it runs.
+enum Sink {
+    File(RowWriter),
+    Memory(Vec<Row>),
+}
+
+impl RowSink for Sink {
+    fn write(&mut self, row: &Row) -> std::result::Result<(), sparring_types::SinkError> {
+        match self {
+            Self::File(w) => RowSink::write(w, row),
+            Self::Memory(rows) => RowSink::write(rows, row),
+        }
+    }
+}
+
+impl Prepared {
+    /// Starts the backends, runs, and writes the summary.
+    async fn execute(self) -> Result<SimulationResult> {
+        let Self {
+            spec,
+            where_,
+            options,
+            out,
+            resume,
+            pinned,
+            done,
+            written_asks,
+            agent,
+            writer,
+            person,
+            execute,
+            timeout,
+            mut warnings,
+            degraded,
+            cancel,
+            on_progress,
+        } = self;
+        let log = match &out {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    Error::new(
+                        ErrorKind::Io,
+                        format!(
+                            "cannot create `{}`: {}",
+                            dir.display(),
+                            e.to_string().to_lowercase()
+                        ),
+                    )
+                })?;
+                let path = dir.join("run.log");
+                Some(if resume {
+                    RunLog::append(&path)?
+                } else {
+                    RunLog::create(&path)?
+                })
+            }
+            None => None,
+        };
+        let agent = match agent {
+            Starting::Ready(a) => a,
+            Starting::Backend(spec, model) => {
+                backends::start("agent", &spec, model, timeout, log.as_ref()).await?
+            }
+        };
+        let writer_agent = match writer {
+            Some((spec, model)) => {
+                Some(backends::start("writer", &spec, model, timeout, log.as_ref()).await?)
+            }
+            None => None,
+        };
+        let person_agent = match person {
+            Some((spec, model)) => {
+                Some(backends::start("person", &spec, model, timeout, log.as_ref()).await?)
+            }
+            None => None,
+        };
+        let executor = match execute {
+            None => None,
+            Some(WorldChoice::Given(w)) => Some(w),
+            Some(WorldChoice::Spec(s)) => {
+                Some(backends::start_world(&s, timeout, log.as_ref()).await?)
+            }
+        };
+        let rows_path = out.as_ref().map(|d| d.join("rows.jsonl"));
+        let mut sink = match &rows_path {
+            Some(path) if resume => Sink::File(RowWriter::append(path)?),
+            Some(path) => Sink::File(RowWriter::create(path)?),
+            None => Sink::Memory(Vec::new()),
+        };
+        let mut on_progress = on_progress;
+        let mut report = |p: &Progress| {
+            if let Some(f) = on_progress.as_mut() {
+                f(p);
+            }
+        };
+        let config = RunConfig {
+            spec: Arc::new(spec),
+            options,
+            agent,
+            clock: Arc::new(Wall(Instant::now())),
+            cancel: cancel.0,
+            done,
+            executor,
+            writer: writer_agent,
+            person: person_agent,
+            written_asks,
+            pinned,
+        };
+        let mut summary =
+            engine::run(config, &mut sink, &mut report)
+                .await
+                .map_err(|e| match e {
+                    // The spec's axes and seeds admit no grid: the user's input.
+                    engine::RunError::Plan(plan @ (PlanError::Grid(_) | PlanError::Axes(_))) => {
+                        Error::input(format!("`{where_}`: {plan}"))
+                    }
+                    other => Error::new(ErrorKind::Failed, other.to_string()),
+                })?;
+        summary.warnings.append(&mut warnings);
+        for d in degraded {
+            summary.degrade(d);
+        }
+        fallback_warnings(&mut summary);
+        let rows = match sink {
+            Sink::Memory(rows) => rows,
+            Sink::File(_) => Vec::new(),
+        };
+        // The summary describes the whole rows file, rows of earlier
+        // attempts included.
+        summary.counts = match (&rows_path, &out) {
+            (Some(path), Some(dir)) => {
+                let counts = count_file(path)?;
+                summary.counts = counts;
+                write_summary(dir, &summary)?;
+                summary.counts.clone()
+            }
+            _ => RowCounter::of(&rows),
+        };
+        Ok(SimulationResult { summary, out, rows })
+    }
+}
+
+/// Warnings for a model writer or person that fell back to the templates.
+fn fallback_warnings(summary: &mut RunSummary) {
+    let search = &summary.search;
+    let mut more = Vec::new();
+    if summary.degraded.contains(&Degraded::GeneratorFallback) {
+        more.push(format!(
+            "the model writer failed on {} situation(s), which kept the template writer's asks; `search.writer_errors` in run.json says why",
+            search.writer.fallbacks.unwrap_or_default()
+        ));
+    }
+    if summary.degraded.contains(&Degraded::PersonFallback) {
+        more.push(format!(
+            "the model person failed on {} turn(s), which the template person answered; `search.person_errors` in run.json says why",
+            search.person.fallbacks
+        ));
+    }
+    summary.warnings.extend(more);
+}
+
+/// Scenario id → asks a model writer wrote for it.
+type WrittenAsks = BTreeMap<String, Vec<String>>;
+
+/// Rows already written: per `(eval_run, task_id)` the outcome of each.
+type Done = BTreeMap<(u32, String), Vec<String>>;
+
+/// Repairs a torn last line of an interrupted run's rows and counts the rows
+/// each task already has. The rows must come from the same run (spec, seed
+/// and options), or resuming would mix two runs in one file. Also returns
+/// the asks a model writer wrote, per scenario, so they are kept.
+fn resume_state(rows_path: &Path, run_id: &str) -> Result<(Done, WrittenAsks)> {
+    if !rows_path.exists() {
+        return Err(Error::input(format!(
+            "nothing to resume: `{}` does not exist\nhint: run without --resume to start the run",
+            rows_path.display()
+        )));
+    }
+    if repair_torn_line(rows_path)? {
+        eprintln!(
+            "repaired `{}`: dropped an incomplete last line",
+            rows_path.display()
+        );
+    }
+    let mut written: WrittenAsks = BTreeMap::new();
+    let mut done: Done = BTreeMap::new();
+    if std::fs::metadata(rows_path).map_or(0, |m| m.len()) == 0 {
+        return Ok((done, written));
+    }
+    for row in read_rows(rows_path)? {
+        if row.lineage.run_id != run_id {
+            return Err(Error::input(format!(
+                "`{}` holds rows of run `{}`, but this spec and these options make run `{run_id}`; resume with the same spec and options, or choose another --out",
+                rows_path.display(),
+                row.lineage.run_id
+            )));
+        }
+        if row.writer_model != sparring_types::defaults::TEMPLATE
+            && let Some(ask) = row.messages.get(1)
+        {
+            let asks = written.entry(row.scenario_id.clone()).or_default();
+            if !asks.iter().any(|a| a == ask.content_str()) {
+                asks.push(ask.content_str().to_owned());
+            }
+        }
+        let outcome = engine::outcome(&row);
+        done.entry((row.lineage.eval_run, row.task_id))
+            .or_default()
+            .push(outcome);
+    }
+    Ok((done, written))
+}
+
+/// A previous run's tasks, from its directory or rows file: the pin, the
+/// most rollouts any task had (the pinned k) and the run's seed when its
+/// `run.json` says.
+fn pin(prev: &Path) -> Result<(Pinned, u32, Option<u64>)> {
+    let (rows_path, summary_path) = if prev.is_dir() {
+        (prev.join("rows.jsonl"), prev.join("run.json"))
+    } else {
+        (
+            prev.to_path_buf(),
+            prev.parent().unwrap_or(Path::new(".")).join("run.json"),
+        )
+    };
+    if !rows_path.exists() {
+        return Err(Error::input(format!(
+            "--tasks `{}`: no rows there (expected a run directory with rows.jsonl, or a rows file)",
+            prev.display()
+        )));
+    }
+    let rows = read_rows(&rows_path)?;
+    let Some((pinned, k)) = Pinned::from_rows(&rows) else {
+        return Err(Error::input(format!(
+            "--tasks `{}`: the rows file is empty; there are no tasks to re-run",
+            rows_path.display()
+        )));
+    };
+    let seed = std::fs::read_to_string(&summary_path)
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|v| {
+            (v.get("run_id").and_then(serde_json::Value::as_str) == Some(pinned.from_run.as_str()))
+                .then(|| {
+                    v.pointer("/options/seed")
+                        .and_then(serde_json::Value::as_u64)
+                })
+                .flatten()
+        });
+    Ok((pinned, k, seed))
+}
+
+/// A directory-safe version of a name.
+fn slug(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if s.is_empty() { "run".to_owned() } else { s }
+}
