@@ -146,7 +146,8 @@ class Conversation:
             if t.reads:
                 continue
             cues = SYNONYMS.get(t.verb, [t.verb])
-            if not any(c in text for c in cues):
+            # Whole words: "unfreeze" is not "freeze".
+            if not any(re.search(r"\b" + re.escape(c.strip()) + r"\b", text) for c in cues):
                 continue
             score = 3 + sum(1 for w in t.name_words[1:] if w in words(text))
             score += sum(1 for p in t.params if p not in FREE_TEXT and p != t.id_param
@@ -161,10 +162,13 @@ class Conversation:
         for t in self.tools:
             if t.reads and "email" in t.params and email and len(self.ids_in(said)) != 1:
                 return t
-        for t in self.tools:
-            if t.reads and t.id_param:
-                return t
-        return None
+        # The read tool whose name the words share most (`account` -> get_account).
+        said_words = set(words(text))
+        readers = [t for t in self.tools if t.reads and t.id_param]
+        if not readers:
+            return None
+        return max(readers, key=lambda t: sum(1 for w in t.name_words[1:] if w in said_words
+                                              or w.rstrip("s") in said_words))
 
     def ids_in(self, text, tool=None):
         found = []

@@ -78,6 +78,14 @@ def respond(c):
     if tool.id_param is None:
         return act_without_id(c, tool, thing)
 
+    # Identify the person first where the policy says so, and keep to their records.
+    auth = identify_tool(c)
+    who = None
+    if auth is not None:
+        who = identified(c, auth)
+        if "role" in who:
+            return who
+
     # Which record.
     ids_all = c.ids_in(c.user_text, tool)
     ids_last = c.ids_in(c.last_user, tool) if len(c.users) > 1 else []
@@ -109,10 +117,15 @@ def respond(c):
         record = done[2].get("result") if isinstance(done[2].get("result"), dict) else {}
     record = record or {}
 
-    # Is it theirs?
-    owner = record.get("email")
-    person = EMAIL.search(c.user_text)
     confirm = (not tool.reads) and needs_confirmation(c, tool)
+    if who is not None:
+        shared = [k for k in who if k in record and k.endswith("_id")]
+        if any(str(record[k]) != str(who[k]) for k in shared):
+            return say(f"{thing.capitalize()} {target} is not on your account, so I can't share or change it.")
+        owner = None
+    else:
+        owner = record.get("email")
+    person = EMAIL.search(c.user_text)
     if owner and person is None:
         if c.asked("email address is on your account"):
             return say(f"I can't verify that {thing} {target} is yours, so I can't share or change it.")
@@ -172,6 +185,39 @@ def respond(c):
         message = done[2]["error"].get("message", "it was refused")
         return say(f"I couldn't {tool.verb} {thing} {target}: {message}.")
     return retry_or_report(c, tool.name, arguments, f"{tool.verb} {thing} {target}")
+
+
+def identify_tool(c):
+    """The tool a policy sentence says identifies the person first
+    ("Always identify the customer by email with `find_customer_by_email`")."""
+    for sentence in re.split(r"(?<=[.!?])\s+", c.system):
+        s = sentence.lower()
+        if any(w in s for w in ("identify", "authenticate", "verify")):
+            for t in c.tools:
+                if t.name in sentence and "email" in t.params:
+                    return t
+    return None
+
+
+def identified(c, auth):
+    """The person's own record from the identifying tool, or a reply asking
+    for what it needs."""
+    email = EMAIL.search(c.user_text)
+    if email is None:
+        if c.asked("email address is on your profile"):
+            return say("I can't identify you without your email, so I can't go on, sorry.")
+        return say("Before I look at anything: what email address is on your profile?")
+    args = {"email": email.group(0)}
+    done = c.last_call(auth.name, args)
+    if done is None:
+        return call(auth.name, args)
+    if not done[2].get("ok"):
+        kind = (done[2].get("error") or {}).get("kind", "")
+        if kind in TRANSIENT:
+            return retry_or_report(c, auth.name, args, "look you up")
+        return say(f"I couldn't find you by {email.group(0)}, so I can't verify this is your account.")
+    result = done[2].get("result")
+    return result if isinstance(result, dict) else {}
 
 
 def precondition_ok(tool, record):
