@@ -53,7 +53,7 @@ mod introspect;
 mod log;
 mod message;
 mod options;
-mod row;
+pub mod row;
 pub mod secrets;
 pub mod seed;
 mod sink;
@@ -62,6 +62,7 @@ mod summary;
 mod tool;
 mod unique;
 pub mod values;
+pub mod words;
 mod world_options;
 
 pub use agent::{
@@ -79,7 +80,7 @@ pub use options::{
 };
 pub use row::{EndedBy, Lineage, Persona, Row, SCHEMA_VERSION, Situation, StageVerdict, Timings};
 pub use sink::{RowSink, SinkError};
-pub use spec::{Spec, SpecError, id_keys, record_id, singular};
+pub use spec::{Spec, SpecError, id_keys, record_id, singular, spec_keys};
 pub use summary::{
     Counts, Coverage, Degraded, EndedOnQuestion, EvalRunLine, PairwiseCoverage, PersonRecord,
     PinnedRecord, RepeatsRecord, RowCounter, RunSummary, Search, StopReason, TierMix, WriterRecord,

@@ -648,7 +648,8 @@ impl World {
                 if !e.shape.fits(id) {
                     let _ = write!(
                         message,
-                        "; `{id}` does not look like a {one} id (they look like `{example}`)"
+                        "; `{id}` does not look like {} id (they look like `{example}`)",
+                        sparring_types::words::with_article(&one)
                     );
                 }
                 format!("check the {param} with the customer; {one} ids look like `{example}`")
@@ -818,8 +819,9 @@ impl World {
                 return ToolResult::err_hint(
                     ErrorKind::Refused,
                     format!(
-                        "{one} `{id}` is {status}, not {required}: `{}` needs a {required} {one}",
-                        model.name
+                        "{one} `{id}` is {status}, not {required}: `{}` needs {} {one}",
+                        model.name,
+                        sparring_types::words::with_article(required)
                     ),
                     format!("tell the customer the {one} is {status}"),
                 );
