@@ -35,7 +35,8 @@ pub(crate) struct GradeArgs {
     /// The judge's backend: `openai:MODEL[@URL]`, `anthropic:MODEL` or `command:CMD`
     #[arg(long)]
     judge: Option<String>,
-    /// The judge's rubric: a text file with the criteria
+    /// The judge's rubric: a text file with the criteria [default: the
+    /// `judge` rules of the rows' policy]
     #[arg(long)]
     rubric: Option<PathBuf>,
     /// The judge's answer: `score` (0..1) or `decision` (a probability)
@@ -91,9 +92,11 @@ pub(crate) fn grade(args: &GradeArgs) -> Result<ExitCode> {
         combine,
         ..GradeSettings::default()
     };
+    let input = rows_path(&args.rows);
+    let rows = read_rows(&input)?;
     let graded = runtime()?.block_on(async {
-        let grading = Grading::start(&settings, &Env::process()).await?;
-        grade_file(&args.rows, &args.out, &grading).await
+        let grading = Grading::start(&settings, &Env::process(), &rows).await?;
+        grade_file(rows, &input, &args.out, &grading).await
     })?;
     let summary = &graded.summary;
     for w in &summary.warnings {
@@ -219,7 +222,8 @@ pub(crate) fn trust(args: &TrustArgs) -> Result<ExitCode> {
     let limit = timeout(args.timeout)?;
     let kind = judge_kind(&args.judge_kind)?;
     runtime()?.block_on(async move {
-        let judge = start_judge(&args.judge, Some(&args.rubric), kind, limit, &Env::process()).await?;
+        let judge =
+            start_judge(&args.judge, Some(&args.rubric), None, kind, limit, &Env::process()).await?;
         let report = judge_trust(
             &judge,
             &rows,

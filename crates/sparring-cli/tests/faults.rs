@@ -17,12 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+use sparring_testkit::workspace;
 
 fn sparring() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_sparring"));
@@ -204,7 +199,7 @@ fn resetting_server() -> String {
 /// costs every row — each recorded as `backend_error` with the reason, none
 /// torn or repeated — and the run goes on to its budget (exit 0; the early
 /// stop, `agent_unavailable`, is for agents that never reply, and the rows
-/// of a model backend are kept as data, as `cli.rs` requires). A backend
+/// of a model backend are kept as data, as `tests/cli/models.rs` requires). A backend
 /// that fails one request costs that row only.
 #[test]
 fn backend_faults() {

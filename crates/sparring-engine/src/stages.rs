@@ -13,7 +13,7 @@
 
 use crate::grade;
 use crate::judge::Judge;
-use sparring_types::{Grader, Row, StageVerdict};
+use sparring_types::{Grader, Row, Stage, StageVerdict};
 
 /// How the stages' verdicts make the row's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -109,7 +109,7 @@ fn unfinished_verdict(row: &Row) -> Option<StageVerdict> {
         "the provider cut the reply short"
     };
     Some(StageVerdict {
-        stage: "conduct".to_owned(),
+        stage: Stage::Conduct,
         by: "conduct".to_owned(),
         reward: Some(0.0),
         reason: Some(format!(
@@ -125,14 +125,23 @@ fn unfinished_verdict(row: &Row) -> Option<StageVerdict> {
 /// that did not finish on the agent's side gets reward 0 (see
 /// `unfinished_verdict`).
 pub fn conduct_stage(row: &mut Row) -> StageVerdict {
+    conduct_stage_under(row, None)
+}
+
+/// [`conduct_stage`] under a given policy (a spec's, read once with its
+/// `policy_rules`); `None` reads the policy from the row's system message.
+pub fn conduct_stage_under(row: &mut Row, policy: Option<&crate::policy::Policy>) -> StageVerdict {
     if let Some(verdict) = unfinished_verdict(row) {
         row.conduct_checks = None;
         return verdict;
     }
-    let verdict = grade::conduct(&row.messages, &row.tools);
+    let verdict = match policy {
+        Some(p) => grade::conduct_with(&row.messages, &row.tools, p),
+        None => grade::conduct(&row.messages, &row.tools),
+    };
     row.conduct_checks = Some(verdict.checks);
     StageVerdict {
-        stage: "conduct".to_owned(),
+        stage: Stage::Conduct,
         by: "conduct".to_owned(),
         reward: Some(verdict.reward),
         reason: Some(verdict.reason),
@@ -164,7 +173,7 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
                     row.markers.insert(k.clone(), *m);
                 }
                 StageVerdict {
-                    stage: "grader".to_owned(),
+                    stage: Stage::Grader,
                     by: grader.describe(),
                     reward: Some(v.reward),
                     reason: v.reason,
@@ -173,7 +182,7 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
                 }
             }
             Err(e) => StageVerdict {
-                stage: "grader".to_owned(),
+                stage: Stage::Grader,
                 by: grader.describe(),
                 reward: None,
                 reason: None,
@@ -188,7 +197,7 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
         row.judge_meta = Some(outcome.meta);
         grades.push(match outcome.verdict {
             Ok(v) => StageVerdict {
-                stage: "judge".to_owned(),
+                stage: Stage::Judge,
                 by: judge.model(),
                 reward: Some(v.reward),
                 reason: Some(v.reason),
@@ -200,7 +209,7 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
                 error: None,
             },
             Err(e) => StageVerdict {
-                stage: "judge".to_owned(),
+                stage: Stage::Judge,
                 by: judge.model(),
                 reward: None,
                 reason: None,
@@ -209,7 +218,22 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
             },
         });
     }
-    let deciding = match stages.combine {
+    settle(row, grades, stages.combine, scoring_run_id);
+}
+
+/// Grades one row with the conduct checks alone, in place, the way
+/// [`grade_row`] does with only the conduct stage (`simulate --grade`): the
+/// same verdict, the same `grades`, the same fields set.
+pub fn grade_conduct(row: &mut Row, policy: Option<&crate::policy::Policy>, scoring_run_id: &str) {
+    let verdict = conduct_stage_under(row, policy);
+    settle(row, vec![verdict], Combine::Last, scoring_run_id);
+}
+
+/// The row's grade is the deciding stage's ([`Combine`]): `reward`,
+/// `reason` (the stage's error when it could not grade), `failure_class`
+/// when it failed; every stage's verdict stays in `grades`.
+fn settle(row: &mut Row, grades: Vec<StageVerdict>, combine: Combine, scoring_run_id: &str) {
+    let deciding = match combine {
         Combine::Last => grades.last(),
         Combine::All => grades
             .iter()

@@ -305,7 +305,7 @@ impl FailFast {
             .grades
             .iter()
             .flatten()
-            .filter(|g| g.stage != "conduct")
+            .filter(|g| g.stage != sparring_types::Stage::Conduct)
             .collect();
         let dead = !hooks.is_empty()
             && hooks

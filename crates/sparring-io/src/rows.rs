@@ -338,7 +338,7 @@ fn import(
         messages,
         tools,
         situation: sparring_types::Situation {
-            tier: IMPORTED.to_owned(),
+            tier: sparring_types::Tier::Imported,
             ..sparring_types::Situation::default()
         },
         persona: sparring_types::Persona::default(),
@@ -364,7 +364,7 @@ fn import(
         user_model: IMPORTED.to_owned(),
         lineage: sparring_types::Lineage {
             run_id: IMPORTED.to_owned(),
-            arm: IMPORTED.to_owned(),
+            arm: sparring_types::Arm::Imported,
             ..sparring_types::Lineage::default()
         },
         seed: 0,

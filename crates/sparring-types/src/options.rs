@@ -380,6 +380,9 @@ fn value_message(e: &serde_json::Error, v: &Value) -> String {
         .next()
         .unwrap_or(text.as_str())
         .to_owned();
+    if text.starts_with("invalid value") && text.ends_with("expected u64") {
+        return format!("must be an integer >= 0, found {v}");
+    }
     if text.starts_with("invalid type") {
         let expected = text.split("expected ").nth(1).unwrap_or("another type");
         let expected = match expected {

@@ -37,7 +37,8 @@ pub struct GradeSettings {
     /// The judge's backend: `openai:MODEL[@URL]`, `anthropic:MODEL` or
     /// `command:CMD`.
     pub judge: Option<String>,
-    /// The judge's rubric file.
+    /// The judge's rubric file; `None` builds the rubric from the `judge`
+    /// rules of the rows' policy.
     pub rubric: Option<PathBuf>,
     /// The judge's answer: a score or a decision.
     pub judge_kind: JudgeKind,
@@ -102,7 +103,8 @@ fn read_rubric(path: &Path) -> Result<String> {
     Ok(text)
 }
 
-/// Starts the judge named by `backend` with the rubric file.
+/// Starts the judge named by `backend` with the rubric file, or else the
+/// rubric built from the `judge` rules of a policy (`from_policy`).
 ///
 /// # Errors
 ///
@@ -110,16 +112,20 @@ fn read_rubric(path: &Path) -> Result<String> {
 pub async fn start_judge(
     backend: &str,
     rubric: Option<&Path>,
+    from_policy: Option<String>,
     kind: JudgeKind,
     timeout: Duration,
     env: &Env,
 ) -> Result<Judge> {
-    let Some(rubric) = rubric else {
-        return Err(Error::input(
-            "--judge needs --rubric FILE (the criteria the judge grades against)",
-        ));
+    let text = match (rubric, from_policy) {
+        (Some(rubric), _) => read_rubric(rubric)?,
+        (None, Some(text)) => text,
+        (None, None) => {
+            return Err(Error::input(
+                "--judge needs --rubric FILE (the criteria the judge grades against)",
+            ));
+        }
     };
-    let text = read_rubric(rubric)?;
     let spec = BackendSpec::parse(backend).map_err(|e| Error::input(format!("--judge: {e}")))?;
     let mut settings = JudgeSettings {
         kind,
@@ -169,13 +175,15 @@ fn start_grader(spec: &str, timeout: Duration, env: &Env) -> Result<Arc<dyn Grad
 }
 
 impl Grading {
-    /// Starts the stages `settings` name.
+    /// Starts the stages `settings` name, for grading `rows`: a judge
+    /// without a rubric grades against the `judge` rules of the rows' policy.
     ///
     /// # Errors
     ///
-    /// Nothing to grade with, a rubric without a judge, or a stage that
-    /// cannot start.
-    pub async fn start(settings: &GradeSettings, env: &Env) -> Result<Self> {
+    /// Nothing to grade with, a rubric without a judge, rows under several
+    /// policies (or none with `judge` rules) for a judge without a rubric,
+    /// or a stage that cannot start.
+    pub async fn start(settings: &GradeSettings, env: &Env, rows: &[Row]) -> Result<Self> {
         if !settings.conduct && settings.grader.is_none() && settings.judge.is_none() {
             return Err(Error::input(
                 "nothing to grade with: --no-conduct and no --grader or --judge",
@@ -189,11 +197,20 @@ impl Grading {
             .as_deref()
             .map(|g| start_grader(g, settings.timeout, env))
             .transpose()?;
+        // `--judge` without `--rubric`: the `judge` rules of the rows' policy.
+        let from_policy = match (&settings.judge, &settings.rubric) {
+            (Some(_), None) => Some(
+                sparring_engine::judge::policy_rubric(rows)
+                    .map_err(|e| Error::input(format!("--judge: {e}")))?,
+            ),
+            _ => None,
+        };
         let judge = match &settings.judge {
             Some(b) => Some(Arc::new(
                 start_judge(
                     b,
                     settings.rubric.as_deref(),
+                    from_policy,
                     settings.judge_kind,
                     settings.timeout,
                     env,
@@ -339,7 +356,10 @@ pub async fn grade_rows(
                 summary.overturned += 1;
             }
             for g in row.grades.iter().flatten().filter(|g| g.error.is_some()) {
-                *summary.stage_errors.entry(g.stage.clone()).or_default() += 1;
+                *summary
+                    .stage_errors
+                    .entry(g.stage.as_str().to_owned())
+                    .or_default() += 1;
             }
             sink.write(&row)
                 .map_err(|e| Error::new(crate::ErrorKind::Io, e.0))?;
@@ -369,7 +389,8 @@ pub struct GradedFile {
     pub updated_summary: Option<PathBuf>,
 }
 
-/// Grades the rows of `input` (a rows file or a run directory) into `out`.
+/// Grades `rows`, read from the rows file `input` (see
+/// [`sparring_io::rows::rows_path`]), into `out`.
 /// The rows go to a file beside `out` first and replace it only at the end,
 /// so grading a file in place never loses a row: when the pass stops early
 /// ([`GradeSummary::stopped`]) an in-place input is left untouched (another
@@ -378,11 +399,14 @@ pub struct GradedFile {
 ///
 /// # Errors
 ///
-/// Unreadable rows, or a file that cannot be written.
-pub async fn grade_file(input: &Path, out: &Path, grading: &Grading) -> Result<GradedFile> {
-    let input = sparring_io::rows::rows_path(input);
-    let rows = sparring_io::rows::read_rows(&input)?;
-    let in_place = same_file(&input, out);
+/// A file that cannot be written, or a stage that cannot start.
+pub async fn grade_file(
+    rows: Vec<Row>,
+    input: &Path,
+    out: &Path,
+    grading: &Grading,
+) -> Result<GradedFile> {
+    let in_place = same_file(input, out);
     let mut partial = out.as_os_str().to_owned();
     partial.push(".partial");
     let partial = PathBuf::from(partial);

@@ -258,6 +258,8 @@ struct Shared {
     agent_name: String,
     replayed_from: Option<String>,
     person_model: Option<Arc<ModelPerson>>,
+    /// The spec's policy, read once, that `grade` checks rows against.
+    policy: crate::policy::Policy,
 }
 
 /// Plays every task (seeds first) `repeats` times, up to `budget` rows, and
@@ -322,7 +324,7 @@ pub async fn run(
             prepared
                 .tasks
                 .iter()
-                .take_while(|t| t.arm == "seed")
+                .take_while(|t| t.arm == sparring_types::Arm::Seed)
                 .count()
         } else {
             0
@@ -364,7 +366,11 @@ pub async fn run(
         None => Vec::new(),
     };
     let seed_rows = prepared.plan.as_ref().map_or(0, |p| {
-        p.tasks.iter().filter(|t| t.arm == "seed").count() as u64 * k
+        p.tasks
+            .iter()
+            .filter(|t| t.arm == sparring_types::Arm::Seed)
+            .count() as u64
+            * k
     });
     if seed_rows > prepared.per_run {
         out.warnings.push(format!(
@@ -491,6 +497,12 @@ async fn prepare(config: &RunConfig) -> Result<Prepared, RunError> {
                 .map_err(|e| RunError::Plan(crate::plan::PlanError::Templates(e)))?,
         )),
     };
+    let policy = crate::policy::Policy::of_spec(&spec).map_err(|e| {
+        crate::plan::PlanError::from(crate::axes::AxesError {
+            pointer: e.pointer,
+            message: e.message,
+        })
+    })?;
     let shared = Arc::new(Shared {
         tools: Arc::new(
             spec.tools
@@ -508,6 +520,7 @@ async fn prepare(config: &RunConfig) -> Result<Prepared, RunError> {
         agent_name: config.agent.describe(),
         replayed_from: pinned.map(|p| p.from_run.clone()),
         person_model,
+        policy,
     });
     Ok(Prepared {
         shared,

@@ -151,6 +151,7 @@ pub(super) fn summarise(end: Ending<'_>) -> Result<RunSummary, RunError> {
             .collect(),
         grid_rows: prepared.plan.as_ref().map(|p| p.array.rows.len() as u64),
         pairwise,
+        policy_rules: crate::policy::rule_records(&axes.rules),
         situations_planned: situations_planned.len() as u64,
         situations_run: situations_run.len() as u64,
         tools_never_run: spec
@@ -285,7 +286,7 @@ pub(super) fn seeds_dropped(plan: &Plan, spec: &Spec, ran: &BTreeSet<usize>) -> 
     let planned: BTreeSet<usize> = plan
         .tasks
         .iter()
-        .filter(|t| t.arm == "seed")
+        .filter(|t| t.arm == sparring_types::Arm::Seed)
         .filter_map(|t| t.situation.seed_index)
         .collect();
     planned

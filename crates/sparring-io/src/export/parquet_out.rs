@@ -209,7 +209,7 @@ fn batch(rows: &[&Row], path: &Path) -> Result<RecordBatch, Error> {
         col(&|r| Some(r.ended_by.as_str().to_owned())),
         col(&|r| r.failure_class.clone()),
         col(&|r| Some(r.behavior_signature.clone())),
-        col(&|r| Some(r.situation.tier.clone())),
+        col(&|r| Some(r.situation.tier.as_str().to_owned())),
         Arc::new(UInt64Array::from_iter_values(
             rows.iter().map(|r| r.situation.world_seed),
         )),
