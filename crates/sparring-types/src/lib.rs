@@ -60,7 +60,7 @@ mod log;
 mod message;
 mod options;
 pub mod policy;
-mod row;
+pub mod row;
 pub mod secrets;
 pub mod seed;
 mod sink;
@@ -69,6 +69,7 @@ mod summary;
 mod tool;
 mod unique;
 pub mod values;
+pub mod words;
 mod world_options;
 pub mod world_spec;
 
@@ -89,7 +90,7 @@ pub use options::{
 pub use policy::{PolicyRule, PolicyRulesSpec, RuleClass};
 pub use row::{EndedBy, Lineage, Persona, Row, SCHEMA_VERSION, Situation, StageVerdict, Timings};
 pub use sink::{RowSink, SinkError};
-pub use spec::{Spec, SpecError, id_keys, record_id, singular};
+pub use spec::{Spec, SpecError, id_keys, record_id, singular, spec_keys};
 pub use summary::{
     Counts, Coverage, Degraded, EndedOnQuestion, EvalRunLine, PairwiseCoverage, PersonRecord,
     PinnedRecord, RepeatsRecord, RowCounter, RunSummary, Search, StopReason, TierMix, WriterRecord,
