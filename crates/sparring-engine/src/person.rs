@@ -590,23 +590,27 @@ impl Person {
         }
         match DATA_WORDS.iter().find(|d| has(d)) {
             Some(d) => {
-                // Name what was asked in the question's own words.
-                let at = w
+                // Name what was asked in the question's own words: what
+                // follows "your" ("your date of birth"), else the data word.
+                let after_your = w
                     .iter()
-                    .position(|x| x == *d || x.trim_end_matches('s') == *d);
-                let what = match at {
-                    Some(i)
-                        if i > 0
-                            && !matches!(
-                                w[i - 1].as_str(),
-                                "your" | "the" | "a" | "an" | "what" | "which"
-                            ) =>
-                    {
-                        format!("{} {}", w[i - 1], w[i])
-                    }
-                    Some(i) => w[i].clone(),
-                    None => (*d).to_owned(),
-                };
+                    .position(|x| x == "your")
+                    .map(|i| {
+                        w[i + 1..]
+                            .iter()
+                            .take_while(|x| {
+                                !matches!(x.as_str(), "and" | "so" | "please" | "for" | "to" | "is")
+                            })
+                            .take(4)
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .filter(|p| {
+                        p.split(' ')
+                            .any(|x| x.trim_end_matches('s') == *d || x == *d)
+                    });
+                let what = after_your.unwrap_or_else(|| (*d).to_owned());
                 Lookup::Unknown(what)
             }
             None => Lookup::Nothing,

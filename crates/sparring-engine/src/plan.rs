@@ -246,11 +246,15 @@ fn finish_plan(
             .and_then(|m| spec.tool(&m.name))
             .map(|t| writer::need_phrase(&t.description, &t.name))
             .unwrap_or_default();
+        let schema = |p: &str| {
+            model
+                .and_then(|m| spec.tool(&m.name))
+                .and_then(|t| t.parameter(p))
+        };
         let details: Vec<(String, String)> = facts
             .args
             .iter()
-            .filter(|(p, _)| facts.id.as_ref().is_none_or(|(id, _)| id != p))
-            .cloned()
+            .map(|(p, v)| (writer::detail_label(p, schema(p)), v.clone()))
             .collect();
         let email = facts.known.get("email").cloned().unwrap_or_default();
         let id = facts.id.as_ref().map(|(_, id)| id.clone());
@@ -273,6 +277,7 @@ fn finish_plan(
             goal: &facts.goal,
             need: &need,
             details: &details,
+            several: state == "several" && id.is_some(),
             tier: tier_for_writer,
             stance: &stance,
             history: &history,

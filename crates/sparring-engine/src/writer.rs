@@ -128,10 +128,13 @@ pub struct AskInput<'a> {
     /// What the tool does, in the person's words, from its description
     /// (`move money from my account to another`); empty without one.
     pub need: &'a str,
-    /// The tool's arguments the person holds, other than the record's id
-    /// (parameter → value): the ordinary tiers state the ones the core
+    /// The tool's arguments the person holds, as (how the person names it,
+    /// value) ([`detail_label`]): the ordinary tiers state the ones the core
     /// wording left out, the vague tier none.
     pub details: &'a [(String, String)],
+    /// Several records match (`several`): the vague wording leaves out only
+    /// the record's id and still states the other facts.
+    pub several: bool,
     /// The tier.
     pub tier: &'a str,
     /// The stance.
@@ -148,6 +151,12 @@ pub fn verb_phrase(verb: &str) -> String {
         "refund" => "get a refund for".to_owned(),
         other => other.to_owned(),
     }
+}
+
+/// Whether a tool's name starts with a plain change verb (`update_address`).
+fn plain_change(tool: &str) -> bool {
+    let first = tool.split('_').next().unwrap_or("");
+    matches!(first, "update" | "modify" | "change" | "edit" | "set")
 }
 
 /// The entity as a person names it: `orders` → `order`, an entity that is
@@ -282,23 +291,60 @@ pub fn spoken(value: &str) -> String {
     }
 }
 
-/// The facts of `details` that `body` does not state yet, as one sentence
-/// (`The to account is A-1002 and the amount is 250.`).
+/// How a person names an argument: the parameter's description when it is
+/// a short noun phrase (`The account the money leaves.` → `the account the
+/// money leaves`), else its name in words, `my …` for the person's own
+/// fields (`my customer number`).
+pub fn detail_label(param: &str, schema: Option<&serde_json::Value>) -> String {
+    let words = crate::person::field_words(param);
+    if crate::identity::IDENTITY_FIELDS.contains(&param) || crate::identity::is_owner_entity(param)
+    {
+        return format!("my {words}");
+    }
+    let described = schema
+        .and_then(|s| s.get("description"))
+        .and_then(serde_json::Value::as_str)
+        .map(|d| {
+            d.split([',', '.', '(', ';', ':'])
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_owned()
+        })
+        .filter(|d| {
+            let n = d.split_whitespace().count();
+            (2..=7).contains(&n)
+                && (d.starts_with("The ") || d.starts_with("the "))
+                && !d.contains('_')
+                && !d.contains('\'')
+        });
+    match described {
+        Some(d) => decapitalise_first(&d),
+        None => format!("the {words}"),
+    }
+}
+
+fn decapitalise_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_lowercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// The facts of `details` (label, value) that `body` does not state yet, as
+/// one sentence (`The account the money goes to is A-1002 and the amount in
+/// dollars is 250.`).
 fn details_sentence(details: &[(String, String)], body: &str) -> String {
     let parts: Vec<String> = details
         .iter()
         .filter(|(_, v)| !body.contains(v.as_str()) && !body.contains(&spoken(v)))
-        .map(|(p, v)| {
+        .map(|(label, v)| {
             let v = &spoken(v);
-            let words = crate::person::field_words(p);
-            if p.contains("reason") {
-                format!("the reason is that {v}")
-            } else if crate::identity::IDENTITY_FIELDS.contains(&p.as_str())
-                || crate::identity::is_owner_entity(p)
-            {
-                format!("my {words} is {v}")
+            if label.ends_with("reason") {
+                format!("{label} is that {v}")
             } else {
-                format!("the {words} is {v}")
+                format!("{label} is {v}")
             }
         })
         .collect();
@@ -314,7 +360,14 @@ fn core_key(input: &AskInput<'_>) -> &'static str {
         Operation::Read if input.search => "search",
         Operation::Read => "read",
         Operation::StateChange(_) => "state_change",
-        Operation::Update if input.wants.iter().all(|(p, _)| p.contains("reason")) => "other",
+        // An update whose name is not a plain change (`transfer_money`,
+        // `exchange_items`) is asked for in its description's words.
+        Operation::Update
+            if input.wants.iter().all(|(p, _)| p.contains("reason"))
+                || (!input.need.is_empty() && !plain_change(input.tool)) =>
+        {
+            "other"
+        }
         Operation::Update => "update",
         Operation::Create => "create",
         Operation::Other if input.tool == "none" => "none",
@@ -413,8 +466,15 @@ pub fn phrasings(
         };
         let mut body = fill(&core, input, with_id);
         // The facts the task needs: every tier but the vague one states them.
-        if input.tier != "ambiguous" {
-            let more = details_sentence(input.details, &body);
+        if input.tier != "ambiguous" || input.several {
+            let own_id = input.id.filter(|_| input.several);
+            let stated: Vec<(String, String)> = input
+                .details
+                .iter()
+                .filter(|(_, v)| Some(v.as_str()) != own_id)
+                .cloned()
+                .collect();
+            let more = details_sentence(&stated, &body);
             if !more.is_empty() {
                 body = format!("{body} {more}");
             }
