@@ -17,12 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+use sparring_testkit::workspace;
 
 fn sparring() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_sparring"));

@@ -5,6 +5,8 @@
 //! - [`shop_spec`]: a small online-shop spec (orders, refunds, cancellation)
 //!   with fixtures, built in code.
 //! - [`support_desk_dir`]: where the shipped support-desk example lives.
+//! - [`workspace`]: the workspace root.
+//! - [`golden`]: the golden files and their normalisation.
 //! - [`fake_llm`]: a fake OpenAI-compatible and Anthropic server on a
 //!   loopback port, with scripted replies, injected errors, slow replies, a
 //!   model that rejects `temperature`, and logprobs. The
@@ -24,6 +26,7 @@
 
 pub mod fake_llm;
 pub mod fake_world;
+pub mod golden;
 
 use serde_json::json;
 use sparring_types::{
@@ -159,9 +162,15 @@ fn unreachable_spec(e: &sparring_types::SpecError) -> Spec {
     panic!("testkit shop spec is invalid: {e}")
 }
 
-/// The shipped support-desk example's directory.
+/// The workspace root (the folder with `examples/` and `crates/`).
+pub fn workspace() -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    root.canonicalize().unwrap_or(root)
+}
+
+/// Where the shipped support-desk example lives.
 pub fn support_desk_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/support-desk")
+    workspace().join("examples/support-desk")
 }
 
 type Verdict = dyn Fn(&[Message]) -> f64 + Send + Sync;

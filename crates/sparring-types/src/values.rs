@@ -100,6 +100,41 @@ macro_rules! vocabulary {
     };
 }
 
+/// The parsing, printing and serde of a bounded value type: text and JSON go
+/// through its `new` check, so every way in gives the same message.
+macro_rules! value_traits {
+    ($name:ident, $inner:ty) => {
+        impl FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                s.trim()
+                    .parse::<$inner>()
+                    .map_err(|_| Self::message())
+                    .and_then(Self::new)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                self.0.serialize(s)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let v = Value::deserialize(d)?;
+                Self::from_json(&v).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
 /// Declares an integer option type bounded to `MIN..=MAX`.
 macro_rules! bounded_int {
     ($(#[$meta:meta])* $name:ident($inner:ty), $min:expr, $max:expr) => {
@@ -138,34 +173,7 @@ macro_rules! bounded_int {
             }
         }
 
-        impl FromStr for $name {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
-                s.trim()
-                    .parse::<$inner>()
-                    .map_err(|_| Self::message())
-                    .and_then(Self::new)
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                self.0.fmt(f)
-            }
-        }
-
-        impl Serialize for $name {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                self.0.serialize(s)
-            }
-        }
-
-        impl<'de> Deserialize<'de> for $name {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let v = Value::deserialize(d)?;
-                Self::from_json(&v).map_err(serde::de::Error::custom)
-            }
-        }
+        value_traits!($name, $inner);
     };
 }
 
@@ -209,34 +217,7 @@ macro_rules! bounded_float {
             }
         }
 
-        impl FromStr for $name {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
-                s.trim()
-                    .parse::<f64>()
-                    .map_err(|_| Self::message())
-                    .and_then(Self::new)
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                self.0.fmt(f)
-            }
-        }
-
-        impl Serialize for $name {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                self.0.serialize(s)
-            }
-        }
-
-        impl<'de> Deserialize<'de> for $name {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let v = Value::deserialize(d)?;
-                Self::from_json(&v).map_err(serde::de::Error::custom)
-            }
-        }
+        value_traits!($name, f64);
     };
 }
 

@@ -6,13 +6,7 @@ use super::*;
 fn support_desk_runs_graded_and_reports() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("demo");
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args(["--agent", &example_agent(), "--grade", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = simulate_example(&out, &["--grade"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("pass@1"), "{stdout}");
@@ -93,12 +87,9 @@ fn command_line_wins_over_spec_options_and_seed_is_reproducible() {
     let dir = tempfile::tempdir().unwrap();
     let run = |name: &str, concurrency: &str| {
         let out = dir.path().join(name);
-        let o = sparring()
-            .arg("simulate")
-            .arg(example_spec())
-            .args([
-                "--agent",
-                &example_agent(),
+        let o = simulate_example(
+            &out,
+            &[
                 "--budget",
                 "7",
                 "--seed",
@@ -106,11 +97,8 @@ fn command_line_wins_over_spec_options_and_seed_is_reproducible() {
                 "--concurrency",
                 concurrency,
                 "--quiet",
-                "--out",
-            ])
-            .arg(&out)
-            .output()
-            .unwrap();
+            ],
+        );
         assert!(o.status.success(), "{}", stderr(&o));
         let mut rows: Vec<Value> = read_rows(&out.join("rows.jsonl"));
         for r in &mut rows {

@@ -12,20 +12,7 @@ fn script(name: &str, mode: &str) -> String {
 /// An ungraded run of the example, shared by the grading tests.
 fn ungraded_run(dir: &Path) -> PathBuf {
     let out = dir.join("run");
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            &example_agent(),
-            "--budget",
-            "12",
-            "--quiet",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = simulate_example(&out, &["--budget", "12", "--quiet"]);
     assert!(o.status.success(), "{}", stderr(&o));
     out.join("rows.jsonl")
 }

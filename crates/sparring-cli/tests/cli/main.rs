@@ -19,12 +19,7 @@ fn sparring() -> Command {
     c
 }
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+use sparring_testkit::workspace;
 
 fn example_spec() -> PathBuf {
     workspace().join("examples/support-desk/spec.yaml")
@@ -35,6 +30,20 @@ fn example_agent() -> String {
         "python3 {}",
         workspace().join("examples/support-desk/agent.py").display()
     )
+}
+
+/// `sparring simulate` of the example spec with its shipped agent into `out`,
+/// with `args` between the agent and `--out`.
+fn simulate_example(out: impl AsRef<Path>, args: &[&str]) -> Output {
+    sparring()
+        .arg("simulate")
+        .arg(example_spec())
+        .args(["--agent", &example_agent()])
+        .args(args)
+        .arg("--out")
+        .arg(out.as_ref())
+        .output()
+        .unwrap()
 }
 
 fn flaky(mode: &str, dir: &Path) -> String {

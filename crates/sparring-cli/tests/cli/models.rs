@@ -926,20 +926,7 @@ fn one_backend_in_two_roles_is_same_model() {
 /// An ungraded run of the example agent, for the judge tests.
 fn example_rows(dir: &Path) -> PathBuf {
     let out = dir.join("run");
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            &example_agent(),
-            "--budget",
-            "8",
-            "--quiet",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = simulate_example(&out, &["--budget", "8", "--quiet"]);
     assert!(o.status.success(), "{}", stderr(&o));
     out.join("rows.jsonl")
 }

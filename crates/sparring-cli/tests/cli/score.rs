@@ -537,20 +537,7 @@ fn eval_variance_per_eval_run() {
 fn simulated_run_report_order_and_self_delta() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            &example_agent(),
-            "--grade",
-            "--repeats",
-            "4",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = simulate_example(&out, &["--grade", "--repeats", "4"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r = json_of(
         &sparring()
