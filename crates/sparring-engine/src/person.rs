@@ -610,7 +610,45 @@ impl Person {
                         p.split(' ')
                             .any(|x| x.trim_end_matches('s') == *d || x == *d)
                     });
-                let what = after_your.unwrap_or_else(|| (*d).to_owned());
+                // Else the first data word of the question with the word
+                // before it (`the account number` → `account number`).
+                let first = w.iter().position(|x| {
+                    DATA_WORDS
+                        .iter()
+                        .any(|d| x == d || x.trim_end_matches('s') == *d)
+                });
+                let is_data = |x: &str| {
+                    DATA_WORDS
+                        .iter()
+                        .any(|d| x == *d || x.trim_end_matches('s') == *d)
+                };
+                let near = first.map(|i| {
+                    let mut phrase = w[i].clone();
+                    if let Some(next) = w.get(i + 1).filter(|n| is_data(n)) {
+                        phrase = format!("{phrase} {next}");
+                    }
+                    match i.checked_sub(1).map(|j| w[j].as_str()) {
+                        Some(before)
+                            if !matches!(
+                                before,
+                                "your"
+                                    | "the"
+                                    | "a"
+                                    | "an"
+                                    | "what"
+                                    | "which"
+                                    | "me"
+                                    | "my"
+                                    | "of"
+                                    | "is"
+                            ) =>
+                        {
+                            format!("{before} {phrase}")
+                        }
+                        _ => phrase,
+                    }
+                });
+                let what = after_your.or(near).unwrap_or_else(|| (*d).to_owned());
                 Lookup::Unknown(what)
             }
             None => Lookup::Nothing,

@@ -254,7 +254,12 @@ fn finish_plan(
         let details: Vec<(String, String)> = facts
             .args
             .iter()
-            .map(|(p, v)| (writer::detail_label(p, schema(p)), v.clone()))
+            .map(|(p, v)| {
+                let own = identity_key(p, schema(p)).is_some()
+                    || (identity::is_owner_entity(p)
+                        && model.is_some_and(|m| m.references.iter().any(|(r, _)| r == p)));
+                (writer::detail_label(p, schema(p), own), v.clone())
+            })
             .collect();
         let email = facts.known.get("email").cloned().unwrap_or_default();
         let id = facts.id.as_ref().map(|(_, id)| id.clone());

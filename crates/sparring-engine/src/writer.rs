@@ -293,12 +293,11 @@ pub fn spoken(value: &str) -> String {
 
 /// How a person names an argument: the parameter's description when it is
 /// a short noun phrase (`The account the money leaves.` → `the account the
-/// money leaves`), else its name in words, `my …` for the person's own
-/// fields (`my customer number`).
-pub fn detail_label(param: &str, schema: Option<&serde_json::Value>) -> String {
+/// money leaves`), else its name in words; `my …` for the person's own
+/// fields (`own`: `my customer number`).
+pub fn detail_label(param: &str, schema: Option<&serde_json::Value>, own: bool) -> String {
     let words = crate::person::field_words(param);
-    if crate::identity::IDENTITY_FIELDS.contains(&param) || crate::identity::is_owner_entity(param)
-    {
+    if own {
         return format!("my {words}");
     }
     let described = schema

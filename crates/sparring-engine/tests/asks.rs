@@ -117,6 +117,15 @@ fn ten_thousand_asks_read_like_people_and_come_from_the_owner() {
                     "{name}: the rule quoted word for word in {ask:?}"
                 );
             }
+            // A name the person gives as its own is its own (a payee's is not).
+            if let Some(at) = ask.find("my name is ") {
+                let said = &ask[at + "my name is ".len()..];
+                assert!(
+                    said.starts_with(task.persona.name.as_str()),
+                    "{name}: {ask:?} is not {}",
+                    task.persona.name
+                );
+            }
             // One person: the persona's name is the name it knows.
             assert_eq!(
                 Some(&task.persona.name),
