@@ -59,7 +59,7 @@ mod log;
 mod message;
 mod options;
 pub mod policy;
-mod row;
+pub mod row;
 pub mod secrets;
 pub mod seed;
 mod sink;
@@ -68,6 +68,7 @@ mod summary;
 mod tool;
 mod unique;
 pub mod values;
+pub mod words;
 mod world_options;
 pub mod world_spec;
 
@@ -87,7 +88,7 @@ pub use options::{
 pub use policy::{PolicyRule, PolicyRulesSpec, RuleClass};
 pub use row::{EndedBy, Lineage, Persona, Row, SCHEMA_VERSION, Situation, StageVerdict, Timings};
 pub use sink::{RowSink, SinkError};
-pub use spec::{Spec, SpecError, id_keys, record_id, singular};
+pub use spec::{Spec, SpecError, id_keys, record_id, singular, spec_keys};
 pub use summary::{
     Counts, Coverage, Degraded, EndedOnQuestion, EvalRunLine, PairwiseCoverage, PersonRecord,
     PinnedRecord, RepeatsRecord, RowCounter, RunSummary, Search, Soundness, StopReason, TierMix,

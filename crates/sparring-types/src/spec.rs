@@ -22,6 +22,26 @@ pub(crate) const SPEC_KEYS: &[&str] = &[
     "policy_rules",
 ];
 
+/// Every key the spec parser accepts, section by section (`spec`, the
+/// OpenAI tool and its `function`, the MCP tool, `axes`, `options`,
+/// `options.world`, a `{file: PATH}` reference), as the parser reads them:
+/// `docs/spec.md` documents each, and a test keeps the two equal.
+pub fn spec_keys() -> Vec<(&'static str, Vec<&'static str>)> {
+    vec![
+        ("spec", SPEC_KEYS.to_vec()),
+        ("tools[] (OpenAI)", OPENAI_TOOL_KEYS.to_vec()),
+        ("tools[].function (OpenAI)", OPENAI_FUNCTION_KEYS.to_vec()),
+        ("tools[] (MCP)", MCP_TOOL_KEYS.to_vec()),
+        ("axes", crate::axes::AXES_KEYS.to_vec()),
+        ("options", crate::options::option_names()),
+        (
+            "options.world",
+            crate::introspect::field_names::<crate::WorldOptions>(),
+        ),
+        ("{file: PATH}", vec!["file"]),
+    ]
+}
+
 /// A validated spec.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spec {
@@ -529,4 +549,23 @@ pub fn record_id(fields: &Map<String, Value>, id_keys: &[String]) -> Option<Stri
         Some(Value::Number(n)) => Some(n.to_string()),
         _ => None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// `docs/spec.md` names every key the parser accepts, in backticks.
+    #[test]
+    fn the_spec_reference_names_every_key_the_parser_accepts() {
+        let doc = include_str!("../../../docs/spec.md");
+        let mut missing = Vec::new();
+        for (section, keys) in super::spec_keys() {
+            assert!(!keys.is_empty(), "{section}");
+            for key in keys {
+                if !doc.contains(&format!("`{key}`")) {
+                    missing.push(format!("{section}: `{key}`"));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "docs/spec.md lacks {missing:?}");
+    }
 }

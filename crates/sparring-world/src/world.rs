@@ -717,7 +717,8 @@ impl World {
                 if !e.shape.fits(id) {
                     let _ = write!(
                         message,
-                        "; `{id}` does not look like a {one} id (they look like `{example}`)"
+                        "; `{id}` does not look like {} id (they look like `{example}`)",
+                        sparring_types::words::with_article(&one)
                     );
                 }
                 format!("check the {param} with the customer; {one} ids look like `{example}`")

@@ -244,6 +244,7 @@ mod execute;
 mod grading;
 mod grid;
 mod models;
+mod new_user;
 mod policy;
 mod report;
 mod resume;
