@@ -93,7 +93,8 @@ pub use sink::{RowSink, SinkError};
 pub use spec::{Spec, SpecError, id_keys, record_id, singular, spec_keys};
 pub use summary::{
     Counts, Coverage, Degraded, EndedOnQuestion, EvalRunLine, PairwiseCoverage, PersonRecord,
-    PinnedRecord, RepeatsRecord, RowCounter, RunSummary, Search, StopReason, TierMix, WriterRecord,
+    PinnedRecord, RepeatsRecord, RowCounter, RunSummary, Search, Soundness, StopReason, TierMix,
+    WriterRecord,
 };
 pub use tool::ToolSpec;
 pub use unique::{Duplicate, first_duplicate};
