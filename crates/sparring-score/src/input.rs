@@ -103,6 +103,41 @@ impl ScoreRow {
     }
 }
 
+/// The axis that schedules a fault on the situation's tool.
+pub const TOOL_CONDITION: &str = "tool_condition";
+
+/// What `tool_condition` reads when the row's scheduled fault never fired
+/// (the agent never called the tool it was scheduled on).
+pub const NOT_FIRED: &str = "not_fired";
+
+/// Whether the situation scheduled a fault (`axes.tool_condition` other
+/// than `ok`) that the world records as not fired: no `situation.faults`
+/// entry with `source: "scheduled"` and `fired: true`. Rows written before
+/// faults recorded `fired` (entries without it) are taken as they are.
+fn scheduled_fault_missed(situation: Option<&serde_json::Map<String, Value>>) -> bool {
+    let Some(situation) = situation else {
+        return false;
+    };
+    let condition = situation
+        .get("axes")
+        .and_then(|a| a.get(TOOL_CONDITION))
+        .and_then(Value::as_str);
+    if condition.is_none_or(|c| c == "ok") {
+        return false;
+    }
+    let faults = situation
+        .get("faults")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    if !faults.is_empty() && faults.iter().all(|f| f.get("fired").is_none()) {
+        return false;
+    }
+    !faults.iter().any(|f| {
+        f.get("source").and_then(Value::as_str) == Some("scheduled")
+            && f.get("fired").and_then(Value::as_bool) == Some(true)
+    })
+}
+
 /// The name of the goal check in a row's `conduct_checks`.
 pub const GOAL_CHECK: &str = "goal";
 
@@ -301,7 +336,7 @@ fn row(path: &Path, line: usize, mut map: Map<String, Value>) -> Result<ScoreRow
         }
     };
     let situation = map.get("situation").and_then(Value::as_object);
-    let axes = situation
+    let mut axes: BTreeMap<String, String> = situation
         .and_then(|s| s.get("axes"))
         .and_then(Value::as_object)
         .map(|axes| {
@@ -310,6 +345,9 @@ fn row(path: &Path, line: usize, mut map: Map<String, Value>) -> Result<ScoreRow
                 .collect()
         })
         .unwrap_or_default();
+    if scheduled_fault_missed(situation) {
+        axes.insert(TOOL_CONDITION.to_owned(), NOT_FIRED.to_owned());
+    }
     let tier = situation
         .and_then(|s| s.get("tier"))
         .and_then(scalar_text)
@@ -607,6 +645,33 @@ mod tests {
             .unwrap();
         assert!(d.by_category.contains_key("goal=act"));
         assert!(d.by_category.contains_key("goal=fault"));
+    }
+
+    #[test]
+    fn a_scheduled_fault_that_never_fired_counts_as_not_fired() {
+        let line = |faults: &str| {
+            format!(
+                r#"{{"task_id":"t","reward":1,"situation":{{"axes":{{"tool":"get_order","tool_condition":"timeout"}},"faults":{faults}}}}}"#
+            )
+        };
+        let condition = |faults: &str| {
+            rows(&line(faults)).unwrap()[0]
+                .axes
+                .get(TOOL_CONDITION)
+                .cloned()
+                .unwrap()
+        };
+        let fired =
+            r#"[{"tool":"get_order","kind":"timeout","source":"scheduled","fired":true,"call":1}]"#;
+        let missed =
+            r#"[{"tool":"get_order","kind":"timeout","source":"scheduled","fired":false}]"#;
+        let random_only = r#"[{"tool":"get_order","kind":"empty","source":"random","fired":true,"call":2},{"tool":"get_order","kind":"timeout","source":"scheduled","fired":false}]"#;
+        let legacy = r#"[{"tool":"get_order","kind":"timeout","source":"scheduled"}]"#;
+        assert_eq!(condition(fired), "timeout");
+        assert_eq!(condition(missed), NOT_FIRED);
+        assert_eq!(condition(random_only), NOT_FIRED);
+        assert_eq!(condition("[]"), NOT_FIRED);
+        assert_eq!(condition(legacy), "timeout");
     }
 
     #[test]
