@@ -3,16 +3,43 @@
 
 use crate::progress::{PlainProgress, progress_bar, progress_line};
 use anyhow::{Context as _, Result};
+use sparring::types::OptionsPatch;
 use sparring::types::StopReason;
-use sparring::{Cancel, Progress, Simulation, reports};
+use sparring::{Cancel, Progress, Simulation, SimulationResult, reports};
 use std::process::ExitCode;
 use std::time::Instant;
 
 pub(crate) use crate::simulate_args::Args;
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode> {
-    let cli = args.patch();
-    let mut sim = Simulation::from_file(&args.spec)?;
+    let sim = Simulation::from_file(&args.spec)?;
+    let result = drive(sim, args.patch(), args)?;
+    let out = result.out.clone().unwrap_or_default();
+    let rows = reports::read_rows_for_scoring(&out)?;
+    print!(
+        "{}",
+        reports::render(&reports::report(&rows, &reports::ReportOptions::default())?)
+    );
+    Ok(exit_code(&result))
+}
+
+/// Exit code 1 when the agent never answered, else success.
+pub(crate) fn exit_code(result: &SimulationResult) -> ExitCode {
+    if result.summary.stopped_because == StopReason::AgentUnavailable {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Runs `sim` with the command line's options (`cli`, over the spec's),
+/// progress on stderr, Ctrl-C cancelling, and the summary line and
+/// warnings at the end.
+pub(crate) fn drive(sim: Simulation, cli: OptionsPatch, args: &Args) -> Result<SimulationResult> {
+    let mut sim = match args.dimensions()? {
+        Some(d) => sim.dimensions(&d)?,
+        None => sim,
+    };
     let cancel = Cancel::new();
     let quiet = args.quiet;
     let bar = progress_bar(quiet);
@@ -79,14 +106,5 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             eprintln!("warning: {w}");
         }
     }
-    let rows = reports::read_rows_for_scoring(&out)?;
-    print!(
-        "{}",
-        reports::render(&reports::report(&rows, &reports::ReportOptions::default())?)
-    );
-    Ok(if summary.stopped_because == StopReason::AgentUnavailable {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(result)
 }

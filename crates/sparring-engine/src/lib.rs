@@ -45,6 +45,7 @@
 //! ```
 
 pub mod axes;
+pub mod context;
 pub mod grade;
 pub mod judge;
 pub mod model_people;

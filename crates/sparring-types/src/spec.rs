@@ -17,6 +17,7 @@ pub(crate) const SPEC_KEYS: &[&str] = &[
     "options",
     "axes",
     "policy",
+    "dimensions",
 ];
 
 /// A validated spec.
@@ -196,7 +197,14 @@ impl Spec {
                 OptionsPatch::from_value(v).map_err(|(p, m)| err(format!("/options{p}"), m))?
             }
         };
-        let axes = match top.get("axes") {
+        // `dimensions` is the seeds' name for `axes`.
+        if top.contains_key("dimensions") && top.contains_key("axes") {
+            return Err(err(
+                "/dimensions",
+                "`dimensions` is an alias of `axes`; give one of them, not both",
+            ));
+        }
+        let axes = match top.get("axes").or_else(|| top.get("dimensions")) {
             None => AxesSpec::default(),
             Some(v) => {
                 let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
@@ -212,6 +220,18 @@ impl Spec {
             options,
             axes,
         })
+    }
+
+    /// Pins axes over the spec's own `axes` (`dimensions` given by a caller):
+    /// each axis named in `value` takes the values given there, the other
+    /// pins stay, and `forbid` pairs are added. Errors point into `value`
+    /// as if it were the spec's `axes`.
+    pub fn pin_axes(&mut self, value: &Value) -> Result<(), SpecError> {
+        let names: Vec<String> = self.tools.iter().map(|t| t.name.clone()).collect();
+        let given = crate::axes::parse(value, &names)?;
+        self.axes.pins.extend(given.pins);
+        self.axes.forbid.extend(given.forbid);
+        Ok(())
     }
 
     /// The tool called `name`.
@@ -506,4 +526,48 @@ pub fn record_id(fields: &Map<String, Value>, id_keys: &[String]) -> Option<Stri
         Some(Value::Number(n)) => Some(n.to_string()),
         _ => None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc(extra: Value) -> Value {
+        let mut d = json!({
+            "name": "t", "system_prompt": "Help.",
+            "tools": [{"name": "get_order", "inputSchema": {"type": "object",
+                "properties": {"order_id": {"type": "string"}}}}],
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            d[k] = v.clone();
+        }
+        d
+    }
+
+    #[test]
+    fn dimensions_is_axes() {
+        let spec = Spec::from_value(&doc(json!({"dimensions": {"stance": ["hurried"]}}))).unwrap();
+        assert_eq!(spec.axes.pin("stance"), Some(&["hurried".to_owned()][..]));
+        let e = Spec::from_value(&doc(
+            json!({"dimensions": {"stance": "hurried"}, "axes": {"stance": "confused"}}),
+        ))
+        .unwrap_err();
+        assert_eq!(e.pointer, "/dimensions");
+        let e = Spec::from_value(&doc(json!({"dimensions": {"stanse": ["hurried"]}}))).unwrap_err();
+        assert!(e.message.contains("did you mean `stance`"), "{e}");
+    }
+
+    #[test]
+    fn pinned_axes_merge_over_the_specs() {
+        let mut spec = Spec::from_value(&doc(
+            json!({"axes": {"stance": ["confused"], "history": ["fresh"]}}),
+        ))
+        .unwrap();
+        spec.pin_axes(&json!({"stance": ["hurried", "skeptical"]}))
+            .unwrap();
+        assert_eq!(spec.axes.pin("stance").unwrap(), ["hurried", "skeptical"]);
+        assert_eq!(spec.axes.pin("history").unwrap(), ["fresh"]);
+        assert!(spec.pin_axes(&json!({"stance": ["rushed"]})).is_err());
+    }
 }

@@ -167,7 +167,30 @@ impl Grading {
     /// Nothing to grade with, a rubric without a judge, or a stage that
     /// cannot start.
     pub async fn start(settings: &GradeSettings, env: &Env) -> Result<Self> {
-        if !settings.conduct && settings.grader.is_none() && settings.judge.is_none() {
+        Self::start_with(settings, env, None).await
+    }
+
+    /// [`Grading::start`] with a grader of the caller's (a closure, a
+    /// Python callable) in place of `settings.grader`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Grading::start`]; a grader given both ways.
+    pub async fn start_with(
+        settings: &GradeSettings,
+        env: &Env,
+        given: Option<Arc<dyn Grader>>,
+    ) -> Result<Self> {
+        if given.is_some() && settings.grader.is_some() {
+            return Err(Error::input(
+                "two graders: give a grader command or URL, or a grader of your own, not both",
+            ));
+        }
+        if !settings.conduct
+            && settings.grader.is_none()
+            && given.is_none()
+            && settings.judge.is_none()
+        {
             return Err(Error::input(
                 "nothing to grade with: --no-conduct and no --grader or --judge",
             ));
@@ -175,11 +198,15 @@ impl Grading {
         if settings.rubric.is_some() && settings.judge.is_none() {
             return Err(Error::input("--rubric needs --judge BACKEND"));
         }
-        let grader = settings
-            .grader
-            .as_deref()
-            .map(|g| start_grader(g, settings.timeout, env))
-            .transpose()?;
+        let given_name = given.as_ref().map(|g| g.describe());
+        let grader = match given {
+            Some(g) => Some(g),
+            None => settings
+                .grader
+                .as_deref()
+                .map(|g| start_grader(g, settings.timeout, env))
+                .transpose()?,
+        };
         let judge = match &settings.judge {
             Some(b) => Some(Arc::new(
                 start_judge(
@@ -195,7 +222,7 @@ impl Grading {
         };
         let identity = serde_json::json!({
             "conduct": settings.conduct,
-            "grader": settings.grader,
+            "grader": settings.grader.clone().or(given_name),
             "judge": settings.judge,
             "rubric_hash": judge.as_ref().map(|j| j.rubric_hash()),
         });

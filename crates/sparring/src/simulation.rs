@@ -10,6 +10,7 @@
 
 use crate::backends::{self, Env, ModelSettings};
 use crate::error::{Error, ErrorKind, Result};
+use crate::log_slot::LogSlot;
 use sparring_engine::plan::PlanError;
 use sparring_engine::run::{self as engine, Clock, Pinned, Progress, RunConfig};
 use sparring_io::log::RunLog;
@@ -18,8 +19,8 @@ use sparring_io::spec_file::load_spec;
 use sparring_llm::{BackendSpec, Limiter, Sampling};
 use sparring_types::values::Repeats;
 use sparring_types::{
-    Agent, Degraded, OptionsPatch, Row, RowCounter, RowSink, RunSummary, SimulateOptions, Spec,
-    ToolExecutor,
+    Agent, Degraded, Grader, OptionsPatch, Row, RowCounter, RowSink, RunSummary, SimulateOptions,
+    Spec, ToolExecutor,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -104,6 +105,8 @@ pub struct Simulation {
     cancel: Cancel,
     on_progress: Option<OnProgress>,
     env: Env,
+    grader: Option<Arc<dyn Grader>>,
+    log_slot: Option<LogSlot>,
 }
 
 impl std::fmt::Debug for Simulation {
@@ -153,6 +156,8 @@ impl Simulation {
             cancel: Cancel::new(),
             on_progress: None,
             env: Env::process(),
+            grader: None,
+            log_slot: None,
         }
     }
 
@@ -191,6 +196,21 @@ impl Simulation {
     pub fn agent_impl(mut self, agent: Arc<dyn Agent>) -> Self {
         self.agent = Some(AgentChoice::Given(agent));
         self
+    }
+
+    /// Pins situation axes over the spec's own `axes` (the seeds'
+    /// `dimensions`): `{"stance": ["hurried"]}` pins that axis and keeps the
+    /// others; `forbid` pairs are added.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] naming the axis or value at fault.
+    pub fn dimensions(mut self, value: &serde_json::Value) -> Result<Self> {
+        self.spec.pin_axes(value).map_err(|e| {
+            let at = e.pointer.trim_start_matches("/axes");
+            Error::input(format!("dimensions at `{at}`: {}", e.message))
+        })?;
+        Ok(self)
     }
 
     /// Options over the spec's `options` (what is set here wins).
@@ -259,6 +279,22 @@ impl Simulation {
         self
     }
 
+    /// A grader hook whose verdict every row gets as it finishes (after the
+    /// conduct checks when `grade` is set); see `docs/grading.md`.
+    #[must_use]
+    pub fn grader(mut self, grader: Arc<dyn Grader>) -> Self {
+        self.grader = Some(grader);
+        self
+    }
+
+    /// A slot the run fills with its log (`run.log`) once it is open, so
+    /// the caller's own agent, grader or world can write lines there.
+    #[must_use]
+    pub fn log_slot(mut self, slot: LogSlot) -> Self {
+        self.log_slot = Some(slot);
+        self
+    }
+
     /// Where API keys are looked up ([`Env::process`] by default).
     #[must_use]
     pub fn env(mut self, env: Env) -> Self {
@@ -311,6 +347,8 @@ impl Simulation {
             cancel,
             on_progress,
             env,
+            grader,
+            log_slot,
         } = self;
         let where_ = spec_path
             .as_ref()
@@ -494,6 +532,8 @@ impl Simulation {
             degraded: roles.degraded,
             cancel,
             on_progress,
+            grader,
+            log_slot,
         })
     }
 }
@@ -522,6 +562,8 @@ struct Prepared {
     degraded: Vec<Degraded>,
     cancel: Cancel,
     on_progress: Option<OnProgress>,
+    grader: Option<Arc<dyn Grader>>,
+    log_slot: Option<LogSlot>,
 }
 
 struct Wall(Instant);
@@ -568,6 +610,8 @@ impl Prepared {
             degraded,
             cancel,
             on_progress,
+            grader,
+            log_slot,
         } = self;
         let log = match &out {
             Some(dir) => {
@@ -590,6 +634,9 @@ impl Prepared {
             }
             None => None,
         };
+        if let (Some(slot), Some(log)) = (&log_slot, &log) {
+            slot.fill(log.sink());
+        }
         let agent = match agent {
             Starting::Ready(a) => a,
             Starting::Backend(spec, model) => {
@@ -639,6 +686,7 @@ impl Prepared {
             person: person_agent,
             written_asks,
             pinned,
+            grader,
         };
         let mut summary =
             engine::run(config, &mut sink, &mut report)
