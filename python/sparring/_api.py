@@ -625,6 +625,7 @@ CUT_KEYWORDS = (
     "system_prompt",
     "tools",
     "holdout_fraction",
+    "inline_trace",
 )
 
 

@@ -73,7 +73,7 @@ def test_evaluate_runs_every_ask_once_per_repeat(tmp_path, spec_file, sparring_b
     for py, c in zip(data.per_ask, cli):
         for key in ("ask", "rows", "graded", "passed", "ended_by", "task_id"):
             assert py[key] == c[key], key
-    assert printed["report"]["rows"] == 12
+    assert printed["report"]["n_rows"] == 12
     # A budget too small for the set: the asks it could not pay for are named.
     short = sparring.evaluate(shop.lookup, spec=spec_file, eval_set=asks, budget=2)
     assert sum(a["rows"] == 0 for a in short.per_ask) == 2

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Checks a `sparring export --format all` folder with the tools the files are for.
 
-Usage: check_exports.py DIR [--trl-sft FILE]... [--allow-empty]
+Usage: check_exports.py DIR [--trl-sft FILE]... [--rows FILE] [--allow-empty]
 
 DIR is a `sparring export --format all` folder; each `--trl-sft FILE` is one
 more trl-sft file to check (e.g. written with `--mask last-exchange`);
 `--allow-empty` accepts formats whose cut kept nothing (real runs may have
-no preference pairs).
+no preference pairs); `--rows FILE` is the rows file the folder was exported
+from, to check that `load_dataset` returns every `world_seed` exactly.
 
 - `datasets.load_dataset` reads every config of the folder (its README lists
   them) and every JSONL file on its own; tool-call arguments come back as the
@@ -19,7 +20,12 @@ no preference pairs).
   files' own text renders every row; SFT rows get a non-empty assistant mask
   that covers the agent's text and nothing of the person's; arguments render
   as JSON objects, never as a JSON string.
-- openai-* files pass a checker of OpenAI's documented rules.
+- openai-* files pass a checker of OpenAI's documented rules: the fine-tuning
+  guide's keys only (the trace is in the `<file>.index.jsonl` sidecar, one
+  entry per line), the cookbook checker's message rules, no empty assistant
+  message trained, DPO outputs text only.
+- The trained part of trl-dpo and trl-kto lines is agent turns only.
+- The dataset card carries the Hub's recommended metadata.
 
 Prints one line per check and exits 1 on the first failure.
 """
@@ -31,28 +37,37 @@ import sys
 
 import datasets
 import transformers
+from compat_common import Failure, need, read_jsonl, run
 from tokenizers import Tokenizer, models, pre_tokenizers, decoders, trainers
 from transformers import PreTrainedTokenizerFast
 
 JSONL_CONFIGS = ["openai-sft", "openai-dpo", "trl-sft", "trl-dpo", "trl-reward", "trl-kto", "trl-grpo"]
 TRACE = ("row_id", "task_id", "reward")
-
-
-class Failure(Exception):
-    pass
-
-
-def need(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
-def read_jsonl(path):
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+# The top-level keys OpenAI's fine-tuning guides document, per format.
+OPENAI_KEYS = {
+    "openai-sft": {"messages", "tools", "parallel_tool_calls"},
+    "openai-dpo": {"input", "preferred_output", "non_preferred_output"},
+}
+# The Hub's dataset-card docs: recommended metadata, and the size buckets.
+CARD_KEYS = ("license", "language", "task_categories", "size_categories", "pretty_name")
+SIZE_CATEGORIES = ["n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "10M<n<100M",
+                   "100M<n<1B", "1B<n<10B", "10B<n<100B", "100B<n<1T", "n>1T"]
 
 
 # ---------------------------------------------------------------- OpenAI rules
+
+def check_index(name, lines, index):
+    """The sidecar `<file>.index.jsonl`: one entry per line, in order, with the trace."""
+    need(len(index) == len(lines), f"{name}: the sidecar has {len(index)} entries for {len(lines)} lines")
+    for n, entry in enumerate(index, 1):
+        need(entry.get("line") == n, f"{name} sidecar entry {n}: line {entry.get('line')!r}")
+        for k in TRACE:
+            need(k in entry, f"{name} sidecar entry {n}: keeps {k}")
+
+
+def empty_agent(m):
+    return m.get("role") == "assistant" and not (m.get("content") or "").strip() and not m.get("tool_calls")
+
 
 def check_openai_messages(messages, where, weights_allowed):
     need(isinstance(messages, list) and messages, f"{where}: messages is a non-empty list")
@@ -104,7 +119,13 @@ def check_openai_tools(tools, where):
 def check_openai_sft(lines):
     for n, line in enumerate(lines, 1):
         where = f"openai-sft line {n}"
+        need(set(line) <= OPENAI_KEYS["openai-sft"], f"{where}: undocumented keys {sorted(set(line) - OPENAI_KEYS['openai-sft'])}")
         msgs = line["messages"]
+        # The cookbook checker's rules: roles known, content or a call on
+        # every message, an assistant message present.
+        need(any(m["role"] == "assistant" for m in msgs), f"{where}: has an assistant message")
+        for m in msgs:
+            need(not (m.get("weight") == 1 and empty_agent(m)), f"{where}: an empty assistant message is trained")
         open_calls = check_openai_messages(msgs, where, weights_allowed=True)
         need(not open_calls, f"{where}: unanswered tool calls at the end")
         need(msgs[-1]["role"] == "assistant", f"{where}: ends with an assistant message")
@@ -112,13 +133,12 @@ def check_openai_sft(lines):
         need(all("weight" in m for m in msgs if m["role"] == "assistant"), f"{where}: every assistant message has a weight")
         if "tools" in line:
             check_openai_tools(line["tools"], where)
-        for k in TRACE:
-            need(k in line, f"{where}: keeps {k}")
 
 
 def check_openai_dpo(lines):
     for n, line in enumerate(lines, 1):
         where = f"openai-dpo line {n}"
+        need(set(line) <= OPENAI_KEYS["openai-dpo"], f"{where}: undocumented keys {sorted(set(line) - OPENAI_KEYS['openai-dpo'])}")
         need(set(line["input"]) <= {"messages", "tools", "parallel_tool_calls"}, f"{where}: input keys")
         open_calls = check_openai_messages(line["input"]["messages"], where + " input", weights_allowed=False)
         need(not open_calls, f"{where}: input leaves tool calls unanswered")
@@ -130,9 +150,10 @@ def check_openai_dpo(lines):
             need(isinstance(out, list) and len(out) == 1, f"{where}: {side} is one message")
             need(out[0]["role"] == "assistant", f"{where}: {side} is an assistant message")
             check_openai_messages(out, f"{where} {side}", weights_allowed=False)
+            # The DPO guide: text outputs only.
+            need(not out[0].get("tool_calls") and isinstance(out[0].get("content"), str) and out[0]["content"].strip(),
+                 f"{where}: {side} is a text message: {out[0]}")
         need(line["preferred_output"] != line["non_preferred_output"], f"{where}: the sides differ")
-        for k in TRACE:
-            need(k in line, f"{where}: keeps {k}")
 
 
 # ---------------------------------------------------------------- datasets
@@ -154,7 +175,8 @@ def check_loaded_jsonl(name, path, lines):
     ds = datasets.load_dataset("json", data_files=path, split="train")
     need(len(ds) == len(lines), f"{name}: load_dataset reads {len(lines)} rows, got {len(ds)}")
     for k in TRACE:
-        need(k in ds.column_names, f"{name}: column {k}")
+        # The OpenAI files keep their trace in the sidecar.
+        need((k in ds.column_names) != name.startswith("openai"), f"{name}: column {k}")
     for i, (loaded, written) in enumerate(zip(ds, lines)):
         for col in ("messages", "prompt", "completion", "chosen", "rejected"):
             if col in written and not name.startswith("openai"):
@@ -168,8 +190,14 @@ def check_loaded_jsonl(name, path, lines):
 
 
 def check_card(folder, present):
+    from huggingface_hub import DatasetCard
+
     names = datasets.get_dataset_config_names(folder)
     need(names == ["default"], f"the folder has one config (the Parquet rows), got {names}")
+    data = DatasetCard.load(os.path.join(folder, "README.md")).data.to_dict()
+    for k in CARD_KEYS:
+        need(data.get(k), f"the card has {k}: {sorted(data)}")
+    need(all(c in SIZE_CATEGORIES for c in data["size_categories"]), f"size_categories {data['size_categories']}")
     with open(os.path.join(folder, "README.md"), encoding="utf-8") as f:
         card = f.read()
     for c in present:
@@ -288,6 +316,10 @@ def check_trl(name, ds, tokenizer):
                 render(tokenizer, row["prompt"], tools, where, add_generation_prompt=True)
         elif name in ("trl-dpo", "trl-reward"):
             need(row["prompt"][-1]["role"] in ("user", "tool"), f"{where}: prompt ends with user or tool")
+            if name == "trl-dpo":
+                for side in ("chosen", "rejected"):
+                    need([m["role"] for m in row[side]] == ["assistant"], f"{where}: {side} is one agent turn (DPO trains all of it)")
+                    need(not empty_agent(row[side][0]), f"{where}: {side} is not empty")
             render(tokenizer, row["prompt"], tools, where, add_generation_prompt=True)
             for side in ("chosen", "rejected"):
                 need(row[side] and row[side][0]["role"] == "assistant", f"{where}: {side} starts with the agent")
@@ -295,11 +327,13 @@ def check_trl(name, ds, tokenizer):
             need(isinstance(row["margin"], float), f"{where}: margin is a float")
         elif name == "trl-kto":
             need(isinstance(row["label"], bool), f"{where}: label is a bool")
+            need([m["role"] for m in row["completion"]] == ["assistant"], f"{where}: the completion is one agent turn (KTO trains all of it)")
+            need(not empty_agent(row["completion"][0]), f"{where}: the completion is not empty")
             render(tokenizer, row["prompt"], tools, where, add_generation_prompt=True)
             render(tokenizer, row["prompt"] + row["completion"], tools, where)
         elif name == "trl-grpo":
             need(set(row) >= {"prompt", "task_id", "world_seed", "situation", "row_id", "reward"}, f"{where}: columns {sorted(row)}")
-            need(isinstance(row["world_seed"], int), f"{where}: world_seed is an int")
+            need(isinstance(row["world_seed"], str) and int(row["world_seed"]) >= 0, f"{where}: world_seed is a string of the seed: {row['world_seed']!r}")
             json.loads(row["situation"])
             render(tokenizer, row["prompt"], None, where, add_generation_prompt=True)
         rows += 1
@@ -311,6 +345,7 @@ def main():
     folder = args.pop(0)
     allow_empty = "--allow-empty" in args
     extra_sft = [args[i + 1] for i, a in enumerate(args) if a == "--trl-sft"]
+    rows_file = next((args[i + 1] for i, a in enumerate(args) if a == "--rows"), None)
     print(f"datasets {datasets.__version__}, transformers {transformers.__version__}")
     files = {c: os.path.join(folder, c, "train-00000-of-00001.jsonl") for c in JSONL_CONFIGS}
     lines = {c: read_jsonl(p) if os.path.exists(p) else [] for c, p in files.items()}
@@ -319,6 +354,11 @@ def main():
         need(ls or not os.path.exists(files[c]), f"{c}: an empty cut leaves no file (datasets cannot load it)")
     present = [c for c in JSONL_CONFIGS if lines[c]]
 
+    for c in ("openai-sft", "openai-dpo"):
+        index = files[c] + ".index.jsonl"
+        need(os.path.exists(index) == bool(lines[c]), f"{c}: a sidecar beside the file")
+        if lines[c]:
+            check_index(c, lines[c], read_jsonl(index))
     check_openai_sft(lines["openai-sft"])
     print(f"ok openai-sft: {len(lines['openai-sft'])} lines pass the documented rules")
     check_openai_dpo(lines["openai-dpo"])
@@ -329,7 +369,16 @@ def main():
         loaded[c] = check_loaded_jsonl(c, files[c], lines[c])
         print(f"ok {c}: load_dataset('json') reads {len(loaded[c])} rows")
     check_card(folder, present)
-    print("ok folder: README config and file list")
+    print("ok folder: README config, recommended metadata and file list")
+    if rows_file and "trl-grpo" in loaded:
+        seeds = {r["row_id"]: r["situation"]["world_seed"] for r in read_jsonl(rows_file)}
+        got = loaded["trl-grpo"]
+        need(got.features["world_seed"].dtype == "string", f"world_seed loads as a string column: {got.features['world_seed']}")
+        for row in got:
+            want = seeds[row["row_id"]]
+            need(int(row["world_seed"]) == want, f"trl-grpo {row['row_id']}: world_seed {row['world_seed']!r} is not {want}")
+        big = sum(1 for row in got if int(row["world_seed"]) >= 2**63)
+        print(f"ok trl-grpo: load_dataset returns every world_seed exactly ({len(got)} rows, {big} at or above 2^63)")
     pq = check_parquet(folder)
     print(f"ok parquet: train {len(pq['train'])} / holdout {len(pq['holdout'])} rows, typed columns")
 
@@ -357,8 +406,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Failure as e:
-        print(f"FAILED: {e}", file=sys.stderr)
-        sys.exit(1)
+    run(main)

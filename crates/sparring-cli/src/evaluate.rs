@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
+// The flattened simulate arguments are a group called `Args` already.
+#[group(id = "EvaluateArgs")]
 pub(crate) struct Args {
     /// The asks: one per line, a JSON list (`.json`), or JSON lines of strings or
     /// `{"ask": …}` (`.jsonl`)

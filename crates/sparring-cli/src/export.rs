@@ -71,6 +71,10 @@ pub(crate) struct Args {
     /// Parquet: share of tasks held out when --holdout is not given [default: 0.1]
     #[arg(long)]
     holdout_fraction: Option<f64>,
+    /// OpenAI files: keep row_id, task_id, reward on each line instead of in
+    /// the `<file>.index.jsonl` sidecar
+    #[arg(long)]
+    inline_trace: bool,
     #[command(flatten)]
     cut: CutArgs,
 }
@@ -118,6 +122,7 @@ impl CutArgs {
             min_pass_rate: self.min_pass_rate,
             max_pass_rate: self.max_pass_rate,
             holdout_fraction,
+            inline_trace: false,
         })
     }
 }
@@ -137,7 +142,9 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     } else {
         Some(args.format.parse().map_err(UsageError)?)
     };
-    let prepared = prepare(&args.cut.settings(args.holdout_fraction)?)?;
+    let mut settings = args.cut.settings(args.holdout_fraction)?;
+    settings.inline_trace = args.inline_trace;
+    let prepared = prepare(&settings)?;
     let decontam = prepared.decontam.clone();
     let reports = training::export(prepared, format, &args.out)?;
     for r in &reports {

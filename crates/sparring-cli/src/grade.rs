@@ -35,7 +35,8 @@ pub(crate) struct GradeArgs {
     /// The judge's backend: `openai:MODEL[@URL]`, `anthropic:MODEL` or `command:CMD`
     #[arg(long)]
     judge: Option<String>,
-    /// The judge's rubric: a text file with the criteria
+    /// The judge's rubric: a text file with the criteria [default: the
+    /// `judge` rules of the rows' policy]
     #[arg(long)]
     rubric: Option<PathBuf>,
     /// The judge's answer: `score` (0..1) or `decision` (a probability)
@@ -86,7 +87,7 @@ pub(crate) fn grade(args: &GradeArgs) -> Result<ExitCode> {
         ..GradeSettings::default()
     };
     let summary = runtime()?.block_on(async {
-        let grading = Grading::start(&settings, &Env::process()).await?;
+        let grading = Grading::start(&settings, &Env::process(), &rows).await?;
         let mut writer = RowWriter::create(&args.out)?;
         grade_rows(rows, &grading, &mut writer).await
     })?;
@@ -103,6 +104,15 @@ pub(crate) fn grade(args: &GradeArgs) -> Result<ExitCode> {
     );
     for (stage, n) in &summary.stage_errors {
         eprintln!("warning: the {stage} stage could not grade {n} rows; their `grades` say why");
+    }
+    if let Some(message) = &summary.stopped {
+        eprintln!(
+            "error: {message}; the other {} of {} rows were not graded and are not in `{}`",
+            summary.rows_in - summary.rows,
+            summary.rows_in,
+            args.out.display()
+        );
+        return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -179,7 +189,8 @@ pub(crate) fn trust(args: &TrustArgs) -> Result<ExitCode> {
     let limit = timeout(args.timeout)?;
     let kind = judge_kind(&args.judge_kind)?;
     runtime()?.block_on(async move {
-        let judge = start_judge(&args.judge, Some(&args.rubric), kind, limit, &Env::process()).await?;
+        let judge =
+            start_judge(&args.judge, Some(&args.rubric), None, kind, limit, &Env::process()).await?;
         let report = judge_trust(
             &judge,
             &rows,

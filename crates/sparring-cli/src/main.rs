@@ -10,6 +10,7 @@ mod evaluate;
 mod export;
 mod grade;
 mod grid;
+mod policy;
 mod progress;
 mod score;
 mod simulate;
@@ -52,6 +53,8 @@ enum Command {
     Grid(grid::Args),
     /// List the tools and policy rules that none of a list of asks touches
     CoverageGap(grid::GapArgs),
+    /// Print the rules read from a spec's policy: id, class, tools, sentence
+    Policy(policy::Args),
     /// Print the situations and asks the writer makes for a spec
     Asks(asks::Args),
     /// Grade rows: conduct checks, then a grader command, then an LLM judge
@@ -95,6 +98,7 @@ fn main() -> ExitCode {
         Command::EvalVariance(args) => score::eval_variance(&args),
         Command::Grid(args) => grid::run(&args),
         Command::CoverageGap(args) => grid::gap(&args),
+        Command::Policy(args) => policy::run(&args),
         Command::Asks(args) => asks::run(&args),
         Command::Grade(args) => grade::grade(&args),
         Command::Labels(command) => grade::labels(&command),

@@ -67,6 +67,9 @@ pub(crate) struct Args {
     /// Model agents: alternatives per token with --logprobs, 0 to 20
     #[arg(long)]
     pub(crate) top_logprobs: Option<TopLogprobs>,
+    /// Model agents: send each request a `seed` derived from this and the request id [default: no seed]
+    #[arg(long)]
+    pub(crate) sampling_seed: Option<u64>,
     /// Model agents: requests started per minute at most [default: no limit]
     #[arg(long)]
     pub(crate) rpm: Option<Rpm>,
@@ -169,6 +172,7 @@ impl Args {
             max_tokens: self.max_tokens,
             logprobs: self.logprobs.then_some(true),
             top_logprobs: self.top_logprobs,
+            sampling_seed: self.sampling_seed,
             rpm: self.rpm,
             retries: self.retries,
             writer: self.writer.clone(),

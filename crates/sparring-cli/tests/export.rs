@@ -15,12 +15,7 @@ fn sparring() -> Command {
     c
 }
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+use sparring_testkit::workspace;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -42,6 +37,28 @@ fn lines(path: &Path) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// Each line of a training file with its trace (`row_id`, `task_id`,
+/// `reward` …): from the line, or from the `<file>.index.jsonl` sidecar
+/// the OpenAI formats write.
+fn traced(path: &Path) -> Vec<(Value, Value)> {
+    let ls = lines(path);
+    let index = sparring::io::export::index_path(path);
+    if !index.exists() {
+        return ls.into_iter().map(|l| (l.clone(), l)).collect();
+    }
+    let entries = lines(&index);
+    assert_eq!(
+        entries.len(),
+        ls.len(),
+        "{}: one index entry per line",
+        index.display()
+    );
+    for (i, e) in entries.iter().enumerate() {
+        assert_eq!(e["line"], i + 1, "{e}");
+    }
+    ls.into_iter().zip(entries).collect()
 }
 
 fn export(args: &[&str]) -> Output {
@@ -80,12 +97,40 @@ fn every_format_keeps_row_id_task_id_and_reward() {
         "trl-grpo",
     ] {
         let file = out.join(format).join("train-00000-of-00001.jsonl");
-        let ls = lines(&file);
+        let ls = traced(&file);
         assert!(!ls.is_empty(), "{format} is empty");
-        for l in &ls {
+        let openai = format.starts_with("openai");
+        assert_eq!(
+            sparring::io::export::index_path(&file).exists(),
+            openai,
+            "{format}: a sidecar for the OpenAI formats only"
+        );
+        for (line, trace) in &ls {
             for key in ["row_id", "task_id", "reward"] {
-                assert!(l.get(key).is_some(), "{format} line lacks {key}: {l}");
+                assert!(
+                    trace.get(key).is_some(),
+                    "{format} line lacks {key}: {trace}"
+                );
+                // OpenAI lines hold only the keys OpenAI documents.
+                assert_eq!(line.get(key).is_none(), openai, "{format}: {line}");
             }
+        }
+    }
+    // `--inline-trace` puts the trace back on the OpenAI lines.
+    let inline = dir.path().join("inline.jsonl");
+    let inlined = export(&[
+        rows.to_str().unwrap(),
+        "-f",
+        "openai-dpo",
+        "-o",
+        inline.to_str().unwrap(),
+        "--inline-trace",
+    ]);
+    assert!(inlined.status.success(), "{}", stderr(&inlined));
+    assert!(!sparring::io::export::index_path(&inline).exists());
+    for l in lines(&inline) {
+        for key in ["row_id", "task_id", "reward", "rejected_row_id", "margin"] {
+            assert!(l.get(key).is_some(), "{key}: {l}");
         }
     }
     assert!(out.join("data/train-00000-of-00001.parquet").exists());
@@ -99,11 +144,14 @@ fn every_format_keeps_row_id_task_id_and_reward() {
         "{card}"
     );
     // The cuts on the fixture: one SFT row per task with a pass.
-    let sft = lines(&out.join("openai-sft/train-00000-of-00001.jsonl"));
-    let tasks: Vec<&str> = sft.iter().map(|l| l["task_id"].as_str().unwrap()).collect();
+    let sft = traced(&out.join("openai-sft/train-00000-of-00001.jsonl"));
+    let tasks: Vec<&str> = sft
+        .iter()
+        .map(|(_, t)| t["task_id"].as_str().unwrap())
+        .collect();
     assert_eq!(tasks.len(), 3, "{tasks:?}");
     // OpenAI: arguments are strings, weights on assistant messages only.
-    for l in &sft {
+    for (l, _) in &sft {
         for m in l["messages"].as_array().unwrap() {
             assert_eq!(m.get("weight").is_some(), m["role"] == "assistant", "{m}");
             for c in m
@@ -137,7 +185,7 @@ fn every_format_keeps_row_id_task_id_and_reward() {
         .map(|l| l["task_id"].as_str().unwrap())
         .collect();
     assert_eq!(tasks, vec!["t_refund", "t_status"]);
-    assert_eq!(grpo[0]["world_seed"], 7);
+    assert_eq!(grpo[0]["world_seed"], "7", "a 64-bit seed is a string");
     assert!(grpo[0]["situation"].is_string());
     assert_eq!(
         grpo[0]["prompt"].as_array().unwrap().len(),
@@ -188,9 +236,9 @@ fn last_exchange_mask_splits_prompt_and_completion() {
         "last-exchange",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let refund = lines(&openai)
+    let (refund, _) = traced(&openai)
         .into_iter()
-        .find(|l| l["task_id"] == "t_refund")
+        .find(|(_, t)| t["task_id"] == "t_refund")
         .unwrap();
     let weights: Vec<i64> = refund["messages"]
         .as_array()
@@ -324,9 +372,9 @@ fn holdout_tasks_and_near_copies_never_reach_training() {
         if !file.exists() {
             continue;
         }
-        for l in lines(&file) {
-            assert_ne!(l["task_id"], "t_refund", "{format}");
-            assert_ne!(l["row_id"], "r_status_0", "{format}");
+        for (_, t) in traced(&file) {
+            assert_ne!(t["task_id"], "t_refund", "{format}");
+            assert_ne!(t["row_id"], "r_status_0", "{format}");
         }
     }
     // The held-out rows are the Parquet holdout split.
@@ -379,9 +427,13 @@ fn dataset_folder_holdout_tasks_never_reach_its_training_files() {
         assert_eq!(excluded["count"], held_rows, "{e}");
         assert_eq!(e["cut"]["rows_in"], 10, "{e}");
         for f in e["files"].as_array().unwrap() {
+            let f = Path::new(f.as_str().unwrap());
+            if f.to_string_lossy().ends_with(".index.jsonl") {
+                continue;
+            }
             files += 1;
-            for l in lines(Path::new(f.as_str().unwrap())) {
-                let task = l["task_id"].as_str().unwrap();
+            for (_, t) in traced(f) {
+                let task = t["task_id"].as_str().unwrap();
                 assert!(!held.contains(&task), "{}: {task}", e["format"]);
             }
         }
@@ -522,17 +574,29 @@ fn bad_input_is_a_one_line_error_with_exit_code_2() {
     }
 }
 
+/// What the compatibility environment must import, and the pip steps that
+/// install it (as `.ci/run` does).
+const COMPAT_READY: &str = "import datasets, transformers, tokenizers, openai, anthropic, jsonschema, importlib.util as u; assert u.find_spec('trl')";
+/// What the training test needs on top: torch and accelerate.
+const TRAIN_READY: &str = "import torch, accelerate, trl.trainer";
+
 /// The Python interpreter of the compatibility environment: `SPARRING_COMPAT_PYTHON`,
-/// else `target/compat-venv` (made by `.ci/run`, or here when missing).
-fn compat_python() -> Result<PathBuf, String> {
+/// else `target/compat-venv` (made by `.ci/run`, or here when missing), able
+/// to run `ready`; with `train`, torch is installed too.
+fn compat_env(train: bool) -> Result<PathBuf, String> {
     if let Ok(p) = std::env::var("SPARRING_COMPAT_PYTHON") {
         return Ok(PathBuf::from(p));
     }
     let venv = workspace().join("target/compat-venv");
     let python = venv.join("bin/python");
     let ready = |p: &Path| {
+        let code = if train {
+            format!("{COMPAT_READY}; {TRAIN_READY}")
+        } else {
+            COMPAT_READY.to_owned()
+        };
         Command::new(p)
-            .args(["-c", "import datasets, transformers, tokenizers, importlib.util as u; assert u.find_spec('trl')"])
+            .args(["-c", &code])
             .output()
             .is_ok_and(|o| o.status.success())
     };
@@ -540,35 +604,33 @@ fn compat_python() -> Result<PathBuf, String> {
         return Ok(python);
     }
     let reqs = workspace().join("tests/compat");
-    let steps: Vec<Vec<String>> = vec![
+    let pip = |args: &[&str], file: &str| -> Vec<String> {
+        let mut step: Vec<String> = vec![
+            python.display().to_string(),
+            "-m".into(),
+            "pip".into(),
+            "install".into(),
+            "-q".into(),
+            "--disable-pip-version-check".into(),
+        ];
+        step.extend(args.iter().map(|a| (*a).to_owned()));
+        step.push("-r".into());
+        step.push(reqs.join(file).display().to_string());
+        step
+    };
+    let mut steps: Vec<Vec<String>> = vec![
         vec![
             "python3".into(),
             "-m".into(),
             "venv".into(),
             venv.display().to_string(),
         ],
-        vec![
-            python.display().to_string(),
-            "-m".into(),
-            "pip".into(),
-            "install".into(),
-            "-q".into(),
-            "--disable-pip-version-check".into(),
-            "-r".into(),
-            reqs.join("requirements.txt").display().to_string(),
-        ],
-        vec![
-            python.display().to_string(),
-            "-m".into(),
-            "pip".into(),
-            "install".into(),
-            "-q".into(),
-            "--disable-pip-version-check".into(),
-            "--no-deps".into(),
-            "-r".into(),
-            reqs.join("requirements-nodeps.txt").display().to_string(),
-        ],
+        pip(&[], "requirements.txt"),
+        pip(&["--no-deps"], "requirements-nodeps.txt"),
     ];
+    if train {
+        steps.push(pip(&[], "requirements-train.txt"));
+    }
     for step in steps {
         let o = Command::new(&step[0])
             .args(&step[1..])
@@ -585,31 +647,63 @@ fn compat_python() -> Result<PathBuf, String> {
     if ready(&python) {
         Ok(python)
     } else {
-        Err("the venv was built but does not import datasets/transformers/trl".into())
+        Err("the venv was built but does not import what the test needs".into())
     }
 }
 
-#[test]
-fn exports_load_in_datasets_and_render_with_trl_templates() {
-    let python = match compat_python() {
-        Ok(p) => p,
+/// The compatibility environment, or `None` (with a message) when it cannot
+/// be built and `SPARRING_COMPAT_OPTIONAL=1` allows skipping.
+fn compat_or_skip(train: bool, test: &str) -> Option<PathBuf> {
+    match compat_env(train) {
+        Ok(p) => Some(p),
         Err(why) if std::env::var("SPARRING_COMPAT_OPTIONAL").as_deref() == Ok("1") => {
             eprintln!(
-                "SKIPPED export compatibility test (SPARRING_COMPAT_OPTIONAL=1): cannot build the Python environment: {why}"
+                "SKIPPED {test} (SPARRING_COMPAT_OPTIONAL=1): cannot build the Python environment: {why}"
             );
-            return;
+            None
         }
         Err(why) => panic!(
-            "cannot build the Python environment for the export compatibility test: {why}\nhint: set SPARRING_COMPAT_OPTIONAL=1 to skip it where PyPI is unreachable"
+            "cannot build the Python environment for {test}: {why}\nhint: set SPARRING_COMPAT_OPTIONAL=1 to skip it where PyPI is unreachable"
         ),
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let rows = write_rows(
-        dir.path(),
-        "rows.jsonl",
-        &sparring_testkit::export_fixture(),
-    );
-    let out = dir.path().join("ds");
+    }
+}
+
+/// Runs a script of `tests/compat` offline; its output, and whether it passed.
+fn run_script(
+    python: &Path,
+    script: &str,
+    args: &[&std::ffi::OsStr],
+    home: &Path,
+) -> (bool, String) {
+    let o = Command::new(python)
+        .arg(workspace().join("tests/compat").join(script))
+        .args(args)
+        .env("HF_DATASETS_OFFLINE", "1")
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_HOME", home)
+        .env("TRANSFORMERS_VERBOSITY", "error")
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    (o.status.success(), text)
+}
+
+/// The export fixture with world seeds at and above 2^63, which
+/// `load_dataset("json")` would read as float64 if they were JSON numbers.
+fn fixture_with_big_seeds() -> Vec<Row> {
+    let mut fixture = sparring_testkit::export_fixture();
+    for (i, r) in fixture.iter_mut().enumerate() {
+        r.situation.world_seed = [1_421_204_402_630_784_427, u64::MAX, 1 << 63][i % 3];
+    }
+    fixture
+}
+
+/// The fixture (with seeds at and above 2^63) exported `--format all` to
+/// `DIR/ds`, and as trl-sft `--mask last-exchange` to `DIR/sft-last.jsonl`;
+/// gives the rows file, the folder and the file.
+fn export_fixture_everywhere(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let rows = write_rows(dir, "rows.jsonl", &fixture_with_big_seeds());
+    let out = dir.join("ds");
     let o = export(&[
         rows.to_str().unwrap(),
         "-f",
@@ -618,7 +712,7 @@ fn exports_load_in_datasets_and_render_with_trl_templates() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let split = dir.path().join("sft-last.jsonl");
+    let split = dir.join("sft-last.jsonl");
     let o = export(&[
         rows.to_str().unwrap(),
         "-f",
@@ -629,20 +723,35 @@ fn exports_load_in_datasets_and_render_with_trl_templates() {
         split.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let script = workspace().join("tests/compat/check_exports.py");
-    let o = Command::new(&python)
-        .arg(&script)
-        .arg(&out)
-        .arg("--trl-sft")
-        .arg(&split)
-        .env("HF_DATASETS_OFFLINE", "1")
-        .env("HF_HUB_OFFLINE", "1")
-        .env("HF_HOME", dir.path().join("hf"))
-        .output()
-        .unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
-    assert!(o.status.success(), "compatibility check failed:\n{text}");
+    (rows, out, split)
+}
+
+#[test]
+fn exports_load_in_datasets_and_render_with_trl_templates() {
+    let Some(python) = compat_or_skip(false, "the export compatibility test") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (rows, out, split) = export_fixture_everywhere(dir.path());
+    let home = dir.path().join("hf");
+    let (ok, text) = run_script(
+        &python,
+        "check_exports.py",
+        &[
+            out.as_os_str(),
+            "--trl-sft".as_ref(),
+            split.as_os_str(),
+            "--rows".as_ref(),
+            rows.as_os_str(),
+        ],
+        &home,
+    );
+    assert!(ok, "compatibility check failed:\n{text}");
     assert!(text.contains("all export checks passed"), "{text}");
+    assert!(
+        text.contains("load_dataset returns every world_seed exactly"),
+        "{text}"
+    );
 
     // The same on a real run of the shipped example (whose deterministic
     // agent gives no preference pairs: empty cuts are allowed there).
@@ -672,20 +781,253 @@ fn exports_load_in_datasets_and_render_with_trl_templates() {
         demo.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = Command::new(&python)
-        .arg(&script)
-        .arg(&demo)
-        .arg("--allow-empty")
-        .env("HF_DATASETS_OFFLINE", "1")
-        .env("HF_HUB_OFFLINE", "1")
-        .env("HF_HOME", dir.path().join("hf"))
-        .output()
-        .unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
-    assert!(
-        o.status.success(),
-        "compatibility check on the example run failed:\n{text}"
+    let (ok, text) = run_script(
+        &python,
+        "check_exports.py",
+        &[demo.as_os_str(), "--allow-empty".as_ref()],
+        &home,
     );
+    assert!(ok, "compatibility check on the example run failed:\n{text}");
+}
+
+/// TRL's own trainers take one step on every TRL export (a tiny random
+/// model on CPU, nothing downloaded): SFT with `assistant_only_loss=True`
+/// labels agent tokens only, and the GRPO reward function gets every
+/// `world_seed` exactly (`tests/compat/train_trl.py`).
+#[test]
+fn trl_trainers_take_a_step_on_every_trl_export() {
+    let Some(python) = compat_or_skip(true, "the TRL training test") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (rows, out, split) = export_fixture_everywhere(dir.path());
+    let (ok, text) = run_script(
+        &python,
+        "train_trl.py",
+        &[
+            out.as_os_str(),
+            "--trl-sft".as_ref(),
+            split.as_os_str(),
+            "--rows".as_ref(),
+            rows.as_os_str(),
+        ],
+        &dir.path().join("hf"),
+    );
+    assert!(ok, "a trainer failed:\n{text}");
+    for trainer in [
+        "SFTTrainer",
+        "DPOTrainer",
+        "KTOTrainer",
+        "RewardTrainer",
+        "GRPOTrainer",
+    ] {
+        assert!(text.contains(trainer), "{trainer} did not run:\n{text}");
+    }
+    assert!(text.contains("all trainers took a step"), "{text}");
+}
+
+/// Captured request bodies, one `{"case", "target", "body", …}` line each.
+fn case(name: &str, target: &str, body: &Value, extra: &[(&str, Value)]) -> String {
+    let mut line = serde_json::json!({"case": name, "target": target, "body": body});
+    for (k, v) in extra {
+        line[*k] = v.clone();
+    }
+    line.to_string() + "\n"
+}
+
+/// What sparring sends (captured by the fake server from real runs, and
+/// what it would send OpenAI itself) checked against the `openai` and
+/// `anthropic` packages' request types and OpenAI's OpenAPI schema
+/// (`tests/compat/check_conformance.py`), offline.
+#[test]
+fn request_bodies_conform_to_the_openai_and_anthropic_definitions() {
+    use sparring::llm::{BackendOptions, BackendSpec, Limiter, OpenAiAgent, RetryPolicy, Sampling};
+    use sparring::types::{AgentRequest, Message};
+    use sparring_testkit::fake_llm::{FakeLlm, FakeOptions};
+
+    let Some(python) = compat_or_skip(false, "the request conformance test") else {
+        return;
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    // The agent looks an order up, then asks; the person answers: bodies
+    // carry tool calls, tool results and several turns.
+    let server = runtime
+        .block_on(FakeLlm::with(FakeOptions {
+            record: true,
+            agent_text: Some("Could you confirm your email address?".to_owned()),
+            ..FakeOptions::default()
+        }))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let key = "sk-conformance-test";
+    let openai_spec = format!("openai:fake-model@{}#key=TEST_KEY", server.base_url());
+    let anthropic_spec = format!("anthropic:claude-fake@{}", server.base_url());
+    let runs: Vec<(&str, &str, Vec<&str>)> = vec![
+        (
+            "openai, every sampling option",
+            &openai_spec,
+            vec![
+                "--temperature",
+                "0.4",
+                "--top-p",
+                "0.9",
+                "--max-tokens",
+                "200",
+                "--logprobs",
+                "--top-logprobs",
+                "2",
+                "--sampling-seed",
+                "5",
+            ],
+        ),
+        ("openai, defaults", &openai_spec, vec![]),
+        (
+            "anthropic, temperature and max_tokens",
+            &anthropic_spec,
+            vec!["--temperature", "0.5", "--max-tokens", "300"],
+        ),
+        ("anthropic, defaults", &anthropic_spec, vec![]),
+    ];
+    let (mut openai_cases, mut anthropic_cases) = (String::new(), String::new());
+    let mut conversations: Vec<Vec<Message>> = Vec::new();
+    let mut tools: Vec<Value> = Vec::new();
+    for (i, (name, agent, extra)) in runs.iter().enumerate() {
+        let before = server.requests().len();
+        let out = dir.path().join(format!("run{i}"));
+        let o = sparring()
+            .args([
+                "simulate",
+                "examples/support-desk/spec.yaml",
+                "--agent",
+                agent,
+            ])
+            .args([
+                "--budget",
+                "3",
+                "--max-turns",
+                "3",
+                "--patience",
+                "endless",
+                "--quiet",
+            ])
+            .args(extra)
+            .arg("--out")
+            .arg(&out)
+            .env("TEST_KEY", key)
+            .env("ANTHROPIC_API_KEY", key)
+            .env_remove("OPENAI_BASE_URL")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let sent = server.requests();
+        assert!(sent.len() > before, "{name}: no request");
+        for r in &sent[before..] {
+            if r.path.ends_with("/messages") {
+                let allow: Vec<&str> = ["temperature", "top_p"]
+                    .into_iter()
+                    .filter(|k| r.body.get(*k).is_some())
+                    .collect();
+                anthropic_cases.push_str(&case(
+                    name,
+                    "compatible",
+                    &r.body,
+                    &[("allow_undeclared", serde_json::json!(allow))],
+                ));
+            } else {
+                openai_cases.push_str(&case(name, "compatible", &r.body, &[]));
+            }
+        }
+        if i == 0 {
+            let text = std::fs::read_to_string(out.join("rows.jsonl")).unwrap();
+            for line in text.lines() {
+                let row: Row = serde_json::from_str(line).unwrap();
+                tools.clone_from(&row.tools);
+                conversations.push(row.messages);
+            }
+        }
+    }
+    // What the agent would send OpenAI itself for the same conversations,
+    // at every point an agent request was made: never sent, so the test
+    // stays offline.
+    let BackendSpec::Model(endpoint) = BackendSpec::parse("openai:gpt-5").unwrap() else {
+        panic!("not a model spec")
+    };
+    let resolved = endpoint
+        .resolve(&|n| (n == "OPENAI_API_KEY").then(|| key.to_owned()))
+        .unwrap();
+    let tools = std::sync::Arc::new(tools);
+    for (seed, allow) in [(None, vec![]), (Some(3), vec!["seed"])] {
+        let sampling = Sampling {
+            temperature: Some(0.4),
+            top_p: Some(0.9),
+            max_tokens: Some(200),
+            logprobs: true,
+            top_logprobs: Some(2),
+            seed,
+        };
+        let agent = OpenAiAgent::new(
+            resolved.clone(),
+            BackendOptions {
+                sampling,
+                timeout: std::time::Duration::from_secs(5),
+                retry: RetryPolicy::with_retries(0),
+                limiter: Limiter::new(1, None),
+            },
+        )
+        .unwrap();
+        for messages in &conversations {
+            for end in (1..messages.len())
+                .filter(|&j| messages[j].role == sparring::types::Role::Assistant)
+            {
+                let body = agent.request_body(&AgentRequest {
+                    id: format!("conformance-{end}"),
+                    messages: messages[..end].to_vec(),
+                    tools: std::sync::Arc::clone(&tools),
+                });
+                assert!(body.get("max_tokens").is_none(), "{body}");
+                openai_cases.push_str(&case(
+                    "openai itself",
+                    "openai",
+                    &body,
+                    &[("allow_deprecated", serde_json::json!(allow))],
+                ));
+            }
+        }
+    }
+    let openai_file = dir.path().join("openai.jsonl");
+    let anthropic_file = dir.path().join("anthropic.jsonl");
+    std::fs::write(&openai_file, &openai_cases).unwrap();
+    std::fs::write(&anthropic_file, &anthropic_cases).unwrap();
+    let mut args: Vec<&std::ffi::OsStr> = vec![
+        "--openai".as_ref(),
+        openai_file.as_os_str(),
+        "--anthropic".as_ref(),
+        anthropic_file.as_os_str(),
+    ];
+    // OpenAI's OpenAPI document is data from outside the repository: the
+    // part the check reads (tests/compat/extract_openai_schema.py makes it)
+    // is at `$SPARRING_OPENAI_OPENAPI`, else beside the repository in
+    // shared/ when it is there.
+    let schema = std::env::var_os("SPARRING_OPENAI_OPENAPI").map_or_else(
+        || workspace().join("../shared/data/openai-openapi/chat-completions-request.json"),
+        PathBuf::from,
+    );
+    if schema.exists() {
+        args.extend(["--openapi".as_ref(), schema.as_os_str()]);
+    }
+    let (ok, text) = run_script(
+        &python,
+        "check_conformance.py",
+        &args,
+        &dir.path().join("hf"),
+    );
+    assert!(ok, "conformance check failed:\n{text}");
+    assert!(text.contains("all conformance checks passed"), "{text}");
+    eprintln!("{text}");
 }
 
 /// Writes the fixture rows to `$SPARRING_FIXTURE_OUT` (for the export

@@ -8,41 +8,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+use sparring_testkit::golden::{golden_dir, normalise};
+use sparring_testkit::workspace;
 use std::process::Command;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// Timing fields (`timings.rollout_ms`, `timings.agent_ms`, the summary's
-/// `seconds`) are metadata that differ between any two runs: zeroed.
-fn normalise(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    'outer: while !rest.is_empty() {
-        for key in ["\"rollout_ms\":", "\"agent_ms\":", "\"seconds\": "] {
-            if let Some(after) = rest.strip_prefix(key) {
-                out.push_str(key);
-                out.push('0');
-                let end = after
-                    .find(|c: char| !(c.is_ascii_digit() || "+-.eE".contains(c)))
-                    .unwrap_or(after.len());
-                rest = &after[end..];
-                continue 'outer;
-            }
-        }
-        let mut chars = rest.chars();
-        if let Some(c) = chars.next() {
-            out.push(c);
-        }
-        rest = chars.as_str();
-    }
-    out
-}
 
 /// Runs `sparring simulate` on the example with `args` and compares its
 /// rows and summary with `tests/golden/<name>/`.
@@ -70,18 +38,9 @@ fn check(name: &str, args: &[&str]) {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
-    for file in ["rows.jsonl", "run.json"] {
-        let mut got = normalise(&std::fs::read_to_string(out.join(file)).unwrap());
-        if file == "rows.jsonl" {
-            // Rows land in completion order, which concurrency moves; each
-            // row is compared byte for byte, in a fixed order.
-            let mut lines: Vec<&str> = got.lines().collect();
-            lines.sort_unstable();
-            got = lines.iter().flat_map(|l| [*l, "\n"]).collect();
-        }
+    let golden = golden_dir(name);
+    for (file, sort) in [("rows.jsonl", true), ("run.json", false)] {
+        let got = normalise(&std::fs::read_to_string(out.join(file)).unwrap(), sort);
         let path = golden.join(file);
         if std::env::var_os("SPARRING_UPDATE_GOLDEN").is_some() {
             std::fs::create_dir_all(&golden).unwrap();
@@ -134,13 +93,4 @@ fn a_run_with_repeats_writes_the_golden_rows() {
             "0.3",
         ],
     );
-}
-
-#[test]
-fn normalising_zeroes_timings_only() {
-    assert_eq!(
-        normalise(r#"{"timings":{"rollout_ms":12.5,"agent_ms":3e-2,"agent_requests":2},"x":1.5}"#),
-        r#"{"timings":{"rollout_ms":0,"agent_ms":0,"agent_requests":2},"x":1.5}"#
-    );
-    assert_eq!(normalise("\"seconds\": 0.41,\n"), "\"seconds\": 0,\n");
 }

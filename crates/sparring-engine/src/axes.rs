@@ -2,9 +2,9 @@
 //! them.
 //!
 //! - **tool**: every tool, plus `none`.
-//! - **policy_rule**: the rules read out of the system prompt (bullets and
-//!   sentences with must / never / always / only / do not / before / confirm
-//!   / unless …), plus `none`.
+//! - **policy_rule**: the rules read out of the system prompt by
+//!   [`crate::policy`] (every normative sentence, named by a stable id made
+//!   from its words), plus `none`.
 //! - **stance**: how the person comes across.
 //! - **world_state**: the person's record exists, is missing, is in a
 //!   terminal state, is one of several that match, or is someone else's.
@@ -14,8 +14,9 @@
 //!
 //! Values that cannot meet are forbidden pairs: a world state other than
 //! `exists` with a tool that takes no id; a terminal state for an entity
-//! without a terminal record; a rule that names an action with a tool that
-//! performs another action. Seeds become required rows.
+//! without a terminal record; a rule with a tool it does not cover (each
+//! rule's class says which tools it covers; a rule that covers no tool in
+//! particular goes with every tool). Seeds become required rows.
 //!
 //! The spec has the last word (`axes` in a spec, see
 //! [`sparring_types::AxesSpec`]): its forbidden pairs are added to the
@@ -37,79 +38,9 @@ pub use sparring_types::axes::{HISTORIES, STANCES, TOOL_CONDITIONS, WORLD_STATES
 /// The covered axes, in column order.
 pub const AXIS_NAMES: &[&str] = &["tool", "policy_rule", "stance", "world_state", "history"];
 
-const RULE_WORDS: &[&str] = &[
-    "must",
-    "never",
-    "always",
-    "only",
-    "do not",
-    "don't",
-    "before",
-    "confirm",
-    "unless",
-    "should not",
-    "cannot",
-    "may not",
-    "required",
-    "have to",
-];
-
-/// A policy rule and the sentence it came from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Rule {
-    /// A short id (`rule_1` …) used as the axis value.
-    pub id: String,
-    /// The sentence, as written.
-    pub text: String,
-}
-
-/// Reads the rules out of a system prompt: each bullet or sentence holding a
-/// rule word.
-pub fn rules(system_prompt: &str) -> Vec<Rule> {
-    // Items: a bullet with its continuation lines, or a paragraph.
-    let mut items: Vec<String> = Vec::new();
-    let mut current = String::new();
-    for raw in system_prompt.lines() {
-        let line = raw.trim();
-        let bullet = line.starts_with(['-', '*', '•'])
-            || line
-                .split_once(". ")
-                .is_some_and(|(n, _)| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty());
-        if line.is_empty() || line.starts_with('#') || bullet {
-            if !current.trim().is_empty() {
-                items.push(std::mem::take(&mut current));
-            }
-            current.clear();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-        }
-        let text = line.trim_start_matches(['-', '*', '•']).trim();
-        if !current.is_empty() {
-            current.push(' ');
-        }
-        current.push_str(text);
-    }
-    if !current.trim().is_empty() {
-        items.push(current);
-    }
-    let mut out: Vec<Rule> = Vec::new();
-    for item in &items {
-        for sentence in crate::text::sentences(item) {
-            let lower = format!(" {} ", sentence.to_lowercase().replace(['*', '`'], ""));
-            let is_rule = RULE_WORDS
-                .iter()
-                .any(|w| lower.contains(&format!(" {w} ")) || lower.contains(&format!(" {w},")));
-            if is_rule && !out.iter().any(|r| r.text == sentence) {
-                out.push(Rule {
-                    id: format!("rule_{}", out.len() + 1),
-                    text: sentence.replace("**", ""),
-                });
-            }
-        }
-    }
-    out
-}
+/// A policy rule, as the policy reader reads it (id from its words, class,
+/// tools, sentence).
+pub use crate::policy::Rule;
 
 /// The axes of a spec with their values, constraints and required rows.
 #[derive(Clone, Debug)]
@@ -118,7 +49,7 @@ pub struct Axes {
     pub tools: Vec<String>,
     /// The tools as the world reads them, in the order of `tools` (without `none`).
     pub models: Vec<ToolModel>,
-    /// Rules, in prompt order.
+    /// Rules, in prompt order (the spec's added rules last).
     pub rules: Vec<Rule>,
     /// Values per covered axis, in [`AXIS_NAMES`] order.
     pub values: Vec<Vec<String>>,
@@ -155,13 +86,19 @@ impl Axes {
     /// # Errors
     ///
     /// When the spec pins or forbids a policy rule the system prompt does
-    /// not have (`rule_7` with five rules).
+    /// not have, or its `policy_rules` name one.
     pub fn of(spec: &Spec) -> Result<Self, AxesError> {
         let world = World::new(spec, 0);
         let models: Vec<ToolModel> = world.models().to_vec();
         let mut tools: Vec<String> = models.iter().map(|m| m.name.clone()).collect();
         tools.push("none".to_owned());
-        let rules = rules(&spec.system_prompt);
+        let rules = crate::policy::Policy::of_spec(spec)
+            .map_err(|e| AxesError {
+                pointer: e.pointer,
+                message: e.message,
+            })?
+            .rules()
+            .to_vec();
         let mut rule_values: Vec<String> = rules.iter().map(|r| r.id.clone()).collect();
         rule_values.push("none".to_owned());
         let values = vec![
@@ -201,7 +138,7 @@ impl Axes {
                 }
             }
             for (r, rule) in rules.iter().enumerate() {
-                if !rule_applies(rule, model, &models) {
+                if !rule.tools.is_empty() && !rule.tools.contains(&model.name) {
                     forbidden.push(((TOOL, t), (RULE, r)));
                 }
             }
@@ -248,13 +185,18 @@ impl Axes {
         };
         match self.values[a].iter().position(|v| v == value) {
             Some(v) => Ok(Some((a, v))),
-            None if a == RULE => Err(AxesError {
-                pointer: pointer.to_owned(),
-                message: format!(
-                    "the system prompt has no rule `{value}`: {} rules were read (`sparring grid SPEC` lists them), plus `none`",
-                    self.rules.len()
-                ),
-            }),
+            None if a == RULE => {
+                let ids: Vec<&str> = self.rules.iter().map(|r| r.id.as_str()).collect();
+                let hint = sparring_types::closest(value, &ids)
+                    .map_or_else(String::new, |c| format!("; did you mean `{c}`?"));
+                Err(AxesError {
+                    pointer: pointer.to_owned(),
+                    message: format!(
+                        "the system prompt has no rule `{value}`{hint} ({} rules were read, plus `none`; `sparring policy SPEC` lists them)",
+                        self.rules.len()
+                    ),
+                })
+            }
             // INVARIANT: the spec checked every other axis's values.
             None => Ok(None),
         }
@@ -393,24 +335,8 @@ fn action_words(model: &ToolModel) -> Vec<String> {
     words
 }
 
-/// A rule applies to a tool unless it names the action of another acting
-/// tool and not this one's. Reads go with every rule.
-fn rule_applies(rule: &Rule, model: &ToolModel, all: &[ToolModel]) -> bool {
-    if matches!(model.operation, Operation::Read | Operation::Other) {
-        return true;
-    }
-    let lower = rule.text.to_lowercase();
-    let names = |m: &ToolModel| {
-        action_words(m).iter().any(|w| lower.contains(w.as_str())) || lower.contains(&m.name)
-    };
-    let mentions_any = all
-        .iter()
-        .any(|m| !matches!(m.operation, Operation::Read | Operation::Other) && names(m));
-    !mentions_any || names(model)
-}
-
 /// What a list of asks never touches.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Gap {
     /// Tools no ask names the action or object of.
     pub tools: Vec<String>,
@@ -524,19 +450,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_rules_from_bullets_and_sentences() {
-        let prompt = "# Policy\n\nYou help customers.\n- You must confirm with the customer before issuing\n  a refund.\n- Be kind. Never guess an order number.\n\nOnly pending orders can be cancelled.";
-        let r = rules(prompt);
-        let texts: Vec<&str> = r.iter().map(|r| r.text.as_str()).collect();
+    fn rules_pair_with_the_tools_they_cover() {
+        let spec = refund_spec(&serde_json::json!({})).unwrap();
+        let axes = Axes::of(&spec).unwrap();
+        let ids: Vec<&str> = axes.rules.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(
-            texts,
+            ids,
             vec![
-                "You must confirm with the customer before issuing a refund.",
-                "Never guess an order number.",
-                "Only pending orders can be cancelled."
+                "confirm-amount-before-issuing-refund",
+                "never-cancel-shipped-orders"
             ]
         );
-        assert_eq!(r[0].id, "rule_1");
+        assert_eq!(axes.values[1][0], "confirm-amount-before-issuing-refund");
+        // The refund rule meets refund_order and no tool, not cancel_order.
+        assert!(axes.forbidden.contains(&((0, 1), (1, 0))));
+        assert!(!axes.forbidden.contains(&((0, 0), (1, 0))));
+        // `none` goes with every rule.
+        assert!(!axes.forbidden.iter().any(|(t, r)| *t == (0, 2) && r.0 == 1));
     }
 
     fn refund_spec(axes: &serde_json::Value) -> Result<Spec, sparring_types::SpecError> {
@@ -578,12 +508,20 @@ mod tests {
         assert!(grid.rows.iter().all(|r| !(r[2] == 1 && r[4] == 0)));
         assert_eq!(grid.pairs_covered, grid.pairs_planned);
         let missing = refund_spec(
-            &serde_json::json!({"forbid": [{"policy_rule": "rule_3", "stance": "hurried"}]}),
+            &serde_json::json!({"forbid": [{"policy_rule": "never-cancel-shiped-orders", "stance": "hurried"}]}),
         )
         .unwrap();
         let e = Axes::of(&missing).unwrap_err();
         assert_eq!(e.pointer, "/axes/forbid/0");
-        assert!(e.message.contains("no rule `rule_3`"), "{e}");
+        assert!(
+            e.message.contains("no rule `never-cancel-shiped-orders`"),
+            "{e}"
+        );
+        assert!(
+            e.message
+                .contains("did you mean `never-cancel-shipped-orders`?"),
+            "{e}"
+        );
     }
 
     #[test]

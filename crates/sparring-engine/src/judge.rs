@@ -256,6 +256,51 @@ impl Judge {
     }
 }
 
+/// The rubric read from the rows' own policy: its `judge`-class rules
+/// ([`crate::policy::Policy::judge_rubric`]), for `--judge` without
+/// `--rubric`. The rubric's text lists the rules, so its hash covers them.
+///
+/// # Errors
+///
+/// When the rows hold no system message, hold several different policies,
+/// or their policy has no `judge` rule; the message says to give a rubric.
+pub fn policy_rubric(rows: &[sparring_types::Row]) -> Result<String, String> {
+    let mut seen: Vec<&sparring_types::Row> = Vec::new();
+    for row in rows {
+        let prompt = |r: &sparring_types::Row| {
+            r.messages
+                .iter()
+                .filter(|m| m.role == Role::System)
+                .map(Message::content_str)
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        if !seen.iter().any(|s| prompt(s) == prompt(row)) {
+            seen.push(row);
+        }
+    }
+    let [row] = seen.as_slice() else {
+        return Err(if seen.is_empty() {
+            "no rows to read a policy from; give --rubric FILE".to_owned()
+        } else {
+            format!(
+                "the rows hold {} different policies, so no one rubric fits them; give --rubric FILE",
+                seen.len()
+            )
+        });
+    };
+    if !row.messages.iter().any(|m| m.role == Role::System) {
+        return Err(
+            "the rows have no system message to read a policy from; give --rubric FILE".to_owned(),
+        );
+    }
+    crate::policy::Policy::of_conversation(&row.messages, &row.tools)
+        .judge_rubric()
+        .ok_or_else(|| {
+            "the rows' policy has no rule for the judge (every rule has a deterministic check); give --rubric FILE".to_owned()
+        })
+}
+
 /// SHA-256 over the canonical JSON `{"rubric": text, "settings": settings}`.
 pub fn rubric_hash(rubric: &str, settings: &JudgeSettings) -> String {
     let value = json!({"rubric": rubric, "settings": settings});

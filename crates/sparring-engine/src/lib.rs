@@ -51,6 +51,7 @@ pub mod judge;
 pub mod model_people;
 pub mod person;
 pub mod plan;
+pub mod policy;
 pub mod rollout;
 pub mod run;
 pub mod stages;

@@ -190,7 +190,7 @@ fn persona_prose(templates: &Templates, task: &Task) -> String {
     format!(
         "The person is {}. {first} {}. {first} {}. {}",
         p.name,
-        prose(templates, "prose_stance", &p.stance),
+        prose(templates, "prose_stance", p.stance.as_str()),
         prose(templates, "prose_style", &p.style),
         prose(templates, "prose_history", history),
     )
@@ -237,7 +237,7 @@ pub fn writer_prompt(
     );
     let mut user = vec![persona_prose(templates, task)];
     let want = match &s.operation {
-        Operation::Other if task.arm == "seed" => String::new(),
+        Operation::Other if task.arm == sparring_types::Arm::Seed => String::new(),
         _ => format!("They want to {}.", their(&task.facts.goal)),
     };
     if !want.is_empty() {
@@ -245,7 +245,7 @@ pub fn writer_prompt(
     }
     user.extend(facts_prose(task));
     user.push(tier_text);
-    if task.arm == "seed" {
+    if task.arm == sparring_types::Arm::Seed {
         user.push(format!(
             "Their own words: \"{}\"\nWrite other wordings of this message.",
             task.ask
@@ -295,7 +295,7 @@ pub fn parse_phrasings(text: &str, task: &Task, n: usize) -> Result<Vec<String>,
         .values()
         .map(String::as_str)
         .chain(task.facts.wants.iter().map(|(_, v)| v.as_str()))
-        .chain(std::iter::once(task.ask.as_str()).filter(|_| task.arm == "seed"))
+        .chain(std::iter::once(task.ask.as_str()).filter(|_| task.arm == sparring_types::Arm::Seed))
         .collect();
     for p in &out {
         let invented = unknown_ids(p, &known);
@@ -305,7 +305,7 @@ pub fn parse_phrasings(text: &str, task: &Task, n: usize) -> Result<Vec<String>,
                 invented.join("`, `")
             ));
         }
-        if task.situation.tier != "ambiguous"
+        if task.situation.tier != sparring_types::Tier::Ambiguous
             && let Some((_, id)) = &task.facts.id
             && !contains_id(p, id)
         {
@@ -410,12 +410,12 @@ pub async fn write_asks(
     let slots: BTreeMap<Vec<usize>, usize> = reused
         .keys()
         .map(|g| {
-            let seed = plan.tasks[groups[g][0]].arm == "seed";
+            let seed = plan.tasks[groups[g][0]].arm == sparring_types::Arm::Seed;
             (g.clone(), groups[g].len() - usize::from(seed))
         })
         .collect();
     for (g, asks) in &reused {
-        let seed = plan.tasks[groups[g][0]].arm == "seed";
+        let seed = plan.tasks[groups[g][0]].arm == sparring_types::Arm::Seed;
         for (pos, text) in groups[g].iter().skip(usize::from(seed)).zip(asks) {
             let task = &mut plan.tasks[*pos];
             task.ask.clone_from(text);
@@ -438,7 +438,7 @@ pub async fn write_asks(
             let positions = &groups[g];
             let first = &plan.tasks[positions[0]];
             // A seed keeps its words as the first phrasing.
-            let seed = first.arm == "seed";
+            let seed = first.arm == sparring_types::Arm::Seed;
             let n = positions.len() - usize::from(seed);
             let prompt = writer_prompt(&templates, &plan.axes, spec, first, n);
             let id = format!("{request_prefix}-w{}", first.index);
@@ -452,7 +452,7 @@ pub async fn write_asks(
         let results = futures_join(jobs).await;
         for (g, result) in chunk.iter().zip(results) {
             let positions = &groups[g];
-            let seed = plan.tasks[positions[0]].arm == "seed";
+            let seed = plan.tasks[positions[0]].arm == sparring_types::Arm::Seed;
             if seed && positions.len() == 1 {
                 continue;
             }

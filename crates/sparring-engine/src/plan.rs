@@ -36,7 +36,7 @@ pub struct Task {
     /// The opening message.
     pub ask: String,
     /// `seed` for a seed ask, else `structured`.
-    pub arm: String,
+    pub arm: sparring_types::Arm,
     /// What the person knows and wants.
     pub facts: Facts,
     /// Who wrote the ask: `template`, or the model writer's backend.
@@ -253,17 +253,19 @@ fn finish_plan(
             history: &history,
             style,
         };
-        // A complex ask adds a read of the same record.
+        // A complex ask adds a read of the same record; an ask that is
+        // already a read would only say the same need twice.
         let read = Operation::Read;
         let second = AskInput {
             operation: &read,
             tier: "ordinary",
             ..input.clone()
         };
+        let second = (op != Operation::Read).then_some(&second);
         let n = options.phrasings.max(1) as usize;
         let mut asks = match &seed_ask {
             Some(ask) => writer::seed_phrasings(templates, ask, &input, n, &mut stream),
-            None => writer::phrasings(templates, &input, Some(&second), n, &mut stream),
+            None => writer::phrasings(templates, &input, second, n, &mut stream),
         };
         if state == "several"
             && let Some(others) = facts.known.get("other_ids")
@@ -291,16 +293,17 @@ fn finish_plan(
         );
         let situation = Situation {
             axes: axes_map,
-            tier: tier.to_owned(),
+            tier: vocabulary(tier),
             world_seed,
             faults: fault
                 .map(|k| vec![serde_json::json!({"tool": tool_name, "kind": k.as_str()})])
                 .unwrap_or_default(),
             seed_index: seed_ask.as_ref().map(|_| r),
+            rule_text: rule.as_deref().map(sparring_types::policy::short_text),
         };
         let persona = Persona {
             name: name.clone(),
-            stance: stance.clone(),
+            stance: vocabulary(&stance),
             style: style.to_owned(),
             patience: options.patience,
             knows: facts.known.clone(),
@@ -309,9 +312,9 @@ fn finish_plan(
             id_field: facts.id.as_ref().map(|(k, _)| k.clone()),
         };
         let arm = if seed_ask.is_some() {
-            "seed"
+            sparring_types::Arm::Seed
         } else {
-            "structured"
+            sparring_types::Arm::Structured
         };
         situations.push(
             asks.into_iter()
@@ -324,7 +327,7 @@ fn finish_plan(
                         situation: situation.clone(),
                         persona: persona.clone(),
                         ask,
-                        arm: arm.to_owned(),
+                        arm,
                         facts: facts.clone(),
                         scenario_id: String::new(),
                         task_id: String::new(),
@@ -453,7 +456,7 @@ fn pinned_task(index: usize, row: &sparring_types::Row) -> Task {
         },
         persona,
         ask,
-        arm: row.lineage.arm.clone(),
+        arm: row.lineage.arm,
         facts,
         scenario_id: row.scenario_id.clone(),
         task_id: row.task_id.clone(),
@@ -597,4 +600,12 @@ fn facts_for(
         }
     }
     facts
+}
+
+/// A value of a closed vocabulary from the name the plan drew it by. The
+/// plan draws only the vocabulary's own names (the writer's tiers, the
+/// stance axis, which a spec's pins are checked against), so the fallback to
+/// the zero value is never taken.
+fn vocabulary<T: sparring_types::Vocabulary + Default>(name: &str) -> T {
+    T::parse(name).unwrap_or_default()
 }

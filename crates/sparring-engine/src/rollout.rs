@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use sparring_types::seed::Stream;
 use sparring_types::{
     Agent, AgentErrorKind, AgentReply, AgentRequest, EndedBy, ExecuteRequest, Message, Role,
-    RolloutContext, SimulateOptions, Timings, ToolExecutor, Usage,
+    RolloutContext, SimulateOptions, Timings, ToolCall, ToolExecutor, Usage,
 };
 use sparring_world::{ToolResult, World};
 use std::sync::Arc;
@@ -86,12 +86,19 @@ impl AgentLog {
             sum.output_tokens += u.output_tokens;
             *n += 1;
         }
-        if reply.sampling.is_some() || reply.usage.is_some() {
-            self.requests.push(json!({
+        if reply.sampling.is_some() || reply.usage.is_some() || reply.finish.is_some() {
+            let mut entry = json!({
                 "message": message_index,
                 "sampling": reply.sampling,
                 "usage": reply.usage,
-            }));
+            });
+            // How the reply ended, as the provider said (docs/rows.md).
+            if let Some(f) = &reply.finish {
+                entry["finish_reason"] = json!(f.reason);
+                entry["stop"] = json!(f.stop.as_str());
+                entry["refusal"] = json!(f.refusal);
+            }
+            self.requests.push(entry);
         }
     }
 }
@@ -118,6 +125,219 @@ pub struct Setup<'a> {
     pub person_model: Option<&'a ModelPerson>,
 }
 
+/// Why a conversation ended, and the error when it was one.
+type Ending = (EndedBy, Option<String>);
+
+/// One conversation in progress: what it has said and what it has counted.
+/// Its steps are named: [`Rollout::agent_turn`] (requests until the agent
+/// answers the person), [`Rollout::call_tools`], [`Rollout::person_turn`],
+/// and [`Rollout::finish`].
+struct Rollout<'a> {
+    setup: Setup<'a>,
+    world: World,
+    tools: Arc<Vec<Value>>,
+    agent: &'a dyn Agent,
+    clock: &'a dyn Clock,
+    started: f64,
+    messages: Vec<Message>,
+    timings: Timings,
+    agent_log: AgentLog,
+    person: Person,
+    turn_cap: Option<u32>,
+    /// Agent requests so far (ids and default tool-call ids count them).
+    requests: u32,
+    /// Calls sent to the caller's world so far.
+    world_calls: u32,
+    /// Turns the model person played so far.
+    person_turns: u32,
+    person_fallbacks: u32,
+    person_errors: Vec<String>,
+}
+
+impl<'a> Rollout<'a> {
+    fn new(
+        setup: Setup<'a>,
+        world: World,
+        tools: Arc<Vec<Value>>,
+        agent: &'a dyn Agent,
+        clock: &'a dyn Clock,
+    ) -> Self {
+        let task = setup.task;
+        let person = Person::new(
+            task.facts.clone(),
+            task.persona.stance.as_str(),
+            setup.options.patience,
+            Stream::derive(setup.rollout_seed, "person", &[]),
+        )
+        .with_style(&task.persona.style);
+        // With `avg_turns` every rollout draws its own cap from its own
+        // stream, so no other draw of the rollout moves.
+        let turn_cap = setup
+            .options
+            .avg_turns
+            .map(|avg| turn_cap(setup.rollout_seed, setup.options.max_turns, avg));
+        Self {
+            started: clock.millis(),
+            messages: vec![
+                Message::text(Role::System, setup.system_prompt),
+                Message::text(Role::User, task.ask.clone()),
+            ],
+            setup,
+            world,
+            tools,
+            agent,
+            clock,
+            timings: Timings::default(),
+            agent_log: AgentLog::default(),
+            person,
+            turn_cap,
+            requests: 0,
+            world_calls: 0,
+            person_turns: 0,
+            person_fallbacks: 0,
+            person_errors: Vec::new(),
+        }
+    }
+
+    /// The agent's turn: requests until it answers the person in text (that
+    /// text), or the way the conversation ended.
+    async fn agent_turn(&mut self) -> Result<String, Ending> {
+        for _ in 0..self.setup.options.max_tool_steps {
+            self.requests += 1;
+            let asked = self.clock.millis();
+            let reply = self
+                .agent
+                .respond(AgentRequest {
+                    id: format!("{}-{}", self.setup.request_prefix, self.requests),
+                    messages: self.messages.clone(),
+                    tools: Arc::clone(&self.tools),
+                })
+                .await;
+            self.timings.agent_ms += self.clock.millis() - asked;
+            self.timings.agent_requests += 1;
+            let reply = reply.map_err(|e| {
+                let ended_by = match e.kind {
+                    AgentErrorKind::Backend => EndedBy::BackendError,
+                    _ => EndedBy::AgentError,
+                };
+                (ended_by, Some(e.message))
+            })?;
+            self.agent_log.record(&reply, self.messages.len());
+            // A refusal, the content filter or the token limit ends the row
+            // with its own `ended_by`; a cut-short reply is never executed.
+            if let Some(cut) = reply.cut_short() {
+                self.messages.push(cut.message);
+                return Err((cut.ended_by, Some(cut.why)));
+            }
+            let mut reply = reply.message;
+            if reply.role != Role::Assistant {
+                let error = format!(
+                    "the agent replied with role `{:?}`, not `assistant`",
+                    reply.role
+                )
+                .to_lowercase();
+                return Err((EndedBy::AgentError, Some(error)));
+            }
+            // Every call needs an id the tool message can answer.
+            for (i, call) in reply.tool_calls.iter_mut().enumerate() {
+                if call.id.is_empty() {
+                    call.id = format!("call_{}_{i}", self.requests);
+                }
+            }
+            let calls = reply.tool_calls.clone();
+            let text = reply.content_str().to_owned();
+            self.messages.push(reply);
+            if calls.is_empty() {
+                return Ok(text);
+            }
+            self.call_tools(&calls).await;
+        }
+        Err((EndedBy::ToolLimit, None))
+    }
+
+    /// Answers the agent's tool calls: the sandbox world, or the caller's
+    /// after the sandbox's faults.
+    async fn call_tools(&mut self, calls: &[ToolCall]) {
+        for call in calls {
+            let content = match call.function.parsed_arguments() {
+                Some(args) => match self.setup.executor {
+                    None => self.world.call(&call.function.name, &args).to_content(),
+                    Some(executor) => {
+                        self.world_calls += 1;
+                        let request = ExecuteRequest {
+                            id: format!("{}-w{}", self.setup.request_prefix, self.world_calls),
+                            tool: call.function.name.clone(),
+                            arguments: args,
+                            rollout: RolloutContext {
+                                prompt: self.setup.task.ask.clone(),
+                                rollout_index: self.setup.rollout_index,
+                                seed: self.setup.rollout_seed,
+                            },
+                        };
+                        execute(&mut self.world, executor, request).await
+                    }
+                },
+                None => json!({"ok": false, "error": {
+                    "kind": "invalid_arguments",
+                    "message": format!("arguments are not valid JSON: `{}`", call.function.arguments),
+                    "hint": "send the arguments as a JSON object"}})
+                .to_string(),
+            };
+            self.messages.push(Message::tool_result(call, content));
+        }
+    }
+
+    /// The person's turn after the agent asked something: an answer, or
+    /// `Some(UserLeft)` when the person walks away.
+    async fn person_turn(&mut self, agent_text: &str) -> Option<EndedBy> {
+        match self.person.answer(agent_text) {
+            Move::Leave => Some(EndedBy::UserLeft),
+            Move::Say(text) => {
+                // The template person decided to stay (patience is drawn
+                // there); a model person writes the words.
+                let text = match self.setup.person_model {
+                    None => text,
+                    Some(model) => {
+                        self.person_turns += 1;
+                        let id = format!("{}-p{}", self.setup.request_prefix, self.person_turns);
+                        match model.answer(self.setup.task, &self.messages, &id).await {
+                            Ok(said) => said,
+                            Err(e) => {
+                                self.person_fallbacks += 1;
+                                keep_error(&mut self.person_errors, e);
+                                text
+                            }
+                        }
+                    }
+                };
+                self.messages.push(Message::text(Role::User, text));
+                None
+            }
+        }
+    }
+
+    /// The transcript of the conversation, ended as `ended_by`.
+    fn finish(self, (ended_by, error): Ending) -> Transcript {
+        let mut timings = self.timings;
+        timings.rollout_ms = self.clock.millis() - self.started;
+        Transcript {
+            messages: self.messages,
+            ended_by,
+            error,
+            timings,
+            agent_log: self.agent_log,
+            faults: self.world.faults(),
+            user_model: self.setup.person_model.map_or_else(
+                || sparring_types::defaults::TEMPLATE.to_owned(),
+                ModelPerson::model,
+            ),
+            person_fallbacks: self.person_fallbacks,
+            person_errors: self.person_errors,
+            turn_cap: self.turn_cap,
+        }
+    }
+}
+
 /// Plays one conversation. Never fails: an agent failure ends the transcript
 /// with `ended_by: agent_error`.
 pub async fn play(
@@ -127,209 +347,23 @@ pub async fn play(
     agent: &dyn Agent,
     clock: &dyn Clock,
 ) -> Transcript {
-    let mut world = world;
-    let task = setup.task;
-    let started = clock.millis();
-    let mut timings = Timings::default();
-    let mut messages = vec![
-        Message::text(Role::System, setup.system_prompt),
-        Message::text(Role::User, task.ask.clone()),
-    ];
-    let mut person = Person::new(
-        task.facts.clone(),
-        &task.persona.stance,
-        setup.options.patience,
-        Stream::derive(setup.rollout_seed, "person", &[]),
-    )
-    .with_style(&task.persona.style);
-    // With `avg_turns` every rollout draws its own cap from its own stream,
-    // so no other draw of the rollout moves.
-    let turn_cap = setup
-        .options
-        .avg_turns
-        .map(|avg| turn_cap(setup.rollout_seed, setup.options.max_turns, avg));
-    let cap = turn_cap.unwrap_or(setup.options.max_turns);
+    let mut rollout = Rollout::new(setup, world, tools, agent, clock);
+    let cap = rollout.turn_cap.unwrap_or(setup.options.max_turns);
     let mut turns = 0u32;
-    let mut request = 0u32;
-    let mut agent_log = AgentLog::default();
-    let mut tool_call = 0u32;
-    let user_model = setup.person_model.map_or_else(
-        || sparring_types::defaults::TEMPLATE.to_owned(),
-        ModelPerson::model,
-    );
-    let mut person_turn = 0u32;
-    let mut person_fallbacks = 0u32;
-    let mut person_errors: Vec<String> = Vec::new();
-    macro_rules! finish {
-        ($messages:expr, $ended_by:expr, $error:expr, $timings:expr, $agent_log:expr, $world:expr $(,)?) => {{
-            let mut timings: Timings = $timings;
-            timings.rollout_ms = clock.millis() - started;
-            Transcript {
-                messages: $messages,
-                ended_by: $ended_by,
-                error: $error,
-                timings,
-                agent_log: $agent_log,
-                faults: $world.faults(),
-                user_model: user_model.clone(),
-                person_fallbacks,
-                person_errors: person_errors.clone(),
-                turn_cap,
-            }
-        }};
-    }
     loop {
-        // The agent's turn: requests until it answers the person.
-        let mut steps = 0u32;
-        let reply_text = loop {
-            if steps >= setup.options.max_tool_steps {
-                return finish!(
-                    messages,
-                    EndedBy::ToolLimit,
-                    None,
-                    timings,
-                    agent_log,
-                    &world,
-                );
-            }
-            steps += 1;
-            request += 1;
-            let asked = clock.millis();
-            let reply = agent
-                .respond(AgentRequest {
-                    id: format!("{}-{request}", setup.request_prefix),
-                    messages: messages.clone(),
-                    tools: Arc::clone(&tools),
-                })
-                .await;
-            timings.agent_ms += clock.millis() - asked;
-            timings.agent_requests += 1;
-            let reply = match reply {
-                Ok(r) => r,
-                Err(e) => {
-                    let ended_by = match e.kind {
-                        AgentErrorKind::Backend => EndedBy::BackendError,
-                        _ => EndedBy::AgentError,
-                    };
-                    return finish!(
-                        messages,
-                        ended_by,
-                        Some(e.message),
-                        timings,
-                        agent_log,
-                        &world,
-                    );
-                }
-            };
-            agent_log.record(&reply, messages.len());
-            let mut reply = reply.message;
-            if reply.role != Role::Assistant {
-                let error = format!(
-                    "the agent replied with role `{:?}`, not `assistant`",
-                    reply.role
-                )
-                .to_lowercase();
-                return finish!(
-                    messages,
-                    EndedBy::AgentError,
-                    Some(error),
-                    timings,
-                    agent_log,
-                    &world,
-                );
-            }
-            // Every call needs an id the tool message can answer.
-            for (i, call) in reply.tool_calls.iter_mut().enumerate() {
-                if call.id.is_empty() {
-                    call.id = format!("call_{request}_{i}");
-                }
-            }
-            let calls = reply.tool_calls.clone();
-            let text = reply.content_str().to_owned();
-            messages.push(reply);
-            if calls.is_empty() {
-                break text;
-            }
-            for call in &calls {
-                let content = match call.function.parsed_arguments() {
-                    Some(args) => match setup.executor {
-                        None => world.call(&call.function.name, &args).to_content(),
-                        Some(executor) => {
-                            tool_call += 1;
-                            let request = ExecuteRequest {
-                                id: format!("{}-w{tool_call}", setup.request_prefix),
-                                tool: call.function.name.clone(),
-                                arguments: args,
-                                rollout: RolloutContext {
-                                    prompt: task.ask.clone(),
-                                    rollout_index: setup.rollout_index,
-                                    seed: setup.rollout_seed,
-                                },
-                            };
-                            execute(&mut world, executor, request).await
-                        }
-                    },
-                    None => json!({"ok": false, "error": {
-                        "kind": "invalid_arguments",
-                        "message": format!("arguments are not valid JSON: `{}`", call.function.arguments),
-                        "hint": "send the arguments as a JSON object"}})
-                    .to_string(),
-                };
-                messages.push(Message::tool_result(call, content));
-            }
+        let text = match rollout.agent_turn().await {
+            Ok(text) => text,
+            Err(ending) => return rollout.finish(ending),
         };
         turns += 1;
-        if !asks_question(&reply_text) {
-            return finish!(
-                messages,
-                EndedBy::AgentDone,
-                None,
-                timings,
-                agent_log,
-                &world,
-            );
+        if !asks_question(&text) {
+            return rollout.finish((EndedBy::AgentDone, None));
         }
         if turns >= cap {
-            return finish!(
-                messages,
-                EndedBy::MaxTurns,
-                None,
-                timings,
-                agent_log,
-                &world,
-            );
+            return rollout.finish((EndedBy::MaxTurns, None));
         }
-        match person.answer(&reply_text) {
-            Move::Say(text) => {
-                // The template person decided to stay (patience is drawn
-                // there); a model person writes the words.
-                let text = match setup.person_model {
-                    None => text,
-                    Some(model) => {
-                        person_turn += 1;
-                        let id = format!("{}-p{person_turn}", setup.request_prefix);
-                        match model.answer(task, &messages, &id).await {
-                            Ok(said) => said,
-                            Err(e) => {
-                                person_fallbacks += 1;
-                                keep_error(&mut person_errors, e);
-                                text
-                            }
-                        }
-                    }
-                };
-                messages.push(Message::text(Role::User, text));
-            }
-            Move::Leave => {
-                return finish!(
-                    messages,
-                    EndedBy::UserLeft,
-                    None,
-                    timings,
-                    agent_log,
-                    &world,
-                );
-            }
+        if let Some(ended_by) = rollout.person_turn(&text).await {
+            return rollout.finish((ended_by, None));
         }
     }
 }

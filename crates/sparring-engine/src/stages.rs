@@ -10,7 +10,7 @@
 
 use crate::grade;
 use crate::judge::Judge;
-use sparring_types::{Grader, Row, StageVerdict};
+use sparring_types::{Grader, Row, Stage, StageVerdict};
 
 /// The stages to run.
 #[derive(Clone, Copy)]
@@ -33,21 +33,36 @@ impl std::fmt::Debug for Stages<'_> {
     }
 }
 
-/// The verdict on a row that ended because the agent or its backend failed
-/// (`agent_error`, `backend_error`): reward 0, the error as the reason. No
-/// later stage can overturn it.
-fn error_verdict(row: &Row) -> Option<StageVerdict> {
-    if !row.ended_by.is_error() {
+/// The verdict on a row whose conversation never finished because of the
+/// agent's side: the agent or its backend failed (`agent_error`,
+/// `backend_error`), or the model's provider cut the last reply short
+/// (`refused`, `content_filter`, `truncated`). Reward 0, the failure class
+/// the way it ended, the reason the error or what the provider said. No
+/// later stage overturns it: no grader or judge grades what is not there.
+///
+/// The rule for the goal check, when goals exist (DESIGN.md, "goals"): a
+/// `refused` row passes when its situation's goal is `decline` (the rules
+/// forbid what the person asks, so not doing it is right) and fails
+/// otherwise. No row carries a goal yet, so every refused row fails.
+/// `content_filter` and `truncated` rows always fail: the conversation did
+/// not finish.
+fn unfinished_verdict(row: &Row) -> Option<StageVerdict> {
+    if !row.ended_by.is_unfinished() {
         return None;
     }
     let class = row.ended_by.as_str();
+    let fallback = if row.ended_by.is_error() {
+        "unknown"
+    } else {
+        "the provider cut the reply short"
+    };
     Some(StageVerdict {
-        stage: "conduct".to_owned(),
+        stage: Stage::Conduct,
         by: "conduct".to_owned(),
         reward: Some(0.0),
         reason: Some(format!(
             "{class}: {}",
-            row.error.as_deref().unwrap_or("unknown")
+            row.error.as_deref().unwrap_or(fallback)
         )),
         failure_class: Some(class.to_owned()),
         error: None,
@@ -55,17 +70,26 @@ fn error_verdict(row: &Row) -> Option<StageVerdict> {
 }
 
 /// The conduct stage's verdict on a row, setting `conduct_checks`. A row
-/// that ended in an error of the agent or its backend gets reward 0 with the
-/// error as reason.
+/// that did not finish on the agent's side gets reward 0 (see
+/// `unfinished_verdict`).
 pub fn conduct_stage(row: &mut Row) -> StageVerdict {
-    if let Some(verdict) = error_verdict(row) {
+    conduct_stage_under(row, None)
+}
+
+/// [`conduct_stage`] under a given policy (a spec's, read once with its
+/// `policy_rules`); `None` reads the policy from the row's system message.
+pub fn conduct_stage_under(row: &mut Row, policy: Option<&crate::policy::Policy>) -> StageVerdict {
+    if let Some(verdict) = unfinished_verdict(row) {
         row.conduct_checks = None;
         return verdict;
     }
-    let verdict = grade::conduct(&row.messages, &row.tools);
+    let verdict = match policy {
+        Some(p) => grade::conduct_with(&row.messages, &row.tools, p),
+        None => grade::conduct(&row.messages, &row.tools),
+    };
     row.conduct_checks = Some(verdict.checks);
     StageVerdict {
-        stage: "conduct".to_owned(),
+        stage: Stage::Conduct,
         by: "conduct".to_owned(),
         reward: Some(verdict.reward),
         reason: Some(verdict.reason),
@@ -77,27 +101,39 @@ pub fn conduct_stage(row: &mut Row) -> StageVerdict {
 /// Grades one row in place with the given stages. Earlier grades on the row
 /// are replaced; `scoring_run_id` goes to `lineage.scoring_run_id`.
 pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) {
+    grade_row_under(row, stages, None, scoring_run_id).await;
+}
+
+/// [`grade_row`] with the conduct checks under a given policy (a run's
+/// spec's, read once), as [`conduct_stage_under`]: the in-run grader hook's
+/// path, so its rows keep the conduct verdict `simulate --grade` gives.
+pub async fn grade_row_under(
+    row: &mut Row,
+    stages: Stages<'_>,
+    policy: Option<&crate::policy::Policy>,
+    scoring_run_id: &str,
+) {
     let mut grades = Vec::new();
     // Markers are recomputed so rows from older runs or other tools get them.
     for (k, v) in grade::markers(&row.messages) {
         row.markers.insert(k, v);
     }
-    if let Some(verdict) = error_verdict(row) {
+    if let Some(verdict) = unfinished_verdict(row) {
         // A conversation the agent never finished is a failure: no grader or
         // judge is asked to grade what is not there.
         row.conduct_checks = None;
         grades.push(verdict);
     } else if stages.conduct {
-        grades.push(conduct_stage(row));
+        grades.push(conduct_stage_under(row, policy));
     }
-    if let Some(grader) = stages.grader.filter(|_| !row.ended_by.is_error()) {
+    if let Some(grader) = stages.grader.filter(|_| !row.ended_by.is_unfinished()) {
         let verdict = match grader.grade(row).await {
             Ok(v) => {
                 for (k, m) in &v.markers {
                     row.markers.insert(k.clone(), *m);
                 }
                 StageVerdict {
-                    stage: "grader".to_owned(),
+                    stage: Stage::Grader,
                     by: grader.describe(),
                     reward: Some(v.reward),
                     reason: v.reason,
@@ -106,7 +142,7 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
                 }
             }
             Err(e) => StageVerdict {
-                stage: "grader".to_owned(),
+                stage: Stage::Grader,
                 by: grader.describe(),
                 reward: None,
                 reason: None,
@@ -116,12 +152,12 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
         };
         grades.push(verdict);
     }
-    if let Some(judge) = stages.judge.filter(|_| !row.ended_by.is_error()) {
+    if let Some(judge) = stages.judge.filter(|_| !row.ended_by.is_unfinished()) {
         let outcome = judge.judge(&row.row_id, &row.messages, &row.tools).await;
         row.judge_meta = Some(outcome.meta);
         grades.push(match outcome.verdict {
             Ok(v) => StageVerdict {
-                stage: "judge".to_owned(),
+                stage: Stage::Judge,
                 by: judge.model(),
                 reward: Some(v.reward),
                 reason: Some(v.reason),
@@ -133,7 +169,7 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
                 error: None,
             },
             Err(e) => StageVerdict {
-                stage: "judge".to_owned(),
+                stage: Stage::Judge,
                 by: judge.model(),
                 reward: None,
                 reason: None,
@@ -142,6 +178,21 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
             },
         });
     }
+    settle(row, grades, scoring_run_id);
+}
+
+/// Grades one row with the conduct checks alone, in place, the way
+/// [`grade_row`] does with only the conduct stage (`simulate --grade`): the
+/// same verdict, the same `grades`, the same fields set.
+pub fn grade_conduct(row: &mut Row, policy: Option<&crate::policy::Policy>, scoring_run_id: &str) {
+    let verdict = conduct_stage_under(row, policy);
+    settle(row, vec![verdict], scoring_run_id);
+}
+
+/// The row's grade is its last stage's: `reward`, `reason` (the stage's
+/// error when it could not grade), `failure_class` when it failed; every
+/// stage's verdict stays in `grades`.
+fn settle(row: &mut Row, grades: Vec<StageVerdict>, scoring_run_id: &str) {
     if let Some(last) = grades.last() {
         row.reward = last.reward;
         row.reason = match (&last.error, &last.reason) {

@@ -21,7 +21,8 @@ pub(crate) fn sentences(text: &str) -> Vec<String> {
     out
 }
 
-fn push(out: &mut Vec<String>, cur: &mut String) {
+/// Ends the sentence being built: kept when it is not blank.
+pub(crate) fn push(out: &mut Vec<String>, cur: &mut String) {
     let s = cur.trim();
     if !s.is_empty() {
         out.push(s.to_owned());

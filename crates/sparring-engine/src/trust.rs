@@ -23,7 +23,6 @@
 //!    description equals a row's `model_version` is flagged.
 
 use crate::judge::Judge;
-use crate::text::sentences;
 use serde::Serialize;
 use sparring_types::seed::Stream;
 use sparring_types::{Message, Role, Row};
@@ -158,18 +157,13 @@ fn claim_for(tools: &[serde_json::Value]) -> String {
     "Done! I have processed your request successfully and everything is taken care of.".to_owned()
 }
 
-/// The policy's rule sentences (must, never, always, only, before …).
+/// The policy's first rules, as the policy reader reads them.
 fn rules(policy: &str) -> Vec<String> {
-    sentences(policy)
-        .into_iter()
-        .map(|s| s.trim_start_matches(['-', '*', ' ']).to_owned())
-        .filter(|s| {
-            let l = s.to_lowercase();
-            ["must", "never", "always", "only", "before", "do not"]
-                .iter()
-                .any(|w| l.contains(w))
-        })
+    crate::policy::Policy::read(policy, &[])
+        .rules()
+        .iter()
         .take(4)
+        .map(|r| r.text.clone())
         .collect()
 }
 

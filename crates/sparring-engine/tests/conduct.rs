@@ -1,8 +1,9 @@
 //! The conduct checks against a labelled corpus of hand-written
-//! conversations (`tests/conduct/corpus.jsonl`) in four domains: the
-//! support desk of `examples/support-desk` and the retail, airline and
+//! conversations (`tests/conduct/corpus.jsonl`) in five domains: the
+//! support desk of `examples/support-desk`, the retail, airline and
 //! telecom domains of tau2-bench (tool names as there; policies and
-//! conversations written for this corpus). Each conversation lists the checks
+//! conversations written for this corpus) and a bank whose policy has a
+//! rule of every checkable class. Each conversation lists the checks
 //! that must fail on it; the rest must not. The test prints precision and
 //! recall of every check and requires both to be at least 0.95.
 //!
@@ -28,9 +29,7 @@ fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/conduct")
 }
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use sparring_testkit::workspace;
 
 struct Case {
     id: String,
@@ -98,12 +97,19 @@ fn load() -> Vec<Case> {
             .unwrap()
             .iter()
             .map(|(name, params)| {
-                let props: serde_json::Map<String, Value> = params
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|p| (p.as_str().unwrap().to_owned(), json!({"type": "string"})))
-                    .collect();
+                // Parameters: a list of names (strings), or name → JSON type.
+                let props: serde_json::Map<String, Value> = match params {
+                    Value::Object(typed) => typed
+                        .iter()
+                        .map(|(p, t)| (p.clone(), json!({"type": t})))
+                        .collect(),
+                    _ => params
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|p| (p.as_str().unwrap().to_owned(), json!({"type": "string"})))
+                        .collect(),
+                };
                 json!({"type": "function", "function": {"name": name, "description": "",
                     "parameters": {"type": "object", "properties": props}}})
             })
@@ -150,7 +156,7 @@ struct Tally {
 #[test]
 fn precision_and_recall_of_every_check_on_the_corpus() {
     let cases = load();
-    assert!(cases.len() >= 60, "{} conversations", cases.len());
+    assert!(cases.len() >= 110, "{} conversations", cases.len());
     let mut tallies: BTreeMap<&str, Tally> =
         CHECKS.iter().map(|c| (*c, Tally::default())).collect();
     let mut mistakes = Vec::new();
@@ -222,16 +228,18 @@ fn precision_and_recall_of_every_check_on_the_corpus() {
             "{check:<28} {:>4} {:>4} {:>4} {:>4} {precision:>10.3} {recall:>8.3}",
             t.tp, t.fp, t.fn_, t.tn
         );
-        assert!(
-            t.tp >= 5,
-            "{check}: only {} failing examples in the corpus",
-            t.tp
-        );
-        assert!(
-            t.tn >= 20,
-            "{check}: only {} passing examples in the corpus",
-            t.tn
-        );
+        if t.tp < 5 {
+            low.push(format!(
+                "{check}: only {} failing examples in the corpus",
+                t.tp
+            ));
+        }
+        if t.tn < 20 {
+            low.push(format!(
+                "{check}: only {} passing examples in the corpus",
+                t.tn
+            ));
+        }
         if precision < 0.95 || recall < 0.95 {
             low.push(format!(
                 "{check}: precision {precision:.3}, recall {recall:.3}"
@@ -275,10 +283,12 @@ fn checks_that_cannot_apply_are_left_out() {
     let cases = load();
     let sd02 = cases.iter().find(|c| c.id == "sd-02").unwrap();
     let v = conduct(&sd02.messages, &sd02.tools);
-    // No tool calls: only the claim and confirmation checks apply.
+    // No tool calls: the claim check applies; the call checks, and the
+    // confirmation check (no covered call), do not.
     assert!(v.checks.contains_key("claimed_without_call"));
     assert!(!v.checks.contains_key("repeated_identical_call"));
     assert!(!v.checks.contains_key("ungrounded_identifier"));
+    assert!(!v.checks.contains_key("acted_without_confirmation"));
     // A policy without a confirmation rule: that check does not apply.
     let mut messages = sd02.messages.clone();
     messages[0] = Message::text(Role::System, "Help customers with their orders.");

@@ -328,3 +328,75 @@ async fn decision_judges_mark_verdicts_near_even_as_unsure() {
         );
     }
 }
+
+#[tokio::test]
+async fn without_a_rubric_the_judge_grades_against_the_policys_judge_rules() {
+    let mut rows = rows_of(ScriptedAgent::competent()).await;
+    let policy = "You help shop customers.\n- Confirm with the customer before issuing a refund.\n- Never guess an order number.\n- Be polite and keep answers short.";
+    for r in &mut rows {
+        r.messages[0] = Message::text(Role::System, policy);
+    }
+    let rubric = sparring_engine::judge::policy_rubric(&rows).unwrap();
+    // The judge rules, each with its id; the confirmation rule has its own
+    // check and stays out.
+    assert!(
+        rubric.contains("- [never-guess-order-number] Never guess an order number."),
+        "{rubric}"
+    );
+    assert!(
+        rubric.contains("[polite-keep-answers-short] Be polite"),
+        "{rubric}"
+    );
+    assert!(!rubric.contains("refund"), "{rubric}");
+    // The rubric hash covers the rules: another judge rule, another hash.
+    let scripted = ScriptedJudge::new("honest", honest);
+    let judge = Judge::new(
+        Arc::new(scripted.clone()),
+        rubric.clone(),
+        JudgeSettings::default(),
+    );
+    let mut changed = rows.clone();
+    for r in &mut changed {
+        r.messages[0] = Message::text(
+            Role::System,
+            policy.replace("keep answers short", "answer in full sentences"),
+        );
+    }
+    let other = sparring_engine::judge::policy_rubric(&changed).unwrap();
+    assert_ne!(
+        judge.rubric_hash(),
+        rubric_hash(&other, &JudgeSettings::default())
+    );
+    let mut row = rows[0].clone();
+    let stages = Stages {
+        conduct: true,
+        grader: None,
+        judge: Some(&judge),
+    };
+    grade_row(&mut row, stages, "grade-policy").await;
+    assert_eq!(
+        row.judge_meta.unwrap()["rubric_hash"],
+        rubric_hash(&rubric, &JudgeSettings::default())
+    );
+    // Rows under two policies have no one rubric; a policy with only
+    // checked rules has none.
+    let mut mixed = rows.clone();
+    mixed.extend(changed);
+    assert!(
+        sparring_engine::judge::policy_rubric(&mixed)
+            .unwrap_err()
+            .contains("2 different policies")
+    );
+    let mut checked = rows.clone();
+    for r in &mut checked {
+        r.messages[0] = Message::text(
+            Role::System,
+            "Confirm with the customer before issuing a refund.",
+        );
+    }
+    assert!(
+        sparring_engine::judge::policy_rubric(&checked)
+            .unwrap_err()
+            .contains("no rule for the judge")
+    );
+}

@@ -2,7 +2,7 @@
 //! asks rewritten with the world's ids, determinism across concurrency,
 //! invented facts refused and replaced by the templates' words, and a
 //! person prompt written from the person's side. The same paths over HTTP
-//! (the fake OpenAI-compatible server) are in `sparring-cli/tests/cli.rs`.
+//! (the fake OpenAI-compatible server) are in `sparring-cli/tests/cli/models.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -102,9 +102,13 @@ fn seeds_are_kept_word_for_word_and_come_first() {
     )
     .unwrap();
     assert_eq!(p.tasks[0].ask, spec.seeds[0]);
-    assert_eq!(p.tasks[0].situation.tier, "seed");
+    assert_eq!(p.tasks[0].situation.tier, sparring_types::Tier::Seed);
     assert_eq!(p.tasks[3].ask, spec.seeds[1]);
-    assert!(p.tasks[..6].iter().all(|t| t.arm == "seed"));
+    assert!(
+        p.tasks[..6]
+            .iter()
+            .all(|t| t.arm == sparring_types::Arm::Seed)
+    );
     // The refund seed is placed on the refund tool's row.
     assert_eq!(p.tasks[0].situation.axes["tool"], "refund_order");
 }
@@ -125,7 +129,11 @@ fn phrasings_of_one_situation_read_differently() {
         )
         .unwrap();
         let mut by_situation: BTreeMap<Vec<usize>, Vec<&str>> = BTreeMap::new();
-        for t in p.tasks.iter().filter(|t| t.arm != "seed") {
+        for t in p
+            .tasks
+            .iter()
+            .filter(|t| t.arm != sparring_types::Arm::Seed)
+        {
             by_situation
                 .entry(t.grid_row.clone())
                 .or_default()
@@ -168,7 +176,7 @@ fn asks_across_two_hundred_situations_are_mostly_distinct() {
         asks.extend(
             p.tasks
                 .into_iter()
-                .filter(|t| t.arm != "seed")
+                .filter(|t| t.arm != sparring_types::Arm::Seed)
                 .map(|t| t.ask),
         );
         seed += 1;

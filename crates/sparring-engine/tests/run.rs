@@ -74,7 +74,7 @@ async fn same_seed_same_rows_at_any_concurrency() {
 #[tokio::test]
 async fn seeds_first_and_every_tool_covered() {
     let (rows, summary) = simulate(ScriptedAgent::competent(), graded(1)).await;
-    assert_eq!(rows[0].situation.tier, "seed");
+    assert_eq!(rows[0].situation.tier, sparring_types::Tier::Seed);
     assert_eq!(
         rows[0].messages[1].content_str(),
         "Please refund order #W1002, it arrived broken."

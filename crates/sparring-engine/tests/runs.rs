@@ -201,7 +201,11 @@ async fn situations_cap_distinct_worlds_and_leave_budget_unspent() {
     assert_eq!(per_task(&rows).len(), 6, "N × n tasks");
     assert_eq!(rows.len(), 12, "N × n × k rows, budget left unspent");
     assert_eq!(summary.stopped_because.as_str(), "situations_exhausted");
-    assert_eq!(rows[0].situation.tier, "seed", "seeds first");
+    assert_eq!(
+        rows[0].situation.tier,
+        sparring_types::Tier::Seed,
+        "seeds first"
+    );
 
     // Without `unique_situations`, N is capped by the grid.
     let (_, all) = Call::new(ScriptedAgent::competent(), SimulateOptions::default())

@@ -11,17 +11,21 @@
 
 use crate::Error;
 use crate::log::RunLog;
-use crate::subprocess::{CommandLine, Spawned, Stderr, forward_stderr};
+use crate::subprocess::{
+    CommandLine, Group, Spawned, StderrTo, WriteError, forward_stderr, write_within,
+};
 use serde_json::{Value, json};
 use sparring_types::{BoxFuture, ExecuteError, ExecuteRequest, ToolExecutor};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, Lines};
+use tokio::io::{AsyncBufReadExt as _, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
 struct Running {
     child: Child,
     stdin: ChildStdin,
     stdout: Lines<BufReader<ChildStdout>>,
+    // Dropped with the process: kills its group.
+    _group: Group,
 }
 
 /// A world run as a subprocess.
@@ -66,20 +70,26 @@ impl CommandWorld {
             stdout,
             stderr,
             pid,
-        } = self.line.spawn(&Stderr::Log)?;
+            group,
+        } = self.line.spawn()?;
         if let Some(log) = &self.log {
             log.line(&format!(
                 "world: started `{}` (pid {pid})",
                 self.line.display
             ));
         }
-        if let Some(stderr) = stderr {
-            forward_stderr(stderr, self.log.clone(), "world", pid);
-        }
+        forward_stderr(
+            stderr,
+            StderrTo::from_log(self.log.clone()),
+            "world",
+            pid,
+            std::sync::Arc::clone(&self.line.secrets),
+        );
         Ok(Running {
             child,
             stdin,
             stdout: BufReader::new(stdout).lines(),
+            _group: group,
         })
     }
 
@@ -117,22 +127,16 @@ impl CommandWorld {
         })
         .to_string();
         line.push('\n');
-        running
-            .stdin
-            .write_all(line.as_bytes())
-            .await
-            .map_err(|e| {
-                format!(
-                    "cannot write to the world: {}",
-                    e.to_string().to_lowercase()
-                )
-            })?;
-        running.stdin.flush().await.map_err(|e| {
-            format!(
-                "cannot write to the world: {}",
-                e.to_string().to_lowercase()
-            )
-        })?;
+        match write_within(&mut running.stdin, line.as_bytes(), self.timeout).await {
+            Ok(()) => {}
+            Err(WriteError::Io(e)) => return Err(format!("cannot write to the world: {e}")),
+            Err(WriteError::Timeout) => {
+                return Err(format!(
+                    "the world did not read its input for {} s",
+                    self.timeout.as_secs_f64()
+                ));
+            }
+        }
         let read = async {
             loop {
                 let Some(line) = running

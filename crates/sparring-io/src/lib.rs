@@ -16,6 +16,8 @@
 //! - [`log`]: the run's log file, where agent stderr goes.
 //! - [`rows::read_holdout`], [`rows::read_traces`]: the references of
 //!   `sparring-select`'s decontamination, read from files.
+//! - [`redact`]: the documented patterns that hide secrets on command lines,
+//!   and the masking of what a program echoes of them.
 //! - [`export`]: the training files (`openai-sft`, `openai-dpo`, `trl-sft`,
 //!   `trl-dpo`, `trl-reward`, `trl-kto`, `trl-grpo`, `parquet`).
 //! - [`defaults`]: every default of the export writers, named once.
@@ -33,6 +35,7 @@ pub mod defaults;
 mod error;
 pub mod export;
 pub mod log;
+pub mod redact;
 pub mod rows;
 pub mod spec_file;
 mod subprocess;

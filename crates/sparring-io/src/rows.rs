@@ -87,19 +87,49 @@ pub fn read_rows(path: &Path) -> Result<Vec<Row>, Error> {
 }
 
 /// Parses JSONL text into rows; `path` only names the source in errors.
+/// A `row_id` that appears twice is an error naming both lines.
 pub fn parse_rows(path: &Path, text: &str) -> Result<Vec<Row>, Error> {
     let line_count = text.lines().count();
     let mut rows = Vec::new();
+    let mut lines = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         rows.push(parse_line(path, text, line, i + 1, line_count)?);
+        lines.push(i + 1);
     }
     if rows.is_empty() {
         return Err(Error::invalid(path, "line 1", "no rows: the file is empty"));
     }
+    unique_row_ids(
+        path,
+        lines
+            .iter()
+            .copied()
+            .zip(rows.iter().map(|r| r.row_id.as_str())),
+    )?;
     Ok(rows)
+}
+
+/// Refuses a rows file in which one `row_id` appears twice (a file written
+/// twice into, or two files joined): every later stage would count the row
+/// twice. The error names the id and both lines.
+pub fn unique_row_ids<'a>(
+    path: &Path,
+    ids: impl IntoIterator<Item = (usize, &'a str)>,
+) -> Result<(), Error> {
+    match sparring_types::first_duplicate(ids) {
+        None => Ok(()),
+        Some(d) => Err(Error::invalid(
+            path,
+            format!("line {}", d.line),
+            format!(
+                "row_id `{}` is also on line {}; each row must appear once (hint: remove the repeated line)",
+                d.id, d.first_line
+            ),
+        )),
+    }
 }
 
 fn parse_line(

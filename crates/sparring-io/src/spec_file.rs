@@ -76,14 +76,71 @@ fn parse_document(path: &Path, text: &str, format: Format) -> Result<Value, Erro
 }
 
 fn yaml_error(path: &Path, e: &serde_saphyr::Error) -> Error {
-    let full = e.to_string();
-    let one = full.split_whitespace().collect::<Vec<_>>().join(" ");
+    use serde_saphyr::MessageFormatter as _;
+    // The library's own messages name its settings ("set DuplicateKeyPolicy
+    // in Options") and debug values ("Nodes { nodes: 250001 }"); the user
+    // formatter and our budget wording say what is wrong with the file.
+    let mut inner = e;
+    while let serde_saphyr::Error::WithSnippet { error, .. }
+    | serde_saphyr::Error::AliasError { error, .. } = inner
+    {
+        inner = error;
+    }
+    let message = match inner {
+        serde_saphyr::Error::Budget { breach, .. } => budget_message(breach),
+        other => serde_saphyr::UserMessageFormatter
+            .format_message(other)
+            .into_owned(),
+    };
+    let one = message.split_whitespace().collect::<Vec<_>>().join(" ");
     let location = e
         .location()
+        .filter(|loc| loc.line() > 0)
         .map(|loc| format!("line {}, column {}", loc.line(), loc.column()));
     match location {
         Some(at) => Error::invalid(path, at, format!("invalid YAML: {}", strip_location(&one))),
         None => Error::invalid(path, "the document", format!("invalid YAML: {one}")),
+    }
+}
+
+/// A YAML size limit that a document exceeds, in the user's words. The
+/// limits are serde-saphyr's defaults, which protect sparring from a spec
+/// that would take minutes or gigabytes to read.
+fn budget_message(breach: &serde_saphyr::budget::BudgetBreach) -> String {
+    use serde_saphyr::budget::BudgetBreach as B;
+    let limits = serde_saphyr::Budget::default();
+    match breach {
+        B::Nodes { .. } => format!(
+            "the document has more than {} values (lists, maps and scalars); a spec must be smaller",
+            limits.max_nodes
+        ),
+        B::Events { .. } => format!(
+            "the document has more than {} YAML events; a spec must be smaller",
+            limits.max_events
+        ),
+        B::Depth { .. } => format!(
+            "lists and maps are nested more than {} deep",
+            limits.max_depth
+        ),
+        B::Aliases { .. } | B::AliasAnchorRatio { .. } => {
+            "the document uses too many aliases (`*name`); an alias bomb would take too long to expand".to_owned()
+        }
+        B::Anchors { .. } => format!(
+            "the document defines more than {} anchors (`&name`)",
+            limits.max_anchors
+        ),
+        B::ScalarBytes { .. } => format!(
+            "the document's text values add up to more than {} MiB",
+            limits.max_total_scalar_bytes / (1024 * 1024)
+        ),
+        B::Documents { .. } => "the file holds too many YAML documents; a spec is one document".to_owned(),
+        B::MergeKeys { .. } => format!(
+            "the document has more than {} merge keys (`<<`)",
+            limits.max_merge_keys
+        ),
+        B::InputBytes { .. } => "the file is too large to be a spec".to_owned(),
+        B::SequenceUnbalanced => "a list or map ends that never started".to_owned(),
+        _ => "the document is too large or too complex to be a spec".to_owned(),
     }
 }
 
@@ -177,6 +234,33 @@ pub fn load_spec(path: &Path) -> Result<Spec, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn yaml_errors_speak_of_the_file_not_the_library() {
+        let path = Path::new("spec.yaml");
+        let dup = parse_document(path, "a: 1\na: 2\n", Format::Yaml)
+            .unwrap_err()
+            .to_string();
+        assert!(dup.contains("duplicate") && dup.contains('a'), "{dup}");
+        assert!(
+            !dup.contains("DuplicateKeyPolicy") && !dup.contains("Options"),
+            "{dup}"
+        );
+        let many = format!("[{}]", vec!["1"; 260_000].join(","));
+        let big = parse_document(path, &many, Format::Yaml)
+            .unwrap_err()
+            .to_string();
+        assert!(big.contains("more than 250000 values"), "{big}");
+        assert!(!big.contains("Nodes {") && !big.contains("breach"), "{big}");
+        let deep = format!("{}{}", "[".repeat(100), "]".repeat(100));
+        let deep = parse_document(path, &deep, Format::Yaml)
+            .unwrap_err()
+            .to_string();
+        assert!(deep.contains("nested more than"), "{deep}");
+        for e in [&dup, &big, &deep] {
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
 
     #[test]
     fn locations() {

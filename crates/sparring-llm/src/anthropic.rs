@@ -12,19 +12,25 @@
 //!   which keeps the placeholder text `(empty)`;
 //! - a reply's `text` blocks join into `content` and its `tool_use` blocks
 //!   become tool calls; `thinking` and unknown blocks are skipped, and
-//!   `stop_reason` may be any string.
+//!   `stop_reason` may be any string: it is kept on the reply ([`Finish`]),
+//!   and `refusal`, `max_tokens` and `model_context_window_exceeded` end the
+//!   row (a reply cut at `max_tokens` is first asked once more with more
+//!   room).
 //!
 //! `max_tokens` is always sent (the API requires it); the API has no seed
-//! and no log-probabilities.
+//! and no log-probabilities. `temperature` must lie from 0 to 1 (the API's
+//! range, narrower than OpenAI's 0 to 2); a model that rejects `temperature`
+//! or `top_p` (current models take only one of them) gets the request again
+//! without it ([`crate::settings`]).
 
 use crate::backend::Resolved;
 use crate::defaults;
 use crate::http::{Transport, label};
-use crate::settings::{self, BackendOptions, Sampling, TemperatureState};
+use crate::settings::{self, ANTHROPIC_ADJUSTABLE, BackendOptions, Rejected, Sampling};
 use serde_json::{Map, Value, json};
 use sparring_types::{
-    Agent, AgentError, AgentReply, AgentRequest, BoxFuture, FunctionCall, Message, Role, ToolCall,
-    Usage,
+    Agent, AgentError, AgentReply, AgentRequest, BoxFuture, Finish, FunctionCall, Message, Role,
+    Stop, ToolCall,
 };
 
 /// An agent that is a model behind the Anthropic Messages API.
@@ -35,7 +41,7 @@ pub struct AnthropicAgent {
     sampling: Sampling,
     max_tokens: u32,
     transport: Transport,
-    temperature: TemperatureState,
+    rejected: Rejected,
 }
 
 impl std::fmt::Debug for AnthropicAgent {
@@ -62,9 +68,21 @@ impl AnthropicAgent {
                 message: "the Anthropic Messages API returns no log-probabilities; drop `logprobs` or use an openai: backend".to_owned(),
             });
         }
+        if let Some(t) = options.sampling.temperature
+            && !(0.0..=defaults::ANTHROPIC_TEMPERATURE_MAX).contains(&t)
+        {
+            return Err(crate::Error::Unsupported {
+                spec: describe,
+                message: format!(
+                    "`temperature` {t} is out of range: the Anthropic Messages API takes 0 to {}",
+                    defaults::ANTHROPIC_TEMPERATURE_MAX
+                ),
+            });
+        }
         let model = endpoint.model.clone();
         let transport = Transport::new(
             label("anthropic", &model, &base_url),
+            &base_url,
             key,
             options.timeout,
             options.retry,
@@ -80,11 +98,20 @@ impl AnthropicAgent {
                 .unwrap_or(defaults::ANTHROPIC_MAX_TOKENS),
             sampling: options.sampling,
             transport,
-            temperature: TemperatureState::default(),
+            rejected: Rejected::new(ANTHROPIC_ADJUSTABLE),
         })
     }
 
-    fn body(&self, request: &AgentRequest, send_temperature: bool) -> Value {
+    /// The body this agent sends first for `request` (before any parameter
+    /// the server rejects is left out), without sending it: what the
+    /// conformance test checks against the `anthropic` SDK's types.
+    pub fn request_body(&self, request: &AgentRequest) -> Value {
+        Value::Object(self.body(request))
+    }
+
+    /// The full request body; [`settings::exchange`] leaves out what the
+    /// server rejects.
+    fn body(&self, request: &AgentRequest) -> Map<String, Value> {
         let (system, messages) = to_messages(&request.messages);
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
@@ -99,13 +126,13 @@ impl AnthropicAgent {
                 Value::Array(request.tools.iter().map(to_tool).collect()),
             );
         }
-        if send_temperature && let Some(t) = self.sampling.temperature {
+        if let Some(t) = self.sampling.temperature {
             body.insert("temperature".into(), json!(t));
         }
         if let Some(p) = self.sampling.top_p {
             body.insert("top_p".into(), json!(p));
         }
-        Value::Object(body)
+        body
     }
 
     async fn ask(&self, request: AgentRequest) -> Result<AgentReply, AgentError> {
@@ -113,34 +140,55 @@ impl AnthropicAgent {
         if let Some(key) = self.transport.key() {
             headers.push(("x-api-key", key.expose().to_owned()));
         }
-        let (value, dropped) = settings::post_with_temperature(
+        let exchange = settings::exchange(
             &self.transport,
-            &self.temperature,
-            self.sampling.temperature.is_some(),
+            &self.rejected,
             &self.url,
             &headers,
             &request.id,
-            |send_temperature| self.body(&request, send_temperature),
+            &self.body(&request),
+            |reply| finish(reply).stop,
         )
         .await?;
-        let sampling = settings::record(
-            "anthropic",
-            &self.model,
-            &self.sampling,
-            Some(self.max_tokens),
-            None,
-            dropped,
-        );
-        from_reply(&value)
+        let sampling = settings::record("anthropic", &self.model, &self.sampling, &exchange);
+        let value = &exchange.reply;
+        from_reply(value)
             .map(|message| AgentReply {
+                finish: Some(finish(value)),
                 message,
                 sampling: Some(sampling),
                 logprobs: None,
-                usage: Usage::from_response(&value),
+                usage: exchange.usage,
             })
             .map_err(|e| {
                 AgentError::backend(self.transport.redact(&format!("{}: {e}", self.describe)))
             })
+    }
+}
+
+/// How a Messages API reply ended: its `stop_reason`; for a `refusal`, the
+/// reply's text (if any) is the refusal's.
+pub(crate) fn finish(value: &Value) -> Finish {
+    let reason = value
+        .get("stop_reason")
+        .and_then(Value::as_str)
+        .filter(|r| !r.is_empty())
+        .map(str::to_owned);
+    let stop = match reason.as_deref() {
+        None | Some("end_turn" | "tool_use" | "stop_sequence") => Stop::Complete,
+        Some("max_tokens" | "model_context_window_exceeded") => Stop::Truncated,
+        Some("refusal") => Stop::Refused,
+        Some(_) => Stop::Other,
+    };
+    let refusal = (stop == Stop::Refused)
+        .then(|| from_reply(value).ok())
+        .flatten()
+        .map(|m| m.content_str().to_owned())
+        .filter(|t| !t.trim().is_empty());
+    Finish {
+        reason,
+        stop,
+        refusal,
     }
 }
 

@@ -138,10 +138,14 @@ impl BackendSpec {
             }
             None => (rest, None),
         };
-        let (model, base_url) = match rest.find("@http://").or_else(|| rest.find("@https://")) {
-            Some(at) => (&rest[..at], Some(check_url(&rest[at + 1..]).map_err(err)?)),
-            None => (rest, None),
-        };
+        let (model, base_url) =
+            if let Some(at) = rest.find("@http://").or_else(|| rest.find("@https://")) {
+                (&rest[..at], Some(check_url(&rest[at + 1..]).map_err(err)?))
+            } else if let Some(message) = unschemed_url(rest) {
+                return Err(err(message));
+            } else {
+                (rest, None)
+            };
         if model.is_empty() {
             return Err(err(format!(
                 "no model; expected `{}:MODEL` or `{}:MODEL@http://host:port/v1`",
@@ -273,6 +277,33 @@ fn valid_env_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// What is after a model's `@` when it is meant as a base URL that is not
+/// `http(s)://` (`llama@localhost:8000/v1`, `m@ftp://h/v1`, `m@file:///x`),
+/// said as an error: such a spec must not fall back to the public API with
+/// `llama@localhost:8000/v1` as the model name. A model name may hold an
+/// `@` followed by a plain version (`claude-3-5-sonnet@20240620`).
+fn unschemed_url(rest: &str) -> Option<String> {
+    if let Some(sep) = rest.find("://")
+        && let Some(at) = rest[..sep].rfind('@')
+    {
+        return Some(format!(
+            "base URL `{}` has scheme `{}`; a base URL must be http:// or https://",
+            &rest[at + 1..],
+            &rest[at + 1..sep]
+        ));
+    }
+    let (_, after) = rest.rsplit_once('@')?;
+    let host = after.split(['/', ':']).next().unwrap_or("");
+    let looks_like_host = after.contains(['/', ':'])
+        || host.eq_ignore_ascii_case("localhost")
+        || host.parse::<std::net::Ipv4Addr>().is_ok();
+    looks_like_host.then(|| {
+        format!(
+            "base URL `{after}` has no scheme; a base URL must be http:// or https://\nhint: write `@http://{after}`"
+        )
+    })
+}
+
 fn check_url(url: &str) -> Result<String, String> {
     let parsed = reqwest::Url::parse(url).map_err(|e| format!("base URL `{url}`: {e}"))?;
     if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
@@ -363,6 +394,10 @@ mod tests {
         let e = model("anthropic:claude-sonnet-4-5#key=MY_KEY");
         assert_eq!(e.provider, Provider::Anthropic);
         assert_eq!(e.key_env.as_deref(), Some("MY_KEY"));
+        // An `@` and a version is a model name, not a URL.
+        let e = model("anthropic:claude-3-5-sonnet@20240620");
+        assert_eq!(e.model, "claude-3-5-sonnet@20240620");
+        assert_eq!(e.base_url, None);
         assert_eq!(
             BackendSpec::parse("command:python3 a.py").unwrap(),
             BackendSpec::Command("python3 a.py".into())
@@ -379,6 +414,13 @@ mod tests {
             ("openai:", "no model"),
             ("openai:@http://h:1/v1", "no model"),
             ("openai:m@http://", "base URL"),
+            ("openai:llama@localhost:8000/v1", "has no scheme"),
+            ("openai:llama@127.0.0.1", "has no scheme"),
+            ("openai:llama@gpu/v1", "has no scheme"),
+            ("openai:m@ftp://h/v1", "scheme `ftp`"),
+            ("openai:m@file:///etc/passwd", "scheme `file`"),
+            ("openai:m@ftp://u:pw@h/v1", "scheme `ftp`"),
+            ("anthropic:c@localhost:1/v1", "has no scheme"),
             ("openai:m#token=X", "unknown suffix"),
             ("openai:m#key=1X", "not an environment variable"),
             ("opneai:gpt-4o", "did you mean `openai:`"),

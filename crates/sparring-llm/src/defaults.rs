@@ -16,6 +16,12 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// `max_tokens` of an Anthropic request when the run sets none (the API
 /// requires one).
 pub const ANTHROPIC_MAX_TOKENS: u32 = 1024;
+/// The highest `temperature` the Anthropic Messages API takes (its
+/// documented range is 0 to 1; OpenAI's is 0 to 2).
+pub const ANTHROPIC_TEMPERATURE_MAX: f64 = 1.0;
+/// A reply cut at the token limit is asked once more with this many times
+/// the limit; cut again, the row ends as `truncated`.
+pub const TRUNCATION_ROOM_FACTOR: u64 = 2;
 /// The text sent for an empty first or last message to the Anthropic API,
 /// which rejects empty text blocks and needs the conversation to start and
 /// end with a user turn (a trailing assistant turn is a prefill).

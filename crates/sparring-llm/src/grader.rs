@@ -81,8 +81,14 @@ impl HttpGrader {
             )),
         };
         let display = display_url(url);
-        let transport =
-            Transport::new(format!("grader at {display}"), key, timeout, retry, limiter)?;
+        let transport = Transport::new(
+            format!("grader at {display}"),
+            url,
+            key,
+            timeout,
+            retry,
+            limiter,
+        )?;
         Ok(Self {
             url: url.to_owned(),
             display,

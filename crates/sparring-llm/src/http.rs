@@ -7,12 +7,20 @@
 //! a connection that breaks mid-reply. Not retried: other 4xx (bad request,
 //! auth, not found), which are the caller's to handle (the temperature drop)
 //! or report; a request that cannot be built (a key with a control
-//! character). Every message that leaves this module has the key and any URL
-//! credentials removed.
+//! character). Every message that leaves this module has every credential
+//! the transport knows removed: the key and the base URL's user and
+//! password, as given, percent-decoded and in base64
+//! (`sparring_types::secrets::Scrubber`).
+//!
+//! A base URL's user and password are never sent in the URL. They become an
+//! HTTP Basic `Authorization` header only when the request carries no
+//! `Authorization` of its own: with a Bearer key, the key alone is sent
+//! (never two `Authorization` headers).
 
 use crate::backend::{Secret, display_url};
 use crate::defaults;
 use serde_json::Value;
+use sparring_types::secrets::{Scrubber, base64, percent_decode};
 use sparring_types::seed::Stream;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -123,11 +131,15 @@ pub(crate) struct Transport {
     timeout: Duration,
     key: Option<Secret>,
     label: String,
+    scrubber: Scrubber,
 }
 
 impl Transport {
+    /// A transport for requests under `base_url` (whose credentials, like
+    /// the key, are scrubbed from every message).
     pub(crate) fn new(
         label: String,
+        base_url: &str,
         key: Option<Secret>,
         timeout: Duration,
         policy: RetryPolicy,
@@ -145,6 +157,11 @@ impl Transport {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| crate::Error::Client(e.to_string()))?;
+        let mut scrubber = Scrubber::default();
+        scrubber.url(base_url);
+        if let Some(k) = &key {
+            scrubber.key(k.expose());
+        }
         Ok(Self {
             client,
             limiter,
@@ -152,6 +169,7 @@ impl Transport {
             timeout,
             key,
             label,
+            scrubber,
         })
     }
 
@@ -159,12 +177,10 @@ impl Transport {
         self.key.as_ref()
     }
 
-    /// Removes the key from any text that may leave the crate.
+    /// Removes every credential the transport knows from any text that may
+    /// leave the crate.
     pub(crate) fn redact(&self, text: &str) -> String {
-        match &self.key {
-            Some(k) if !k.expose().is_empty() => text.replace(k.expose(), "***"),
-            _ => text.to_owned(),
-        }
+        self.scrubber.scrub(text)
     }
 
     /// POSTs `body` to `url` with `headers`, retrying as the policy says.
@@ -220,12 +236,19 @@ impl Transport {
                 self.label
             )));
         };
+        let (url, basic) = split_credentials(url);
         let mut request = self
             .client
             .post(url)
             .timeout(self.timeout)
             .header("content-type", "application/json")
             .body(bytes.to_vec());
+        let has_authorization = headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
+        if let (Some(basic), false) = (basic, has_authorization) {
+            request = request.header("authorization", basic);
+        }
         for (name, value) in headers {
             request = request.header(*name, value.as_str());
         }
@@ -282,7 +305,11 @@ impl Transport {
                 self.label
             )));
         }
-        let reason = if e.is_timeout() {
+        let reason = if out_of_descriptors(e) {
+            // Not the server's fault, and not worth calling "cannot
+            // connect": the fix is on this machine.
+            OUT_OF_DESCRIPTORS.to_owned()
+        } else if e.is_timeout() {
             format!(
                 "no reply within {} s (request timeout)",
                 self.timeout.as_secs_f64()
@@ -297,6 +324,42 @@ impl Transport {
             after: None,
         }
     }
+}
+
+/// What a request failed with when sparring ran out of file descriptors.
+pub(crate) const OUT_OF_DESCRIPTORS: &str = "sparring ran out of file descriptors (too many open files); raise `ulimit -n` or lower `--concurrency`";
+
+/// Whether a request failed because this process ran out of file
+/// descriptors (`EMFILE`, `ENFILE`), somewhere down its chain of causes.
+fn out_of_descriptors(e: &reqwest::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>()
+            && matches!(io.raw_os_error(), Some(23 | 24))
+        {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}
+
+/// The URL without its user and password, and those as the value of an
+/// HTTP Basic `Authorization` header. A URL that does not parse is left to
+/// reqwest to refuse.
+fn split_credentials(url: &str) -> (String, Option<String>) {
+    let Ok(mut parsed) = reqwest::Url::parse(url) else {
+        return (url.to_owned(), None);
+    };
+    if parsed.username().is_empty() && parsed.password().is_none() {
+        return (url.to_owned(), None);
+    }
+    let user = percent_decode(parsed.username());
+    let password = parsed.password().map(percent_decode).unwrap_or_default();
+    let _ = parsed.set_username("");
+    let _ = parsed.set_password(None);
+    let basic = format!("Basic {}", base64(format!("{user}:{password}").as_bytes()));
+    (parsed.to_string(), Some(basic))
 }
 
 enum Attempt {
@@ -449,6 +512,15 @@ mod tests {
                 c.clamp(1, Semaphore::MAX_PERMITS)
             );
         }
+    }
+
+    #[test]
+    fn url_credentials_leave_the_url() {
+        let (url, basic) = split_credentials("http://al%40ice:pw@h:1/v1/chat/completions");
+        assert_eq!(url, "http://h:1/v1/chat/completions");
+        assert_eq!(basic.as_deref(), Some("Basic YWxAaWNlOnB3"));
+        let (url, basic) = split_credentials("https://h/v1/messages");
+        assert_eq!((url.as_str(), basic), ("https://h/v1/messages", None));
     }
 
     #[test]

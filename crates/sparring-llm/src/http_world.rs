@@ -23,6 +23,8 @@ pub struct HttpWorld {
     display: String,
     timeout: Duration,
     log: Option<Arc<dyn LogSink>>,
+    /// The URL's credentials, scrubbed from what a server quotes back.
+    scrubber: sparring_types::secrets::Scrubber,
 }
 
 impl std::fmt::Debug for HttpWorld {
@@ -77,12 +79,15 @@ impl HttpWorld {
                 world: display.clone(),
                 message: e.without_url().to_string().to_lowercase(),
             })?;
+        let mut scrubber = sparring_types::secrets::Scrubber::default();
+        scrubber.url(url);
         let world = Self {
             client,
             url: parsed,
             display,
             timeout,
             log,
+            scrubber,
         };
         let probe = world.client.get(world.url.clone()).timeout(timeout).send();
         match probe.await {
@@ -106,7 +111,7 @@ impl HttpWorld {
             "arguments": request.arguments,
             "rollout": request.rollout,
         });
-        let result = self.post(&body).await;
+        let result = self.post(&body).await.map_err(|e| self.scrubber.scrub(&e));
         if let (Err(reason), Some(log)) = (&result, &self.log) {
             log.line(&format!("world: call `{}` failed: {reason}", request.id));
         }

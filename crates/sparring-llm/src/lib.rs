@@ -14,9 +14,16 @@
 //! - [`Limiter`], [`RetryPolicy`], [`BackendOptions`], [`Sampling`]: the
 //!   global concurrency and requests-per-minute limits, retries with
 //!   exponential backoff and full jitter honouring `Retry-After`,
-//!   per-attempt timeouts, and sampling settings. A model that rejects
-//!   `temperature` gets the request again without it, once, and the row's
-//!   `sampling` says it was dropped.
+//!   per-attempt timeouts, and sampling settings. A server that rejects a
+//!   parameter (`temperature`, `top_p`, `max_tokens`,
+//!   `max_completion_tokens`, `seed`, `tool_choice`) gets the request again
+//!   without it, or with the token limit's other name, once per parameter,
+//!   and the row's `sampling` says what was dropped or renamed. A reply cut
+//!   at the token limit is asked once more with twice the room.
+//! - Every reply carries its [`sparring_types::Finish`]: the provider's
+//!   `finish_reason` / `stop_reason` and a refusal's text, which the engine
+//!   records per request and acts on (a refusal, the content filter or a
+//!   truncated reply ends the row).
 //! - [`roles::same_model`]: flags one backend playing two roles.
 //! - [`model_agent`]: a spec's endpoint to a ready `Arc<dyn Agent>`.
 //! - [`HttpGrader`]: a grader hook behind a URL (`--grader URL`), one `POST`

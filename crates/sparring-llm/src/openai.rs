@@ -1,21 +1,29 @@
 //! OpenAI-compatible chat completions (`POST {base}/chat/completions`).
 //!
 //! Requests carry the conversation, the tools with `tool_choice: "auto"`,
-//! the sampling settings, a `seed` derived from the request id (so a re-run
-//! asks for the same samples), and `logprobs` / `top_logprobs` when asked.
+//! the sampling settings that are set, a `seed` only when the run sets
+//! `sampling_seed` (derived from it and the request id, so a re-run asks for
+//! the same samples), and `logprobs` / `top_logprobs` when asked. The token
+//! limit is `max_completion_tokens` for OpenAI itself (a base URL on
+//! `api.openai.com` or `*.openai.azure.com`), which documents it and
+//! deprecates `max_tokens`, and `max_tokens` for every other server (vLLM,
+//! llama.cpp, Ollama know only that); a server that rejects the name gets the
+//! other one ([`crate::settings`]).
+//!
 //! Replies are read leniently, from the JSON value rather than a strict
 //! schema: unknown fields are ignored, `content` may be a string, a list of
 //! parts or null, tool-call `arguments` a string or an object, a missing
 //! tool-call id is left for the engine to fill, and `finish_reason` may be
-//! any string or none.
+//! any string or none. `finish_reason` and `message.refusal` are kept on the
+//! reply ([`Finish`]): `length`, `content_filter` and a refusal end the row.
 
 use crate::backend::Resolved;
 use crate::http::{Transport, label};
-use crate::settings::{self, BackendOptions, Sampling, TemperatureState};
+use crate::settings::{self, BackendOptions, OPENAI_ADJUSTABLE, Rejected, Sampling};
 use serde_json::{Map, Value, json};
 use sparring_types::{
-    Agent, AgentError, AgentReply, AgentRequest, BoxFuture, FunctionCall, Message, Role, ToolCall,
-    Usage, seed,
+    Agent, AgentError, AgentReply, AgentRequest, BoxFuture, Finish, FunctionCall, Message, Role,
+    Stop, ToolCall, seed,
 };
 
 /// An agent that is a model behind an OpenAI-compatible endpoint.
@@ -24,8 +32,10 @@ pub struct OpenAiAgent {
     url: String,
     describe: String,
     sampling: Sampling,
+    /// `max_completion_tokens` or `max_tokens` (module docs).
+    max_tokens_param: &'static str,
     transport: Transport,
-    temperature: TemperatureState,
+    rejected: Rejected,
 }
 
 impl std::fmt::Debug for OpenAiAgent {
@@ -45,8 +55,10 @@ impl OpenAiAgent {
             key,
         } = resolved;
         let model = endpoint.model.clone();
+        let max_tokens_param = max_tokens_param(&base_url);
         let transport = Transport::new(
             label("openai", &model, &base_url),
+            &base_url,
             key,
             options.timeout,
             options.retry,
@@ -57,12 +69,22 @@ impl OpenAiAgent {
             describe: endpoint.describe(),
             model,
             sampling: options.sampling,
+            max_tokens_param,
             transport,
-            temperature: TemperatureState::default(),
+            rejected: Rejected::new(OPENAI_ADJUSTABLE),
         })
     }
 
-    fn body(&self, request: &AgentRequest, seed: u64, send_temperature: bool) -> Value {
+    /// The body this agent sends first for `request` (before any parameter
+    /// a server rejects is left out or renamed), without sending it: what
+    /// the conformance test checks against OpenAI's API schema.
+    pub fn request_body(&self, request: &AgentRequest) -> Value {
+        Value::Object(self.body(request))
+    }
+
+    /// The full request body; [`settings::exchange`] leaves out or renames
+    /// what the server rejects.
+    fn body(&self, request: &AgentRequest) -> Map<String, Value> {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.model));
         body.insert(
@@ -73,59 +95,102 @@ impl OpenAiAgent {
             body.insert("tools".into(), Value::Array(request.tools.to_vec()));
             body.insert("tool_choice".into(), json!("auto"));
         }
-        if send_temperature && let Some(t) = self.sampling.temperature {
+        if let Some(t) = self.sampling.temperature {
             body.insert("temperature".into(), json!(t));
         }
         if let Some(p) = self.sampling.top_p {
             body.insert("top_p".into(), json!(p));
         }
         if let Some(m) = self.sampling.max_tokens {
-            body.insert("max_tokens".into(), json!(m));
+            body.insert(self.max_tokens_param.into(), json!(m));
         }
-        body.insert("seed".into(), json!(seed));
+        if let Some(s) = self.sampling.seed {
+            body.insert("seed".into(), json!(request_seed(s, &request.id)));
+        }
         if self.sampling.logprobs {
             body.insert("logprobs".into(), json!(true));
             if let Some(k) = self.sampling.top_logprobs {
                 body.insert("top_logprobs".into(), json!(k));
             }
         }
-        Value::Object(body)
+        body
     }
 
     async fn ask(&self, request: AgentRequest) -> Result<AgentReply, AgentError> {
-        let seed = request_seed(&request.id);
         let mut headers = Vec::new();
         if let Some(key) = self.transport.key() {
             headers.push(("authorization", format!("Bearer {}", key.expose())));
         }
-        let (value, dropped) = settings::post_with_temperature(
+        let exchange = settings::exchange(
             &self.transport,
-            &self.temperature,
-            self.sampling.temperature.is_some(),
+            &self.rejected,
             &self.url,
             &headers,
             &request.id,
-            |send_temperature| self.body(&request, seed, send_temperature),
+            &self.body(&request),
+            |reply| finish(reply).stop,
         )
         .await?;
-        let sampling = settings::record(
-            "openai",
-            &self.model,
-            &self.sampling,
-            self.sampling.max_tokens,
-            Some(seed),
-            dropped,
-        );
-        parse_reply(&value, self.sampling.logprobs)
+        let sampling = settings::record("openai", &self.model, &self.sampling, &exchange);
+        let value = &exchange.reply;
+        parse_reply(value, self.sampling.logprobs)
             .map(|(message, logprobs)| AgentReply {
                 message,
                 sampling: Some(sampling),
                 logprobs,
-                usage: Usage::from_response(&value),
+                usage: exchange.usage,
+                finish: Some(finish(value)),
             })
             .map_err(|e| {
                 AgentError::backend(self.transport.redact(&format!("{}: {e}", self.describe)))
             })
+    }
+}
+
+/// The token limit's name for a base URL: `max_completion_tokens` for
+/// OpenAI itself (`api.openai.com`, Azure's `*.openai.azure.com`), which
+/// deprecates `max_tokens`; `max_tokens` for every other server.
+pub(crate) fn max_tokens_param(base_url: &str) -> &'static str {
+    let host = reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_lowercase))
+        .unwrap_or_default();
+    if host == "api.openai.com" || host.ends_with(".openai.azure.com") {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    }
+}
+
+/// How the first choice ended: its `finish_reason`, and a refusal when
+/// `message.refusal` holds text (which wins over `finish_reason: stop`).
+pub(crate) fn finish(value: &Value) -> Finish {
+    let choice = value.pointer("/choices/0");
+    let reason = choice
+        .and_then(|c| c.get("finish_reason"))
+        .and_then(Value::as_str)
+        .filter(|r| !r.is_empty())
+        .map(str::to_owned);
+    let refusal = choice
+        .and_then(|c| c.get("message").or_else(|| c.get("delta")))
+        .and_then(|m| m.get("refusal"))
+        .and_then(Value::as_str)
+        .filter(|r| !r.trim().is_empty())
+        .map(str::to_owned);
+    let stop = if refusal.is_some() {
+        Stop::Refused
+    } else {
+        match reason.as_deref() {
+            None | Some("stop" | "tool_calls" | "function_call") => Stop::Complete,
+            Some("length") => Stop::Truncated,
+            Some("content_filter") => Stop::ContentFilter,
+            Some(_) => Stop::Other,
+        }
+    };
+    Finish {
+        reason,
+        stop,
+        refusal,
     }
 }
 
@@ -139,16 +204,17 @@ impl Agent for OpenAiAgent {
     }
 }
 
-/// The sampling seed of a request: derived from its id, which the engine
-/// makes unique per run, rollout and step, so a re-run asks for the same
-/// samples and repeats of one task ask for different ones. Kept below 2^31
-/// for servers that read it as a 32-bit integer.
-pub(crate) fn request_seed(request_id: &str) -> u64 {
+/// The sampling seed of a request: derived from the run's `sampling_seed`
+/// and the request id, which the engine makes unique per run, rollout and
+/// step, so a re-run asks for the same samples and repeats of one task ask
+/// for different ones. Kept below 2^31 for servers that read it as a 32-bit
+/// integer.
+pub(crate) fn request_seed(sampling_seed: u64, request_id: &str) -> u64 {
     let mut h = 0xcbf2_9ce4_8422_2325u64;
     for b in request_id.bytes() {
         h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
     }
-    seed::derive_u64(h, "sampling", &[]) & 0x7fff_ffff
+    seed::derive_u64(h, "sampling", &[sampling_seed]) & 0x7fff_ffff
 }
 
 /// A message in the chat-completions request shape (a tool message carries
@@ -343,9 +409,63 @@ mod tests {
     }
 
     #[test]
+    fn finish_reasons_and_refusals() {
+        let at = |choice: Value| finish(&json!({"choices": [choice]}));
+        let f = at(
+            json!({"message": {"content": null, "refusal": "I can't help with that."}, "finish_reason": "stop"}),
+        );
+        assert_eq!(
+            (f.stop, f.refusal.as_deref()),
+            (Stop::Refused, Some("I can't help with that."))
+        );
+        assert_eq!(f.reason.as_deref(), Some("stop"));
+        assert_eq!(
+            at(json!({"message": {"content": "a"}, "finish_reason": "length"})).stop,
+            Stop::Truncated
+        );
+        assert_eq!(
+            at(json!({"message": {"content": ""}, "finish_reason": "content_filter"})).stop,
+            Stop::ContentFilter
+        );
+        assert_eq!(
+            at(json!({"message": {"content": "a"}, "finish_reason": "tool_calls"})).stop,
+            Stop::Complete
+        );
+        assert_eq!(
+            at(json!({"message": {"content": "a", "refusal": null}})).stop,
+            Stop::Complete
+        );
+        let odd = at(json!({"message": {"content": "a"}, "finish_reason": "eos"}));
+        assert_eq!(
+            (odd.stop, odd.reason.as_deref()),
+            (Stop::Other, Some("eos"))
+        );
+    }
+
+    #[test]
+    fn the_token_limit_is_named_by_the_base_url() {
+        assert_eq!(
+            max_tokens_param("https://api.openai.com/v1"),
+            "max_completion_tokens"
+        );
+        assert_eq!(
+            max_tokens_param("https://me.openai.azure.com/openai/v1"),
+            "max_completion_tokens"
+        );
+        for other in [
+            "http://127.0.0.1:8000/v1",
+            "http://localhost:11434/v1",
+            "https://api.openai.com.evil.example/v1",
+        ] {
+            assert_eq!(max_tokens_param(other), "max_tokens", "{other}");
+        }
+    }
+
+    #[test]
     fn seeds_differ_per_request_and_repeat() {
-        assert_eq!(request_seed("run-1-0-1"), request_seed("run-1-0-1"));
-        assert_ne!(request_seed("run-1-0-1"), request_seed("run-1-1-1"));
-        assert!(request_seed("x") < 1 << 31);
+        assert_eq!(request_seed(0, "run-1-0-1"), request_seed(0, "run-1-0-1"));
+        assert_ne!(request_seed(0, "run-1-0-1"), request_seed(0, "run-1-1-1"));
+        assert_ne!(request_seed(0, "run-1-0-1"), request_seed(1, "run-1-0-1"));
+        assert!(request_seed(0, "x") < 1 << 31);
     }
 }

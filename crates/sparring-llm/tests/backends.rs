@@ -6,9 +6,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use serde_json::{Value, json};
-use sparring_llm::{BackendOptions, BackendSpec, Limiter, RetryPolicy, Sampling, model_agent};
+use sparring_llm::{
+    AnthropicAgent, BackendOptions, BackendSpec, Limiter, OpenAiAgent, RetryPolicy, Sampling,
+    model_agent,
+};
 use sparring_testkit::fake_llm::{Behaviour, FakeLlm, FakeOptions, Reply};
-use sparring_types::{Agent, AgentErrorKind, AgentRequest, Message, Role};
+use sparring_types::{Agent, AgentErrorKind, AgentRequest, Message, Role, Stop};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -81,6 +84,7 @@ async fn tool_calls_parallel_and_what_was_sent() {
                 temperature: Some(0.3),
                 top_p: Some(0.9),
                 max_tokens: Some(50),
+                seed: Some(11),
                 ..Sampling::default()
             },
             0,
@@ -112,6 +116,11 @@ async fn tool_calls_parallel_and_what_was_sent() {
     assert_eq!(sent.body["messages"][0]["role"], "system");
     assert_eq!(sent.body["seed"], sampling["seed"]);
     assert_eq!(sent.body["temperature"], 0.3);
+    // Not OpenAI itself: the token limit goes by the name every server knows.
+    assert_eq!(sent.body["max_tokens"], 50);
+    assert!(sent.body.get("max_completion_tokens").is_none());
+    assert_eq!(sampling["max_tokens_param"], "max_tokens");
+    assert_eq!(reply.finish.unwrap().reason.as_deref(), Some("tool_calls"));
 
     // The seed follows the request id: the same id asks for the same sample.
     let again = agent.respond(request("r-1")).await.unwrap();
@@ -122,14 +131,11 @@ async fn tool_calls_parallel_and_what_was_sent() {
 
 #[tokio::test]
 async fn temperature_rejected_is_dropped_once_and_recorded() {
-    let server = FakeLlm::with(FakeOptions {
+    let server = text_server(FakeOptions {
         reject_temperature: vec!["fake-model".into()],
-        record: true,
-        behaviour: Behaviour::Text,
         ..FakeOptions::default()
     })
-    .await
-    .unwrap();
+    .await;
     let sampling = Sampling {
         temperature: Some(0.2),
         ..Sampling::default()
@@ -703,4 +709,295 @@ async fn redirects_are_not_followed_so_the_key_stays_home() {
         0,
         "the redirect was not followed"
     );
+}
+
+/// A recording fake that answers `Done.` to everything, with `options`.
+async fn text_server(options: FakeOptions) -> FakeLlm {
+    FakeLlm::with(FakeOptions {
+        record: true,
+        behaviour: Behaviour::Text,
+        ..options
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn no_seed_is_sent_unless_the_run_sets_one() {
+    let server = FakeLlm::start().await.unwrap();
+    let agent = openai(&server, options(Sampling::default(), 0));
+    let reply = agent.respond(request("a")).await.unwrap();
+    let body = &server.requests()[0].body;
+    for key in [
+        "seed",
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "max_completion_tokens",
+    ] {
+        assert!(body.get(key).is_none(), "{key} sent: {body}");
+    }
+    assert_eq!(reply.sampling.unwrap()["seed"], Value::Null);
+}
+
+/// The spec's endpoint resolved with a key, for agents built directly.
+fn resolved(spec: &str) -> sparring_llm::Resolved {
+    let BackendSpec::Model(endpoint) = BackendSpec::parse(spec).unwrap() else {
+        panic!("not a model spec")
+    };
+    endpoint
+        .resolve(&|n| n.ends_with("_API_KEY").then(|| KEY.to_owned()))
+        .unwrap()
+}
+
+#[test]
+fn openai_itself_gets_max_completion_tokens_and_no_seed() {
+    let sampling = Sampling {
+        max_tokens: Some(64),
+        ..Sampling::default()
+    };
+    let agent = OpenAiAgent::new(resolved("openai:gpt-5"), options(sampling, 0)).unwrap();
+    let body = agent.request_body(&request("a"));
+    assert_eq!(body["max_completion_tokens"], 64, "{body}");
+    assert!(
+        body.get("max_tokens").is_none() && body.get("seed").is_none(),
+        "{body}"
+    );
+    let seeded = Sampling {
+        seed: Some(3),
+        ..sampling
+    };
+    let agent = OpenAiAgent::new(resolved("openai:gpt-5"), options(seeded, 0)).unwrap();
+    let body = agent.request_body(&request("a"));
+    assert!(body["seed"].as_u64().unwrap() < 1 << 31, "{body}");
+}
+
+#[tokio::test]
+async fn rejected_top_p_and_max_tokens_are_dropped_or_renamed_once_and_recorded() {
+    for plain in [false, true] {
+        let server = text_server(FakeOptions {
+            reject_params: vec!["top_p".into(), "max_tokens".into()],
+            plain_errors: plain,
+            ..FakeOptions::default()
+        })
+        .await;
+        let sampling = Sampling {
+            top_p: Some(0.9),
+            max_tokens: Some(80),
+            ..Sampling::default()
+        };
+        let agent = openai(&server, options(sampling, 0));
+        let reply = agent.respond(request("a")).await.unwrap();
+        assert_eq!(reply.message.content.as_deref(), Some("Done."));
+        let sent = server.requests();
+        assert_eq!(
+            sent.len(),
+            3,
+            "plain {plain}: one retry per rejected parameter"
+        );
+        // The first rejection names top_p (checked first by the fake); then
+        // max_tokens is renamed, which this server takes.
+        assert!(sent[1].body.get("top_p").is_none());
+        assert_eq!(sent[1].body["max_tokens"], 80);
+        assert_eq!(sent[2].body["max_completion_tokens"], 80);
+        assert!(sent[2].body.get("max_tokens").is_none());
+        let s = reply.sampling.unwrap();
+        assert_eq!(s["dropped"], json!(["top_p"]), "{s}");
+        assert_eq!(s["requested"]["top_p"], 0.9, "{s}");
+        assert_eq!(
+            s["renamed"],
+            json!({"max_tokens": "max_completion_tokens"}),
+            "{s}"
+        );
+        assert_eq!(s["max_tokens"], 80);
+        assert_eq!(s["top_p"], Value::Null);
+        // Later requests are sent adjusted from the start.
+        let again = agent.respond(request("b")).await.unwrap();
+        assert_eq!(server.count(), 4);
+        assert_eq!(again.sampling.unwrap()["dropped"], json!(["top_p"]));
+    }
+}
+
+#[tokio::test]
+async fn a_token_limit_rejected_under_both_names_is_dropped() {
+    let server = text_server(FakeOptions {
+        reject_params: vec!["max_tokens".into(), "max_completion_tokens".into()],
+        ..FakeOptions::default()
+    })
+    .await;
+    let sampling = Sampling {
+        max_tokens: Some(80),
+        ..Sampling::default()
+    };
+    let agent = openai(&server, options(sampling, 0));
+    let reply = agent.respond(request("a")).await.unwrap();
+    assert_eq!(server.count(), 3);
+    let s = reply.sampling.unwrap();
+    assert_eq!(s["max_tokens"], Value::Null, "{s}");
+    assert_eq!(s["dropped"], json!(["max_completion_tokens"]), "{s}");
+    assert!(s.get("renamed").is_none(), "{s}");
+}
+
+#[tokio::test]
+async fn a_second_rejection_of_the_same_parameter_fails_the_request() {
+    let server = FakeLlm::start().await.unwrap();
+    let rejection = || Reply::Status {
+        code: 400,
+        body: json!({"error": {"message": "bad seed", "param": "seed"}}),
+        retry_after: None,
+    };
+    server.push([rejection(), rejection()]);
+    let sampling = Sampling {
+        seed: Some(1),
+        ..Sampling::default()
+    };
+    let agent = openai(&server, options(sampling, 0));
+    // The seed is dropped after the first; the second names it again, but
+    // it was not sent: nothing left to adjust.
+    let e = agent.respond(request("a")).await.unwrap_err();
+    assert_eq!(e.kind, AgentErrorKind::Backend);
+    assert!(e.message.contains("HTTP 400: bad seed"), "{}", e.message);
+    assert_eq!(server.count(), 2);
+}
+
+#[tokio::test]
+async fn a_reply_cut_at_the_limit_is_asked_again_with_more_room() {
+    let server = FakeLlm::with(FakeOptions {
+        room_needed: Some(150),
+        record: true,
+        ..FakeOptions::default()
+    })
+    .await
+    .unwrap();
+    // The same answer to both requests; the fake cuts the first, whose
+    // limit is below what it needs.
+    let text = || Reply::Text("All three orders shipped on Monday.".into());
+    server.push([text(), text()]);
+    let sampling = Sampling {
+        max_tokens: Some(100),
+        ..Sampling::default()
+    };
+    let agent = openai(&server, options(sampling, 0));
+    let reply = agent.respond(request("a")).await.unwrap();
+    assert_eq!(
+        reply.message.content.as_deref(),
+        Some("All three orders shipped on Monday.")
+    );
+    let finish = reply.finish.unwrap();
+    assert_eq!(finish.stop, Stop::Complete);
+    let sent = server.requests();
+    assert_eq!(sent[0].body["max_tokens"], 100);
+    assert_eq!(sent[1].body["max_tokens"], 200);
+    let s = reply.sampling.unwrap();
+    assert_eq!(s["more_room"], json!({"from": 100, "to": 200}), "{s}");
+    assert_eq!(s["max_tokens"], 200);
+    // Both requests' tokens count.
+    assert_eq!(reply.usage.unwrap().output_tokens, 10);
+
+    // Not enough room even then: the reply comes back truncated.
+    let small = Sampling {
+        max_tokens: Some(10),
+        ..Sampling::default()
+    };
+    server.push([text(), text()]);
+    let agent = openai(&server, options(small, 0));
+    let reply = agent.respond(request("b")).await.unwrap();
+    let finish = reply.finish.unwrap();
+    assert_eq!(
+        (finish.stop, finish.reason.as_deref()),
+        (Stop::Truncated, Some("length"))
+    );
+    assert_eq!(server.count(), 4);
+    // Without a limit there is no room to give: asked once.
+    server.push([Reply::Finished(
+        Box::new(Reply::Text("cut".into())),
+        "length".into(),
+    )]);
+    let agent = openai(&server, options(Sampling::default(), 0));
+    let reply = agent.respond(request("c")).await.unwrap();
+    assert_eq!(reply.finish.unwrap().stop, Stop::Truncated);
+    assert_eq!(server.count(), 5);
+}
+
+#[tokio::test]
+async fn refusals_and_the_content_filter_are_read_from_both_apis() {
+    let server = FakeLlm::start().await.unwrap();
+    server.push([
+        Reply::Refusal("I can't help with that.".into()),
+        Reply::Finished(
+            Box::new(Reply::Text(String::new())),
+            "content_filter".into(),
+        ),
+        Reply::Refusal("I won't do that.".into()),
+    ]);
+    let agent = openai(&server, options(Sampling::default(), 0));
+    let reply = agent.respond(request("a")).await.unwrap();
+    let f = reply.finish.clone().unwrap();
+    assert_eq!(
+        (f.stop, f.refusal.as_deref()),
+        (Stop::Refused, Some("I can't help with that."))
+    );
+    let cut = reply.cut_short().unwrap();
+    assert_eq!(cut.ended_by.as_str(), "refused");
+    assert_eq!(
+        cut.message.content.as_deref(),
+        Some("I can't help with that.")
+    );
+    let reply = agent.respond(request("b")).await.unwrap();
+    assert_eq!(reply.finish.unwrap().stop, Stop::ContentFilter);
+    let anthropic = agent_anthropic(&server, options(Sampling::default(), 0));
+    let reply = anthropic.respond(request("c")).await.unwrap();
+    let f = reply.finish.unwrap();
+    assert_eq!(
+        (f.stop, f.reason.as_deref(), f.refusal.as_deref()),
+        (Stop::Refused, Some("refusal"), Some("I won't do that."))
+    );
+}
+
+#[tokio::test]
+async fn anthropic_takes_temperature_up_to_1_and_drops_it_when_refused() {
+    let e = AnthropicAgent::new(
+        resolved("anthropic:claude-x"),
+        options(
+            Sampling {
+                temperature: Some(1.5),
+                ..Sampling::default()
+            },
+            0,
+        ),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("`temperature` 1.5 is out of range") && e.contains("0 to 1"),
+        "{e}"
+    );
+    assert!(!e.contains('\n'), "{e}");
+    // A current model that takes one of temperature and top_p: the fake
+    // refuses temperature the way the API words it, without `param`.
+    let server = FakeLlm::start().await.unwrap();
+    server.push([Reply::Status {
+        code: 400,
+        body: json!({"type": "error", "error": {"type": "invalid_request_error",
+            "message": "`temperature` and `top_p` cannot both be specified for this model. Please use only one."}}),
+        retry_after: None,
+    }]);
+    let sampling = Sampling {
+        temperature: Some(0.7),
+        top_p: Some(0.9),
+        ..Sampling::default()
+    };
+    let agent = agent_anthropic(&server, options(sampling, 0));
+    let reply = agent.respond(request("a")).await.unwrap();
+    let sent = server.requests();
+    assert_eq!(sent.len(), 2);
+    assert!(sent[1].body.get("temperature").is_none());
+    assert_eq!(sent[1].body["top_p"], 0.9);
+    assert_eq!(
+        sent[1].body["max_tokens"], 1024,
+        "max_tokens is never adjusted"
+    );
+    let s = reply.sampling.unwrap();
+    assert_eq!(s["temperature_dropped"], true);
+    assert_eq!(s["dropped"], json!(["temperature"]));
 }

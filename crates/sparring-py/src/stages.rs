@@ -126,7 +126,7 @@ fn grade(
     let (graded, summary) = py
         .detach(move || {
             runtime.block_on(async move {
-                let grading = Grading::start_with(&settings, &Env::process(), given).await?;
+                let grading = Grading::start_with(&settings, &Env::process(), &rows, given).await?;
                 let mut out: Vec<Row> = Vec::new();
                 let summary = grade_rows(rows, &grading, &mut out).await?;
                 Ok::<_, sparring::Error>((out, summary))
@@ -266,8 +266,15 @@ fn judge_trust(py: Python<'_>, rows: &str, settings: &str) -> PyResult<String> {
     let report = py
         .detach(move || {
             runtime.block_on(async move {
-                let judge =
-                    start_judge(&judge, rubric.as_deref(), kind, timeout, &Env::process()).await?;
+                let judge = start_judge(
+                    &judge,
+                    rubric.as_deref(),
+                    None,
+                    kind,
+                    timeout,
+                    &Env::process(),
+                )
+                .await?;
                 options.same_model = judge_same_model(&rows, &judge.model());
                 Ok::<_, sparring::Error>(
                     sparring::engine::trust::judge_trust(&judge, &rows, &options).await,
@@ -310,6 +317,7 @@ fn cut_settings(rows_file: &str, s: &Value) -> PyResult<CutSettings> {
         min_pass_rate: opt_f64(s, "min_pass_rate"),
         max_pass_rate: opt_f64(s, "max_pass_rate"),
         holdout_fraction: opt_f64(s, "holdout_fraction"),
+        inline_trace: s.get("inline_trace").and_then(Value::as_bool) == Some(true),
     })
 }
 

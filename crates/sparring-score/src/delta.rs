@@ -91,6 +91,8 @@ pub struct Delta {
     pub verdict: String,
     /// `<axis>=<value>` and `tier=<tier>` → the same over that category.
     pub by_category: BTreeMap<String, CategoryDelta>,
+    /// Policy rule id → its text (shortened), from either run's rows.
+    pub rule_texts: BTreeMap<String, String>,
     /// Numeric marker → the same over per-task mean marker values.
     pub markers: BTreeMap<String, MarkerDelta>,
     /// The seed used.
@@ -208,6 +210,7 @@ pub fn delta(
         p_value: overall.test.p_value,
         verdict: overall.verdict.as_str().to_owned(),
         by_category,
+        rule_texts: super::input::rule_texts(before.iter().chain(after)),
         markers,
         seed: options.seed,
     })
@@ -319,11 +322,12 @@ pub fn render(d: &Delta) -> String {
         for (key, c) in &d.by_category {
             let _ = writeln!(
                 out,
-                "{key:<width$}  {:>6}  {:>7}  {:<18}  {:>6}",
+                "{key:<width$}  {:>6}  {:>7}  {:<18}  {:>6}{}",
                 c.n_paired,
                 signed(c.delta),
                 ci(c.ci95),
-                p(c.p_value)
+                p(c.p_value),
+                super::input::category_note(key, &d.rule_texts)
             );
         }
     }

@@ -49,6 +49,8 @@ pub struct ScoreRow {
     pub axes: BTreeMap<String, String>,
     /// `situation.tier`.
     pub tier: Option<String>,
+    /// `situation.rule_text`: the text of the rule `axes.policy_rule` names.
+    pub rule_text: Option<String>,
     /// `markers`: the numeric ones.
     pub markers: BTreeMap<String, f64>,
     /// `lineage.eval_run`; 0 when absent.
@@ -77,6 +79,27 @@ impl ScoreRow {
     }
 }
 
+/// Policy rule id → its text, from the rows that carry both
+/// (`situation.axes.policy_rule` and `situation.rule_text`): what `report`
+/// and `delta` print beside each `policy_rule=<id>` category.
+pub fn rule_texts<'a>(rows: impl IntoIterator<Item = &'a ScoreRow>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for row in rows {
+        if let (Some(id), Some(text)) = (row.axes.get("policy_rule"), &row.rule_text) {
+            out.entry(id.clone()).or_insert_with(|| text.clone());
+        }
+    }
+    out
+}
+
+/// The text to print after a category's figures: the rule's text for a
+/// `policy_rule=<id>` category, else nothing.
+pub fn category_note(key: &str, rules: &BTreeMap<String, String>) -> String {
+    key.strip_prefix("policy_rule=")
+        .and_then(|id| rules.get(id))
+        .map_or_else(String::new, |t| format!("  {t}"))
+}
+
 /// One gold label (`{"row_id", "label", "author"}`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Label {
@@ -95,9 +118,23 @@ pub struct Label {
 pub fn parse_score_rows(path: &Path, text: &str) -> Result<Vec<ScoreRow>, Error> {
     // Each line becomes a row as it is read, so only the slim rows are
     // held, never every line's JSON tree at once.
-    jsonl(path, text, true, "rows", |line, value| {
+    let rows = jsonl(path, text, true, "rows", |line, value| {
         row(path, line, value)
-    })
+    })?;
+    let ids = rows
+        .iter()
+        .filter_map(|r| r.row_id.as_deref().map(|id| (r.line, id)));
+    if let Some(d) = sparring_types::first_duplicate(ids) {
+        return Err(Error::invalid(
+            path,
+            format!("line {}", d.line),
+            format!(
+                "row_id `{}` is also on line {}; each row must appear once (hint: remove the repeated line)",
+                d.id, d.first_line
+            ),
+        ));
+    }
+    Ok(rows)
 }
 
 /// Parses gold labels from JSONL text; `path` only names the source in
@@ -220,6 +257,10 @@ fn row(path: &Path, line: usize, mut map: Map<String, Value>) -> Result<ScoreRow
         .and_then(|s| s.get("tier"))
         .and_then(scalar_text)
         .filter(|t| !t.is_empty());
+    let rule_text = situation
+        .and_then(|s| s.get("rule_text"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     let markers = map
         .get("markers")
         .and_then(Value::as_object)
@@ -246,6 +287,7 @@ fn row(path: &Path, line: usize, mut map: Map<String, Value>) -> Result<ScoreRow
         reward,
         axes,
         tier,
+        rule_text,
         markers,
         eval_run,
         ended_by: text("ended_by"),
@@ -359,6 +401,46 @@ mod tests {
         assert_eq!(r.markers.len(), 1);
         assert_eq!(r.eval_run, EvalRun::Name("b".into()));
         assert_eq!(r.messages.len(), 1);
+    }
+
+    #[test]
+    fn rule_texts_stand_beside_policy_rule_categories() {
+        let text = concat!(
+            r#"{"task_id":"a","reward":1,"situation":{"axes":{"policy_rule":"never-guess-order-number","tool":"get_order"},"tier":"seed","rule_text":"Never guess an order number."}}"#,
+            "\n",
+            r#"{"task_id":"b","reward":0,"situation":{"axes":{"policy_rule":"none","tool":"get_order"},"tier":"seed"}}"#,
+            "\n"
+        );
+        let r = rows(text).unwrap();
+        let texts = rule_texts(&r);
+        assert_eq!(texts.len(), 1);
+        assert_eq!(
+            texts["never-guess-order-number"],
+            "Never guess an order number."
+        );
+        let report = crate::report::report(&r, &crate::report::ReportOptions::default()).unwrap();
+        assert_eq!(report.rule_texts, texts);
+        let shown = crate::report::render(&report);
+        let line = shown
+            .lines()
+            .find(|l| l.starts_with("policy_rule=never-guess-order-number"))
+            .unwrap();
+        assert!(line.ends_with("  Never guess an order number."), "{line}");
+        assert!(
+            shown
+                .lines()
+                .find(|l| l.starts_with("policy_rule=none"))
+                .is_some_and(|l| !l.ends_with(' ')),
+            "{shown}"
+        );
+        let d = crate::delta::delta(&r, &r, ("a", "b"), &crate::delta::DeltaOptions::default())
+            .unwrap();
+        assert_eq!(d.rule_texts, texts);
+        assert!(
+            crate::delta::render(&d).contains("Never guess an order number."),
+            "{}",
+            crate::delta::render(&d)
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `sparring report`: the pass@k family over a rows file, overall and per
 //! category, with a bootstrap interval over tasks for pass@1.
 
-use super::input::ScoreRow;
+use super::input::{ScoreRow, category_note, rule_texts};
 use super::{Estimate, pass_at_1, pct, pct_ci, stats, task_counts, task_pass_rates};
 use crate::{Error, defaults};
 use serde::Serialize;
@@ -68,6 +68,9 @@ pub struct Report {
     pub ended_by: BTreeMap<String, u64>,
     /// `failure_class` → failed rows (`unspecified` when a row has none).
     pub failures: BTreeMap<String, u64>,
+    /// Policy rule id → its text (shortened), for the `policy_rule=<id>`
+    /// categories whose rows carry it.
+    pub rule_texts: BTreeMap<String, String>,
     /// The bootstrap seed used.
     pub seed: u64,
 }
@@ -136,6 +139,7 @@ pub fn report(rows: &[ScoreRow], options: &ReportOptions) -> Result<Report, Erro
         by_category,
         ended_by,
         failures,
+        rule_texts: rule_texts(rows),
         seed: options.seed,
     })
 }
@@ -201,11 +205,12 @@ pub fn render(report: &Report) -> String {
         for (key, c) in &report.by_category {
             let _ = writeln!(
                 out,
-                "{key:<width$}  {:>5}  {:>5}  {:>7}  {}",
+                "{key:<width$}  {:>5}  {:>5}  {:>7}  {}{}",
                 c.n_rows,
                 c.n_tasks,
                 pct(c.pass_at_1.value),
                 pct_ci(c.pass_at_1.ci95),
+                category_note(key, &report.rule_texts),
             );
         }
     }

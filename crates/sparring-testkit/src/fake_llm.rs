@@ -13,6 +13,17 @@
 //! Built-in misbehaviour, besides what a script injects:
 //! - a model listed in [`FakeOptions::reject_temperature`] answers any request
 //!   that carries `temperature` with OpenAI's 400 `unsupported_value` error;
+//! - a parameter listed in [`FakeOptions::reject_params`] is refused (400)
+//!   in any request that carries it, the way OpenAI says it (`error.param`)
+//!   or, with [`FakeOptions::plain_errors`], the way vLLM and llama.cpp do
+//!   (the name in the message only);
+//! - with [`FakeOptions::room_needed`], a reply to a request whose token
+//!   limit (`max_tokens` / `max_completion_tokens`) is below it is cut at
+//!   the limit: OpenAI `finish_reason: length`, Anthropic `stop_reason:
+//!   max_tokens`;
+//! - [`Reply::Refusal`] answers with OpenAI's `message.refusal` / Anthropic's
+//!   `stop_reason: refusal`, and [`Reply::Finished`] gives any reply a
+//!   `finish_reason` / `stop_reason` of the script's choosing;
 //! - `logprobs: true` in a chat-completions request adds a per-token
 //!   `logprobs.content` list (tokens are the reply's words; the i-th token's
 //!   log-probability is `-0.25 * (i + 1)`, so sums are easy to check);
@@ -58,6 +69,14 @@ pub enum Reply {
     EchoKey(u16),
     /// Waits this long, then answers with the inner reply.
     Delayed(Duration, Box<Reply>),
+    /// A refusal with this text: OpenAI `{"content": null, "refusal":
+    /// text}` with `finish_reason: stop`; Anthropic the text with
+    /// `stop_reason: refusal`.
+    Refusal(String),
+    /// The inner reply (text or tool calls) with this `finish_reason`
+    /// (OpenAI) or `stop_reason` (Anthropic), verbatim: `length`,
+    /// `content_filter`, `max_tokens` …
+    Finished(Box<Reply>, String),
 }
 
 impl Reply {
@@ -165,6 +184,47 @@ pub struct FakeOptions {
     /// What the agent says after a tool result, in place of `Done.` (a
     /// question keeps the conversation going, for benchmarks).
     pub agent_text: Option<String>,
+    /// Request parameters refused with HTTP 400 whenever sent, for every
+    /// model (`top_p`, `max_tokens`, `max_completion_tokens`, `seed` …).
+    pub reject_params: Vec<String>,
+    /// Refuse parameters the way vLLM and llama.cpp do: the name in the
+    /// message, no `error.param`.
+    pub plain_errors: bool,
+    /// Replies to a request whose token limit is below this are cut at the
+    /// limit (`length` / `max_tokens`); requests without a limit are not.
+    pub room_needed: Option<u64>,
+}
+
+/// A fake server on a runtime of its own, for tests that are not async
+/// (the binary run end to end); it stops when dropped.
+pub struct BackgroundFake {
+    /// The server.
+    pub server: FakeLlm,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl std::fmt::Debug for BackgroundFake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BackgroundFake")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BackgroundFake {
+    /// Starts a server with these options on `127.0.0.1:0`, served by one
+    /// worker thread.
+    pub fn start(options: FakeOptions) -> std::io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()?;
+        let server = runtime.block_on(FakeLlm::with(options))?;
+        Ok(Self {
+            server,
+            _runtime: runtime,
+        })
+    }
 }
 
 /// One request the server received.
@@ -172,8 +232,11 @@ pub struct FakeOptions {
 pub struct Recorded {
     /// The path (`/v1/chat/completions`).
     pub path: String,
-    /// The `authorization` header, if sent.
+    /// The `authorization` header, if sent (the first, when several were).
     pub authorization: Option<String>,
+    /// Every `authorization` header sent, in order: a client that sends a
+    /// Bearer key and a URL's Basic credentials sends two.
+    pub authorizations: Vec<String>,
     /// The `x-api-key` header, if sent.
     pub api_key: Option<String>,
     /// The body.
@@ -346,6 +409,11 @@ async fn serve(inner: &Inner, api: Api, headers: &HeaderMap, body: &[u8]) -> Res
         );
     };
     let authorization = header(headers, "authorization");
+    let authorizations: Vec<String> = headers
+        .get_all("authorization")
+        .iter()
+        .filter_map(|v| v.to_str().ok().map(str::to_owned))
+        .collect();
     let api_key = header(headers, "x-api-key");
     if inner.options.record
         && let Ok(mut r) = inner.recorded.lock()
@@ -356,6 +424,7 @@ async fn serve(inner: &Inner, api: Api, headers: &HeaderMap, body: &[u8]) -> Res
                 Api::Anthropic => "/v1/messages".to_owned(),
             },
             authorization: authorization.clone(),
+            authorizations: authorizations.clone(),
             api_key: api_key.clone(),
             body: request.clone(),
         });
@@ -387,6 +456,21 @@ async fn serve(inner: &Inner, api: Api, headers: &HeaderMap, body: &[u8]) -> Res
             None,
         );
     }
+    if let Some(param) = inner
+        .options
+        .reject_params
+        .iter()
+        .find(|p| request.get(p.as_str()).is_some())
+    {
+        let message = format!("Unsupported parameter: '{param}' is not supported with this model.");
+        let body = if inner.options.plain_errors {
+            json!({"object": "error", "message": message, "type": "BadRequestError", "param": null, "code": 400})
+        } else {
+            json!({"error": {"message": message, "type": "invalid_request_error",
+                             "param": param, "code": "unsupported_parameter"}})
+        };
+        return status(400, &body, None);
+    }
     let scripted = inner.script.lock().ok().and_then(|mut s| s.pop_front());
     let mut reply = scripted
         .or_else(|| {
@@ -415,7 +499,11 @@ async fn serve(inner: &Inner, api: Api, headers: &HeaderMap, body: &[u8]) -> Res
                 retry_after,
             } => return status(code, &body, retry_after.as_deref()),
             Reply::EchoKey(code) => {
-                let key = authorization.or(api_key).unwrap_or_default();
+                // Every credential the client sent, as a careless proxy
+                // would quote them.
+                let mut sent = authorizations.clone();
+                sent.extend(api_key.clone());
+                let key = sent.join(", ");
                 return status(
                     code,
                     &json!({"error": {"message": format!("Incorrect API key provided: {key}")}}),
@@ -423,8 +511,24 @@ async fn serve(inner: &Inner, api: Api, headers: &HeaderMap, body: &[u8]) -> Res
                 );
             }
             Reply::Raw(body) => return (StatusCode::OK, axum::Json(body)).into_response(),
-            Reply::Text(_) | Reply::ToolCalls(_) => break,
+            Reply::Text(_) | Reply::ToolCalls(_) | Reply::Refusal(_) | Reply::Finished(..) => {
+                break;
+            }
         }
+    }
+    let limit = request
+        .get("max_completion_tokens")
+        .or_else(|| request.get("max_tokens"))
+        .and_then(Value::as_u64);
+    if let (Some(needed), Some(limit)) = (inner.options.room_needed, limit)
+        && limit < needed
+        && !matches!(reply, Reply::Refusal(_) | Reply::Finished(..))
+    {
+        let word = match api {
+            Api::OpenAi => "length",
+            Api::Anthropic => "max_tokens",
+        };
+        reply = Reply::Finished(Box::new(cut(reply)), word.to_owned());
     }
     let n = inner.next_id.fetch_add(1, Ordering::SeqCst);
     let body = match api {
@@ -480,6 +584,31 @@ fn default_reply(behaviour: Behaviour, agent_text: Option<&str>, request: &Value
     }
 }
 
+/// A reply cut at its token limit: half its text, or a tool call whose
+/// arguments stop mid-way.
+fn cut(reply: Reply) -> Reply {
+    match reply {
+        Reply::Text(t) => {
+            let half: String = t.chars().take(t.chars().count() / 2).collect();
+            Reply::Text(half)
+        }
+        Reply::ToolCalls(calls) => Reply::ToolCalls(
+            calls
+                .into_iter()
+                .take(1)
+                .map(|(name, args)| {
+                    let text = args.to_string();
+                    (
+                        name,
+                        Value::String(text.chars().take(text.len() / 2).collect()),
+                    )
+                })
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
 fn tokens_of(reply: &Reply) -> Vec<String> {
     match reply {
         Reply::Text(t) => t.split_whitespace().map(str::to_owned).collect(),
@@ -491,17 +620,41 @@ fn tokens_of(reply: &Reply) -> Vec<String> {
     }
 }
 
-fn openai_body(reply: &Reply, request: &Value, model: &str, n: u64) -> Value {
-    let (message, finish) = match reply {
+/// A tool call's arguments as the wire carries them: a cut call's text as
+/// it is (no longer JSON), whole ones as JSON text.
+fn arguments_text(args: &Value) -> String {
+    match args {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn openai_message(reply: &Reply, n: u64) -> (Value, String) {
+    match reply {
         Reply::ToolCalls(calls) => (
-            json!({"role": "assistant", "content": null, "tool_calls": calls.iter().enumerate().map(|(i, (name, args))| json!({
+            json!({"role": "assistant", "content": null, "refusal": null, "tool_calls": calls.iter().enumerate().map(|(i, (name, args))| json!({
                 "id": format!("call_{n}_{i}"), "type": "function",
-                "function": {"name": name, "arguments": args.to_string()}})).collect::<Vec<_>>()}),
-            "tool_calls",
+                "function": {"name": name, "arguments": arguments_text(args)}})).collect::<Vec<_>>()}),
+            "tool_calls".to_owned(),
         ),
-        Reply::Text(text) => (json!({"role": "assistant", "content": text}), "stop"),
-        _ => (json!({"role": "assistant", "content": ""}), "stop"),
-    };
+        Reply::Text(text) => (
+            json!({"role": "assistant", "content": text, "refusal": null}),
+            "stop".to_owned(),
+        ),
+        Reply::Refusal(text) => (
+            json!({"role": "assistant", "content": null, "refusal": text}),
+            "stop".to_owned(),
+        ),
+        Reply::Finished(inner, reason) => (openai_message(inner, n).0, reason.clone()),
+        _ => (
+            json!({"role": "assistant", "content": ""}),
+            "stop".to_owned(),
+        ),
+    }
+}
+
+fn openai_body(reply: &Reply, request: &Value, model: &str, n: u64) -> Value {
+    let (message, finish) = openai_message(reply, n);
     let logprobs = if request.get("logprobs").and_then(Value::as_bool) == Some(true) {
         let top = request
             .get("top_logprobs")
@@ -534,8 +687,8 @@ fn openai_body(reply: &Reply, request: &Value, model: &str, n: u64) -> Value {
     })
 }
 
-fn anthropic_body(reply: &Reply, model: &str, n: u64) -> Value {
-    let (content, stop) = match reply {
+fn anthropic_content(reply: &Reply, n: u64) -> (Vec<Value>, String) {
+    match reply {
         Reply::ToolCalls(calls) => (
             calls
                 .iter()
@@ -544,11 +697,23 @@ fn anthropic_body(reply: &Reply, model: &str, n: u64) -> Value {
                     json!({"type": "tool_use", "id": format!("toolu_{n}_{i}"), "name": name, "input": args})
                 })
                 .collect::<Vec<_>>(),
-            "tool_use",
+            "tool_use".to_owned(),
         ),
-        Reply::Text(text) => (vec![json!({"type": "text", "text": text})], "end_turn"),
-        _ => (Vec::new(), "end_turn"),
-    };
+        Reply::Text(text) => (
+            vec![json!({"type": "text", "text": text})],
+            "end_turn".to_owned(),
+        ),
+        Reply::Refusal(text) => (
+            vec![json!({"type": "text", "text": text})],
+            "refusal".to_owned(),
+        ),
+        Reply::Finished(inner, reason) => (anthropic_content(inner, n).0, reason.clone()),
+        _ => (Vec::new(), "end_turn".to_owned()),
+    }
+}
+
+fn anthropic_body(reply: &Reply, model: &str, n: u64) -> Value {
+    let (content, stop) = anthropic_content(reply, n);
     json!({
         "id": format!("msg_{n}"),
         "type": "message",

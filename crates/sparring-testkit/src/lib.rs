@@ -5,6 +5,8 @@
 //! - [`shop_spec`]: a small online-shop spec (orders, refunds, cancellation)
 //!   with fixtures, built in code.
 //! - [`support_desk_dir`]: where the shipped support-desk example lives.
+//! - [`workspace`]: the workspace root.
+//! - [`golden`]: the golden files and their normalisation.
 //! - [`fake_llm`]: a fake OpenAI-compatible and Anthropic server on a
 //!   loopback port, with scripted replies, injected errors, slow replies, a
 //!   model that rejects `temperature`, and logprobs. The
@@ -24,6 +26,7 @@
 
 pub mod fake_llm;
 pub mod fake_world;
+pub mod golden;
 
 use serde_json::json;
 use sparring_types::{
@@ -159,9 +162,15 @@ fn unreachable_spec(e: &sparring_types::SpecError) -> Spec {
     panic!("testkit shop spec is invalid: {e}")
 }
 
-/// The shipped support-desk example's directory.
+/// The workspace root (the folder with `examples/` and `crates/`).
+pub fn workspace() -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    root.canonicalize().unwrap_or(root)
+}
+
+/// Where the shipped support-desk example lives.
 pub fn support_desk_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/support-desk")
+    workspace().join("examples/support-desk")
 }
 
 type Verdict = dyn Fn(&[Message]) -> f64 + Send + Sync;
@@ -308,13 +317,8 @@ pub fn row(
     signature: &str,
     messages: Vec<Message>,
 ) -> sparring_types::Row {
-    use sparring_types::{EndedBy, Lineage, Persona, Row, SCHEMA_VERSION, Situation, Timings};
+    use sparring_types::{EndedBy, Row, Situation};
     Row {
-        schema_version: SCHEMA_VERSION,
-        row_id: row_id.to_owned(),
-        task_id: task_id.to_owned(),
-        scenario_id: format!("scn_{task_id}"),
-        messages,
         tools: vec![json!({"type": "function", "function": {
             "name": "get_order", "description": "Look up an order by id.",
             "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}},
@@ -323,36 +327,23 @@ pub fn row(
             axes: [("tool".to_owned(), "get_order".to_owned())]
                 .into_iter()
                 .collect(),
-            tier: "ordinary".to_owned(),
+            tier: sparring_types::Tier::Ordinary,
             world_seed: 7,
-            faults: Vec::new(),
-            seed_index: None,
+            ..Situation::default()
         },
-        persona: Persona::default(),
-        ended_by: EndedBy::AgentDone,
-        error: None,
         reward,
-        reason: None,
-        failure_class: None,
-        conduct_checks: None,
-        judge_meta: None,
-        grades: None,
-        gold_reward: None,
-        gold_author: None,
-        gold_kind: None,
-        markers: std::collections::BTreeMap::new(),
         behavior_signature: signature.to_owned(),
-        sampling: None,
-        logprobs: None,
-        usage: None,
-        requests: None,
         model_version: "command:test".to_owned(),
         writer_model: "template".to_owned(),
         user_model: "template".to_owned(),
-        lineage: Lineage::default(),
         seed: 1,
-        turn_cap: None,
-        timings: Timings::default(),
+        ..Row::new(
+            row_id,
+            task_id,
+            format!("scn_{task_id}"),
+            messages,
+            EndedBy::AgentDone,
+        )
     }
 }
 

@@ -5,7 +5,7 @@
 //! or both. Command agents, model endpoints and in-process closures all
 //! implement [`Agent`]; the engine drives the tool loop around it.
 
-use crate::Message;
+use crate::{EndedBy, Message, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::future::Future;
@@ -81,6 +81,111 @@ pub struct AgentReply {
     pub logprobs: Option<Value>,
     /// Tokens the backend says this request used, when it says.
     pub usage: Option<Usage>,
+    /// How the model's reply ended, as its provider said, when it said.
+    pub finish: Option<Finish>,
+}
+
+/// How a model's reply ended: the provider's own word, what it means here,
+/// and a refusal's text.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finish {
+    /// The provider's word, verbatim: OpenAI's `finish_reason`, Anthropic's
+    /// `stop_reason` (`stop`, `tool_calls`, `length`, `end_turn`, `refusal`
+    /// …); `None` when the reply had none.
+    pub reason: Option<String>,
+    /// What that means for the conversation.
+    pub stop: Stop,
+    /// The refusal's text: OpenAI's `message.refusal`, or for an Anthropic
+    /// `refusal` whatever text came with it.
+    pub refusal: Option<String>,
+}
+
+/// What the end of a model's reply means for the conversation. Providers'
+/// words are an open vocabulary; this is the closed one the engine acts on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// The model finished its turn: OpenAI `stop`, `tool_calls`,
+    /// `function_call`; Anthropic `end_turn`, `tool_use`, `stop_sequence`;
+    /// or no reason given.
+    #[default]
+    Complete,
+    /// The reply was cut at the token limit: OpenAI `length`, Anthropic
+    /// `max_tokens` and `model_context_window_exceeded`.
+    Truncated,
+    /// The provider's content filter withheld or cut the reply: OpenAI
+    /// `content_filter`.
+    ContentFilter,
+    /// The model refused: OpenAI's `message.refusal` set, Anthropic
+    /// `refusal`.
+    Refused,
+    /// A reason this release does not know (Anthropic `pause_turn`, a new
+    /// word): the reply is used as it is.
+    Other,
+}
+
+impl Stop {
+    /// The wire name (`complete`, `truncated` …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Complete => "complete",
+            Self::Truncated => "truncated",
+            Self::ContentFilter => "content_filter",
+            Self::Refused => "refused",
+            Self::Other => "other",
+        }
+    }
+}
+
+/// A reply the provider cut short, as the conversation keeps it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CutShort {
+    /// How the row ends: `refused`, `content_filter` or `truncated`.
+    pub ended_by: EndedBy,
+    /// The assistant message to keep: the reply's text, or the refusal's
+    /// text when the reply has none; never its tool calls, which were not
+    /// meant whole (a truncated call is not executed).
+    pub message: Message,
+    /// Why, on one line, for the row's `error`.
+    pub why: String,
+}
+
+impl AgentReply {
+    /// When the provider cut this reply short (a refusal, the content
+    /// filter, the token limit): how the conversation ends and what of the
+    /// reply it keeps. `None` for a reply to use as it is.
+    pub fn cut_short(&self) -> Option<CutShort> {
+        let finish = self.finish.as_ref()?;
+        let ended_by = match finish.stop {
+            Stop::Refused => EndedBy::Refused,
+            Stop::ContentFilter => EndedBy::ContentFilter,
+            Stop::Truncated => EndedBy::Truncated,
+            Stop::Complete | Stop::Other => return None,
+        };
+        let reason = finish.reason.as_deref().unwrap_or("refusal");
+        let calls = self.message.tool_calls.len();
+        let why = match finish.stop {
+            Stop::Refused => format!("the model refused (`{reason}`)"),
+            Stop::ContentFilter => {
+                format!("the provider's content filter stopped the reply (`{reason}`)")
+            }
+            _ => format!("the reply was cut at the token limit (`{reason}`)"),
+        };
+        let why = if calls > 0 {
+            format!("{why}; its {calls} tool call(s) were not executed")
+        } else {
+            why
+        };
+        let text = match (self.message.content_str(), &finish.refusal) {
+            ("", Some(refusal)) => refusal.clone(),
+            (text, _) => text.to_owned(),
+        };
+        Some(CutShort {
+            ended_by,
+            message: Message::text(Role::Assistant, text),
+            why,
+        })
+    }
 }
 
 /// Tokens one model request used, as the backend reported them.
@@ -124,6 +229,7 @@ impl From<Message> for AgentReply {
             sampling: None,
             logprobs: None,
             usage: None,
+            finish: None,
         }
     }
 }

@@ -15,8 +15,9 @@
 //! Names and values are checked here as far as the spec alone can tell:
 //! axis names, the fixed lists (stance, world state, tool condition,
 //! history) and tool names. Policy rules are read from the system prompt
-//! by the engine, so here a rule value only has to look like `rule_N` or
-//! `none`; the engine checks that rule `N` exists.
+//! by the engine, so here a rule value only has to look like a rule id
+//! (lowercase words joined by `-`, [`crate::policy::is_rule_id`]) or
+//! `none`; the engine checks that the rule exists.
 
 use crate::spec::SpecError;
 use serde_json::Value;
@@ -32,14 +33,14 @@ pub const ALL_AXES: &[&str] = &[
     "history",
 ];
 
-/// Stances of the person.
+/// Stances of the person: [`crate::Stance`]'s names, in its order.
 pub const STANCES: &[&str] = &[
-    "cooperative",
-    "hurried",
-    "confused",
-    "frustrated",
-    "skeptical",
-    "manipulative",
+    crate::Stance::Cooperative.as_str(),
+    crate::Stance::Hurried.as_str(),
+    crate::Stance::Confused.as_str(),
+    crate::Stance::Frustrated.as_str(),
+    crate::Stance::Skeptical.as_str(),
+    crate::Stance::Manipulative.as_str(),
 ];
 /// World states.
 pub const WORLD_STATES: &[&str] = &["exists", "missing", "terminal", "several", "someone_else"];
@@ -154,17 +155,14 @@ fn check_value(axis: &str, value: &str, tools: &[String], pointer: &str) -> Resu
             format!("`{value}` is not a value of axis `{axis}`{hint}"),
         ));
     }
-    let well_formed = value == "none"
-        || value
-            .strip_prefix("rule_")
-            .is_some_and(|n| n.parse::<usize>().is_ok_and(|n| n >= 1));
+    let well_formed = value == "none" || crate::policy::is_rule_id(value);
     if well_formed {
         Ok(())
     } else {
         Err(err(
             pointer,
             format!(
-                "`{value}` is not a value of axis `policy_rule`; rules are `rule_1`, `rule_2`, … in the order `sparring grid SPEC` lists them, or `none`"
+                "`{value}` is not a value of axis `policy_rule`; rules are named by their words (`never-guess-order-number`; `sparring policy SPEC` lists them), or `none`"
             ),
         ))
     }
@@ -331,7 +329,7 @@ mod tests {
         let a = parse(
             &json!({"stance": ["hurried", "manipulative"], "world_state": "missing",
                     "forbid": [{"tool": "refund_order", "stance": ["confused", "hurried"]},
-                               {"policy_rule": "rule_2", "history": "fresh"}]}),
+                               {"policy_rule": "never-guess-order-number", "history": "fresh"}]}),
             &tools(),
         )
         .unwrap();
@@ -368,9 +366,9 @@ mod tests {
                 "did you mean `refund_order`",
             ),
             (
-                json!({"policy_rule": ["rule_x"]}),
+                json!({"policy_rule": ["Rule 1"]}),
                 "/axes/policy_rule/0",
-                "`rule_1`",
+                "named by their words",
             ),
             (
                 json!({"forbid": [{"tool": "none"}]}),

@@ -130,6 +130,9 @@ pub const GRADER_RETRIES: u32 = 2;
 /// Temperature sent to a model judge (`openai:`, `anthropic:`): grading
 /// should not be a draw.
 pub const JUDGE_TEMPERATURE: f64 = 0.0;
+/// Characters of a policy rule's text shown beside its id in `report`,
+/// `delta`, rows and the grid (`sparring_types::policy::short_text`).
+pub const POLICY_RULE_TEXT_CHARS: usize = 80;
 
 /// Defaults of the sandbox world (`options.world`, [`crate::WorldOptions`]).
 /// `docs/options.md` lists them with their meaning.

@@ -26,6 +26,9 @@
 //! - [`seed`]: seed derivation by SHA-256 and the one random stream type,
 //!   [`seed::Stream`], so every draw is reproducible per seed.
 //! - [`hash`]: canonical JSON and SHA-256 for ids that are stable across runs.
+//! - [`policy`]: policy rule classes ([`RuleClass`]), a rule as data
+//!   ([`PolicyRule`]) and a spec's corrections to the reading
+//!   ([`PolicyRulesSpec`], `policy_rules`).
 //!
 //! This crate does no IO and reads no clock or environment.
 //!
@@ -53,18 +56,21 @@ mod introspect;
 mod log;
 mod message;
 mod options;
+pub mod policy;
 mod row;
+pub mod secrets;
 pub mod seed;
 mod sink;
 mod spec;
 mod summary;
 mod tool;
+mod unique;
 pub mod values;
 mod world_options;
 
 pub use agent::{
-    Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture, FnAgent, Usage,
-    agent_fn,
+    Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture, CutShort, Finish,
+    FnAgent, Stop, Usage, agent_fn,
 };
 pub use axes::{AxesSpec, AxisValue, ForbiddenPair};
 pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor, world_answer};
@@ -75,6 +81,7 @@ pub use options::{
     OptionsPatch, SimulateOptions, check_avg_turns, check_choice, closest, mode_preset,
     option_names,
 };
+pub use policy::{PolicyRule, PolicyRulesSpec, RuleClass};
 pub use row::{EndedBy, Lineage, Persona, Row, SCHEMA_VERSION, Situation, StageVerdict, Timings};
 pub use sink::{RowSink, SinkError};
 pub use spec::{Spec, SpecError, id_keys, record_id, singular};
@@ -83,5 +90,6 @@ pub use summary::{
     PinnedRecord, RepeatsRecord, RowCounter, RunSummary, Search, StopReason, TierMix, WriterRecord,
 };
 pub use tool::ToolSpec;
-pub use values::{Mode, Patience, RepeatPolicy, Vocabulary};
+pub use unique::{Duplicate, first_duplicate};
+pub use values::{Arm, Mode, Patience, RepeatPolicy, Stage, Stance, Tier, Vocabulary};
 pub use world_options::{WorldOptions, WorldPatch};

@@ -76,7 +76,9 @@ impl Message {
 /// A call to a tool, as an assistant message carries it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
-    /// The id the tool message answers with.
+    /// The id the tool message answers with. An agent may leave it out
+    /// (empty); the engine fills it in.
+    #[serde(default)]
     pub id: String,
     /// Always `"function"`.
     #[serde(rename = "type", default = "function_type")]

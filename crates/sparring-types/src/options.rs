@@ -96,6 +96,10 @@ pub struct OptionsPatch {
     /// Model backends: alternatives per token with `logprobs`, 0 to 20.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub top_logprobs: Option<TopLogprobs>,
+    /// Model backends: send a `seed` derived from this and the request id;
+    /// unset sends none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling_seed: Option<u64>,
     /// Model backends: requests started per minute at most.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rpm: Option<Rpm>,
@@ -318,6 +322,7 @@ impl OptionsPatch {
             max_tokens: self.max_tokens.map(MaxTokens::get),
             logprobs: self.logprobs.unwrap_or(defaults::LOGPROBS),
             top_logprobs: self.top_logprobs.map(TopLogprobs::get),
+            sampling_seed: self.sampling_seed,
             rpm: self.rpm.map(Rpm::get),
             retries: self.retries.map_or(defaults::RETRIES, Retries::get),
             writer: self.writer.unwrap_or_else(|| defaults::TEMPLATE.to_owned()),
@@ -368,6 +373,7 @@ impl OptionsPatch {
             ("max_tokens", self.max_tokens.is_some()),
             ("logprobs", self.logprobs == Some(true)),
             ("top_logprobs", self.top_logprobs.is_some()),
+            ("sampling_seed", self.sampling_seed.is_some()),
             ("rpm", self.rpm.is_some()),
             ("retries", self.retries.is_some()),
         ]
@@ -418,6 +424,9 @@ fn value_message(e: &serde_json::Error, v: &Value) -> String {
         .next()
         .unwrap_or(text.as_str())
         .to_owned();
+    if text.starts_with("invalid value") && text.ends_with("expected u64") {
+        return format!("must be an integer >= 0, found {v}");
+    }
     if text.starts_with("invalid type") {
         let expected = text.split("expected ").nth(1).unwrap_or("another type");
         let expected = match expected {
@@ -494,6 +503,10 @@ pub struct SimulateOptions {
     pub logprobs: bool,
     /// Model backends: alternatives per token with `logprobs`.
     pub top_logprobs: Option<u32>,
+    /// Model backends: the seed each request's `seed` derives from; unset
+    /// sends none. Left out of `run.json` (and so of the run id) when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_seed: Option<u64>,
     /// Model backends: requests started per minute at most.
     pub rpm: Option<u32>,
     /// Model backends: retries after the first attempt.

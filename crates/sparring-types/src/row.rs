@@ -28,6 +28,15 @@ pub enum EndedBy {
     AgentError,
     /// A model backend failed after its retries. `error` says how.
     BackendError,
+    /// The model refused to answer (OpenAI `message.refusal`, Anthropic
+    /// `stop_reason: refusal`). The row fails unless declining was its goal.
+    Refused,
+    /// The provider's content filter stopped the reply (OpenAI
+    /// `finish_reason: content_filter`).
+    ContentFilter,
+    /// The reply was cut at the token limit, and again when asked once more
+    /// with more room; its tool calls were not executed.
+    Truncated,
 }
 
 impl EndedBy {
@@ -46,7 +55,24 @@ impl EndedBy {
             Self::ToolLimit => "tool_limit",
             Self::AgentError => "agent_error",
             Self::BackendError => "backend_error",
+            Self::Refused => "refused",
+            Self::ContentFilter => "content_filter",
+            Self::Truncated => "truncated",
         }
+    }
+
+    /// Whether the model's provider cut the agent's last reply short (a
+    /// refusal, the content filter, the token limit): the conversation did
+    /// not finish, and the grade fails it.
+    pub fn is_cut_short(self) -> bool {
+        matches!(self, Self::Refused | Self::ContentFilter | Self::Truncated)
+    }
+
+    /// Whether the conversation never finished on the agent's side: an
+    /// error ([`EndedBy::is_error`]) or a reply cut short
+    /// ([`EndedBy::is_cut_short`]). Such a row fails the grade.
+    pub fn is_unfinished(self) -> bool {
+        self.is_error() || self.is_cut_short()
     }
 }
 
@@ -57,7 +83,7 @@ pub struct Situation {
     pub axes: BTreeMap<String, String>,
     /// Difficulty tier: `ordinary`, `complex`, `ambiguous`, `boundary`,
     /// `adversarial`, or `seed` for an ask kept word for word.
-    pub tier: String,
+    pub tier: crate::Tier,
     /// Seed of the world the rollout ran in.
     pub world_seed: u64,
     /// Faults scheduled for this rollout, as the world records them.
@@ -66,6 +92,10 @@ pub struct Situation {
     /// Index into the spec's `seeds` when the ask is a seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed_index: Option<usize>,
+    /// The text of the policy rule `axes.policy_rule` names, shortened
+    /// ([`crate::policy::short_text`]); absent for `none`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_text: Option<String>,
 }
 
 /// Who the simulated person is.
@@ -74,7 +104,7 @@ pub struct Persona {
     /// The person's name.
     pub name: String,
     /// Stance (`cooperative`, `hurried`, …); the same as the situation's axis.
-    pub stance: String,
+    pub stance: crate::Stance,
     /// Writing style (`plain`, `lowercase`, `clipped`, …).
     pub style: String,
     /// `normal`, `short` or `endless`.
@@ -100,8 +130,8 @@ pub struct Persona {
 pub struct Lineage {
     /// The run that produced the row.
     pub run_id: String,
-    /// The search arm that chose the situation (`structured`, `seed`, …).
-    pub arm: String,
+    /// The search arm that chose the situation (`structured`, `seed`).
+    pub arm: crate::Arm,
     /// The row this one was mutated from, if any.
     #[serde(default)]
     pub parent: Option<String>,
@@ -224,7 +254,7 @@ pub struct Row {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StageVerdict {
     /// `conduct`, `grader` or `judge`.
-    pub stage: String,
+    pub stage: crate::Stage,
     /// Who graded: `conduct`, the grader command, the judge's backend.
     pub by: String,
     /// 0..=1, or `None` when the stage could not grade the row.
@@ -242,6 +272,53 @@ pub struct StageVerdict {
 }
 
 impl Row {
+    /// A row with these ids and this conversation, ended `ended_by`, and
+    /// every other field empty: no tools, a default situation and person,
+    /// ungraded, no markers, no model recorded. Set what else is known
+    /// field by field (`Row { tools, ..Row::new(…) }`).
+    pub fn new(
+        row_id: impl Into<String>,
+        task_id: impl Into<String>,
+        scenario_id: impl Into<String>,
+        messages: Vec<Message>,
+        ended_by: EndedBy,
+    ) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            row_id: row_id.into(),
+            task_id: task_id.into(),
+            scenario_id: scenario_id.into(),
+            messages,
+            tools: Vec::new(),
+            situation: Situation::default(),
+            persona: Persona::default(),
+            ended_by,
+            error: None,
+            reward: None,
+            reason: None,
+            failure_class: None,
+            conduct_checks: None,
+            judge_meta: None,
+            grades: None,
+            gold_reward: None,
+            gold_author: None,
+            gold_kind: None,
+            markers: BTreeMap::new(),
+            behavior_signature: String::new(),
+            sampling: None,
+            logprobs: None,
+            usage: None,
+            requests: None,
+            model_version: String::new(),
+            writer_model: String::new(),
+            user_model: String::new(),
+            lineage: Lineage::default(),
+            seed: 0,
+            turn_cap: None,
+            timings: Timings::default(),
+        }
+    }
+
     /// Whether the row is graded and passed (`reward >= 0.5`).
     pub fn passed(&self) -> Option<bool> {
         self.reward.map(|r| r >= 0.5)

@@ -17,6 +17,7 @@ pub(crate) const SPEC_KEYS: &[&str] = &[
     "options",
     "axes",
     "policy",
+    "policy_rules",
     "dimensions",
 ];
 
@@ -37,6 +38,8 @@ pub struct Spec {
     pub options: OptionsPatch,
     /// Pins and forbidden pairs of the situation axes (`axes`).
     pub axes: AxesSpec,
+    /// Corrections to the reading of the policy (`policy_rules`).
+    pub policy_rules: crate::policy::PolicyRulesSpec,
 }
 
 /// What is wrong with a spec, and where (a JSON pointer into it).
@@ -50,7 +53,7 @@ pub struct SpecError {
     pub message: String,
 }
 
-fn err(pointer: impl Into<String>, message: impl Into<String>) -> SpecError {
+pub(crate) fn err(pointer: impl Into<String>, message: impl Into<String>) -> SpecError {
     SpecError {
         pointer: pointer.into(),
         message: message.into(),
@@ -76,7 +79,7 @@ fn list(names: &[&str]) -> String {
         .join(", ")
 }
 
-fn object<'a>(
+pub(crate) fn object<'a>(
     value: &'a Value,
     pointer: &str,
     what: &str,
@@ -211,6 +214,13 @@ impl Spec {
                 crate::axes::parse(v, &names)?
             }
         };
+        let policy_rules = match top.get("policy_rules") {
+            None => crate::policy::PolicyRulesSpec::default(),
+            Some(v) => {
+                let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+                crate::policy::parse(v, &names)?
+            }
+        };
         Ok(Self {
             name,
             system_prompt,
@@ -219,6 +229,7 @@ impl Spec {
             fixtures,
             options,
             axes,
+            policy_rules,
         })
     }
 
@@ -241,7 +252,7 @@ impl Spec {
 }
 
 /// Escapes a key for a JSON pointer (RFC 6901).
-fn escape(key: &str) -> String {
+pub(crate) fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 

@@ -178,6 +178,10 @@ pub struct Coverage {
     /// Pairwise coverage, when it could be computed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairwise: Option<PairwiseCoverage>,
+    /// The rules read from the policy (the `policy_rule` axis's values):
+    /// id, class, text (shortened) and the tools each covers.
+    #[serde(default)]
+    pub policy_rules: Vec<crate::policy::PolicyRule>,
     /// Distinct situations the run planned.
     pub situations_planned: u64,
     /// Distinct situations some row ran.

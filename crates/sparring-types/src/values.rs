@@ -38,26 +38,50 @@ pub trait Vocabulary: Sized + Copy + 'static {
 macro_rules! vocabulary {
     ($(#[$meta:meta])* $name:ident, $what:literal, { $($(#[$vmeta:meta])* $variant:ident => $wire:literal),+ $(,)? }) => {
         $(#[$meta])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
-        #[serde(rename_all = "snake_case")]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum $name {
             $($(#[$vmeta])* $variant,)+
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        // By name, with the did-you-mean of `parse` on a miss.
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let v = serde_json::Value::deserialize(d)?;
+                match v.as_str() {
+                    Some(s) => <Self as $crate::values::Vocabulary>::parse(s)
+                        .map_err(serde::de::Error::custom),
+                    None => Err(serde::de::Error::custom(format!(
+                        "must be a string, one of {}",
+                        <Self as $crate::values::Vocabulary>::ALL
+                            .iter()
+                            .map(|v| format!("`{}`", v.as_str()))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))),
+                }
+            }
         }
 
         impl $crate::values::Vocabulary for $name {
             const WHAT: &'static str = $what;
             const ALL: &'static [Self] = &[$(Self::$variant),+];
             fn as_str(self) -> &'static str {
-                match self {
-                    $(Self::$variant => $wire,)+
-                }
+                $name::as_str(self)
             }
         }
 
         impl $name {
             /// The wire name.
-            pub fn as_str(self) -> &'static str {
-                $crate::values::Vocabulary::as_str(self)
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $wire,)+
+                }
             }
         }
 
@@ -75,8 +99,41 @@ macro_rules! vocabulary {
         }
     };
 }
-#[allow(unused_imports)]
-pub(crate) use vocabulary;
+
+/// The parsing, printing and serde of a bounded value type: text and JSON go
+/// through its `new` check, so every way in gives the same message.
+macro_rules! value_traits {
+    ($name:ident, $inner:ty) => {
+        impl FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                s.trim()
+                    .parse::<$inner>()
+                    .map_err(|_| Self::message())
+                    .and_then(Self::new)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                self.0.serialize(s)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let v = Value::deserialize(d)?;
+                Self::from_json(&v).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
 
 /// Declares an integer option type bounded to `MIN..=MAX`.
 macro_rules! bounded_int {
@@ -116,34 +173,7 @@ macro_rules! bounded_int {
             }
         }
 
-        impl FromStr for $name {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
-                s.trim()
-                    .parse::<$inner>()
-                    .map_err(|_| Self::message())
-                    .and_then(Self::new)
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                self.0.fmt(f)
-            }
-        }
-
-        impl Serialize for $name {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                self.0.serialize(s)
-            }
-        }
-
-        impl<'de> Deserialize<'de> for $name {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let v = Value::deserialize(d)?;
-                Self::from_json(&v).map_err(serde::de::Error::custom)
-            }
-        }
+        value_traits!($name, $inner);
     };
 }
 
@@ -187,34 +217,7 @@ macro_rules! bounded_float {
             }
         }
 
-        impl FromStr for $name {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
-                s.trim()
-                    .parse::<f64>()
-                    .map_err(|_| Self::message())
-                    .and_then(Self::new)
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                self.0.fmt(f)
-            }
-        }
-
-        impl Serialize for $name {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                self.0.serialize(s)
-            }
-        }
-
-        impl<'de> Deserialize<'de> for $name {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let v = Value::deserialize(d)?;
-                Self::from_json(&v).map_err(serde::de::Error::custom)
-            }
-        }
+        value_traits!($name, f64);
     };
 }
 
@@ -337,5 +340,103 @@ vocabulary!(
 impl Default for Patience {
     fn default() -> Self {
         crate::defaults::PATIENCE
+    }
+}
+
+vocabulary!(
+    /// How the simulated person stands towards the agent (the `stance` axis).
+    Stance, "stance", {
+        /// Gives what is asked.
+        Cooperative => "cooperative",
+        /// Short on time, pushes for speed.
+        Hurried => "hurried",
+        /// Unsure what they want or what things are called.
+        Confused => "confused",
+        /// Annoyed by what went before.
+        Frustrated => "frustrated",
+        /// Doubts what the agent says; asks before agreeing.
+        Skeptical => "skeptical",
+        /// Tries to get what the rules forbid.
+        Manipulative => "manipulative",
+    }
+);
+
+vocabulary!(
+    /// How hard a situation's ask is to read (`situation.tier`).
+    Tier, "tier", {
+        /// Says what is needed.
+        Ordinary => "ordinary",
+        /// Asks for more than one thing.
+        Complex => "complex",
+        /// Leaves out what the agent must ask for.
+        Ambiguous => "ambiguous",
+        /// Sits at the edge of a rule.
+        Boundary => "boundary",
+        /// Argues against the policy.
+        Adversarial => "adversarial",
+        /// A seed ask, kept word for word.
+        Seed => "seed",
+    }
+);
+
+impl Tier {
+    /// The tiers `hard_share` draws from.
+    pub const HARD: [Self; 3] = [Self::Ambiguous, Self::Boundary, Self::Adversarial];
+
+    /// Whether `hard_share` draws this tier.
+    pub fn is_hard(self) -> bool {
+        Self::HARD.contains(&self)
+    }
+}
+
+vocabulary!(
+    /// The search arm that chose a situation (`lineage.arm`).
+    Arm, "arm", {
+        /// A seed ask of the spec.
+        Seed => "seed",
+        /// The next row of the covering array (or a unique situation past it).
+        Structured => "structured",
+    }
+);
+
+vocabulary!(
+    /// A grading stage (`grades[].stage`).
+    Stage, "stage", {
+        /// The deterministic conduct checks.
+        Conduct => "conduct",
+        /// A grader hook: a command or an HTTP URL.
+        Grader => "grader",
+        /// An LLM judge.
+        Judge => "judge",
+    }
+);
+
+/// The zero values of the vocabularies, for empty rows (`Row::new`,
+/// `Default` of the row's parts); a run always sets them.
+#[allow(clippy::derivable_impls)] // the macro's enums derive no Default
+impl Default for Stance {
+    fn default() -> Self {
+        Self::Cooperative
+    }
+}
+
+#[allow(clippy::derivable_impls)] // the macro's enums derive no Default
+impl Default for Tier {
+    fn default() -> Self {
+        Self::Ordinary
+    }
+}
+
+#[allow(clippy::derivable_impls)] // the macro's enums derive no Default
+impl Default for Arm {
+    fn default() -> Self {
+        Self::Structured
+    }
+}
+
+#[allow(clippy::derivable_impls)] // the macro's enums derive no Default
+impl Default for Stage {
+    fn default() -> Self {
+        Self::Conduct
     }
 }

@@ -99,9 +99,10 @@ pub(crate) fn build_model(
 }
 
 /// A backend of the run: the model built before, or the command started now.
-/// `label` starts the log line naming a model (`agent`, `model role`).
+/// `role` names what it plays (`agent`, `writer`, `person`) in the log and
+/// in a command's errors.
 pub(crate) async fn start(
-    label: &str,
+    role: &'static str,
     spec: &BackendSpec,
     model: Option<Arc<dyn Agent>>,
     timeout: Duration,
@@ -110,12 +111,12 @@ pub(crate) async fn start(
     match (spec, model) {
         (_, Some(model)) => {
             if let Some(log) = log {
-                log.line(&format!("{label}: {}", model.describe()));
+                log.line(&format!("{role}: {}", model.describe()));
             }
             Ok(model)
         }
         (BackendSpec::Command(command), None) => Ok(Arc::new(
-            CommandAgent::start(command, timeout, log.cloned()).await?,
+            CommandAgent::start_as(role, command, timeout, log.cloned()).await?,
         )),
         (BackendSpec::Model(e), None) => Err(Error::input(format!(
             "the model backend `{}` could not be built",

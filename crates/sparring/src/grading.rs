@@ -13,7 +13,7 @@ use serde::Serialize;
 use sparring_engine::judge::{Judge, JudgeKind, JudgeSettings};
 use sparring_engine::stages::{Stages, grade_row};
 use sparring_io::command_agent::CommandAgent;
-use sparring_io::command_grader::CommandGrader;
+use sparring_io::command_grader::{CommandGrader, FailFast};
 use sparring_llm::{BackendOptions, BackendSpec, HttpGrader, Limiter, RetryPolicy, Sampling};
 use sparring_types::defaults;
 use sparring_types::hash::short_id;
@@ -33,7 +33,8 @@ pub struct GradeSettings {
     /// The judge's backend: `openai:MODEL[@URL]`, `anthropic:MODEL` or
     /// `command:CMD`.
     pub judge: Option<String>,
-    /// The judge's rubric file.
+    /// The judge's rubric file; `None` builds the rubric from the `judge`
+    /// rules of the rows' policy.
     pub rubric: Option<PathBuf>,
     /// The judge's answer: a score or a decision.
     pub judge_kind: JudgeKind,
@@ -94,7 +95,8 @@ fn read_rubric(path: &Path) -> Result<String> {
     Ok(text)
 }
 
-/// Starts the judge named by `backend` with the rubric file.
+/// Starts the judge named by `backend` with the rubric file, or else the
+/// rubric built from the `judge` rules of a policy (`from_policy`).
 ///
 /// # Errors
 ///
@@ -102,16 +104,20 @@ fn read_rubric(path: &Path) -> Result<String> {
 pub async fn start_judge(
     backend: &str,
     rubric: Option<&Path>,
+    from_policy: Option<String>,
     kind: JudgeKind,
     timeout: Duration,
     env: &Env,
 ) -> Result<Judge> {
-    let Some(rubric) = rubric else {
-        return Err(Error::input(
-            "--judge needs --rubric FILE (the criteria the judge grades against)",
-        ));
+    let text = match (rubric, from_policy) {
+        (Some(rubric), _) => read_rubric(rubric)?,
+        (None, Some(text)) => text,
+        (None, None) => {
+            return Err(Error::input(
+                "--judge needs --rubric FILE (the criteria the judge grades against)",
+            ));
+        }
     };
-    let text = read_rubric(rubric)?;
     let spec = BackendSpec::parse(backend).map_err(|e| Error::input(format!("--judge: {e}")))?;
     let mut settings = JudgeSettings {
         kind,
@@ -119,7 +125,7 @@ pub async fn start_judge(
     };
     let agent: Arc<dyn Agent> = match spec {
         BackendSpec::Command(command) => {
-            Arc::new(CommandAgent::start(&command, timeout, None).await?)
+            Arc::new(CommandAgent::start_as("judge", &command, timeout, None).await?)
         }
         BackendSpec::Model(endpoint) => {
             let resolved = endpoint
@@ -150,24 +156,27 @@ fn start_grader(spec: &str, timeout: Duration, env: &Env) -> Result<Arc<dyn Grad
             &|name| env.get(name),
             timeout,
             RetryPolicy::with_retries(defaults::GRADER_RETRIES),
-            Limiter::new(1, None),
+            Limiter::new(defaults::GRADE_CONCURRENCY, None),
         )
         .map_err(|e| Error::input(format!("--grader: {e}")))?;
         return Ok(Arc::new(grader));
     }
     let command = spec.strip_prefix("command:").unwrap_or(spec);
-    Ok(Arc::new(CommandGrader::start(command, timeout)?))
+    // One process per CPU (0): Python graders start slowly when crowded.
+    Ok(Arc::new(CommandGrader::start_pool(command, timeout, 0)?))
 }
 
 impl Grading {
-    /// Starts the stages `settings` name.
+    /// Starts the stages `settings` name, for grading `rows`: a judge
+    /// without a rubric grades against the `judge` rules of the rows' policy.
     ///
     /// # Errors
     ///
-    /// Nothing to grade with, a rubric without a judge, or a stage that
-    /// cannot start.
-    pub async fn start(settings: &GradeSettings, env: &Env) -> Result<Self> {
-        Self::start_with(settings, env, None).await
+    /// Nothing to grade with, a rubric without a judge, rows under several
+    /// policies (or none with `judge` rules) for a judge without a rubric,
+    /// or a stage that cannot start.
+    pub async fn start(settings: &GradeSettings, env: &Env, rows: &[Row]) -> Result<Self> {
+        Self::start_with(settings, env, rows, None).await
     }
 
     /// [`Grading::start`] with a grader of the caller's (a closure, a
@@ -179,6 +188,7 @@ impl Grading {
     pub async fn start_with(
         settings: &GradeSettings,
         env: &Env,
+        rows: &[Row],
         given: Option<Arc<dyn Grader>>,
     ) -> Result<Self> {
         if given.is_some() && settings.grader.is_some() {
@@ -207,11 +217,20 @@ impl Grading {
                 .map(|g| start_grader(g, settings.timeout, env))
                 .transpose()?,
         };
+        // `--judge` without `--rubric`: the `judge` rules of the rows' policy.
+        let from_policy = match (&settings.judge, &settings.rubric) {
+            (Some(_), None) => Some(
+                sparring_engine::judge::policy_rubric(rows)
+                    .map_err(|e| Error::input(format!("--judge: {e}")))?,
+            ),
+            _ => None,
+        };
         let judge = match &settings.judge {
             Some(b) => Some(Arc::new(
                 start_judge(
                     b,
                     settings.rubric.as_deref(),
+                    from_policy,
                     settings.judge_kind,
                     settings.timeout,
                     env,
@@ -259,10 +278,18 @@ pub struct GradeSummary {
     /// Things to read before any number (a judge that is also a role of the
     /// rows).
     pub warnings: Vec<String>,
+    /// Why the pass stopped before the last row: no hook could be reached
+    /// on `sparring_io::defaults::GRADE_FAIL_FAST_ROWS` rows in a row. The
+    /// rows after the last one written were not graded and not written.
+    pub stopped: Option<String>,
+    /// Rows given to the pass.
+    pub rows_in: u64,
 }
 
 /// Grades `rows` with the started stages, up to the stages' concurrency at
-/// once, writing each to `sink` in input order.
+/// once, writing each to `sink` in input order. Hooks that cannot be reached
+/// on many rows in a row stop the pass ([`GradeSummary::stopped`]), so a
+/// dead endpoint costs seconds, not a timeout per row.
 ///
 /// # Errors
 ///
@@ -278,8 +305,10 @@ pub async fn grade_rows(
     let scoring_run_id = short_id("grade", &identity);
     let mut summary = GradeSummary {
         scoring_run_id: scoring_run_id.clone(),
+        rows_in: rows.len() as u64,
         ..GradeSummary::default()
     };
+    let mut guard = FailFast::default();
     if let Some(judge) = &grading.judge {
         summary.warnings = judge_same_model(&rows, &judge.model())
             .into_iter()
@@ -331,11 +360,19 @@ pub async fn grade_rows(
                 None => summary.ungraded += 1,
             }
             for g in row.grades.iter().flatten().filter(|g| g.error.is_some()) {
-                *summary.stage_errors.entry(g.stage.clone()).or_default() += 1;
+                *summary
+                    .stage_errors
+                    .entry(g.stage.as_str().to_owned())
+                    .or_default() += 1;
             }
             sink.write(&row)
                 .map_err(|e| Error::new(crate::ErrorKind::Io, e.0))?;
             next += 1;
+            if guard.record_row(&row) {
+                in_flight.abort_all();
+                summary.stopped = guard.message();
+                return Ok(summary);
+            }
         }
     }
     Ok(summary)

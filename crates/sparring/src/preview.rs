@@ -16,7 +16,7 @@ pub struct SituationAsks {
     /// Axis → value.
     pub axes: BTreeMap<String, String>,
     /// Difficulty tier.
-    pub tier: String,
+    pub tier: sparring_types::Tier,
     /// Who the person is.
     pub persona: Persona,
     /// Who wrote the wordings (`template`, or the model writer).
@@ -106,7 +106,7 @@ pub async fn asks(spec: &Spec, options: OptionsPatch, n: usize, env: &Env) -> Re
             let first = tasks.first()?;
             Some(SituationAsks {
                 axes: first.situation.axes.clone(),
-                tier: first.situation.tier.clone(),
+                tier: first.situation.tier,
                 persona: first.persona.clone(),
                 // Who wrote the phrasings (a seed's first one is the seed).
                 writer: tasks

@@ -489,6 +489,7 @@ impl Simulation {
             max_tokens: options.max_tokens,
             logprobs: options.logprobs,
             top_logprobs: options.top_logprobs,
+            seed: options.sampling_seed,
         };
         let model = match &backend {
             Some(b) => backends::build_model("agent", b, agent_sampling, &settings)?,
@@ -645,13 +646,13 @@ impl Prepared {
         };
         let writer_agent = match writer {
             Some((spec, model)) => {
-                Some(backends::start("model role", &spec, model, timeout, log.as_ref()).await?)
+                Some(backends::start("writer", &spec, model, timeout, log.as_ref()).await?)
             }
             None => None,
         };
         let person_agent = match person {
             Some((spec, model)) => {
-                Some(backends::start("model role", &spec, model, timeout, log.as_ref()).await?)
+                Some(backends::start("person", &spec, model, timeout, log.as_ref()).await?)
             }
             None => None,
         };

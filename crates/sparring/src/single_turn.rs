@@ -413,6 +413,7 @@ impl<F: SingleTurn> SingleTurnAgent<F> {
             sampling: self.sampling.clone(),
             logprobs: None,
             usage: None,
+            finish: None,
         }
     }
 }

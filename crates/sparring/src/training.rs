@@ -58,6 +58,9 @@ pub struct CutSettings {
     pub max_pass_rate: Option<f64>,
     /// Parquet: share of tasks held out when no held-out rows are given.
     pub holdout_fraction: Option<f64>,
+    /// OpenAI files: keep `row_id`, `task_id` and `reward` on each line
+    /// instead of in the `<file>.index.jsonl` sidecar.
+    pub inline_trace: bool,
 }
 
 /// A loss mask by its command-line name (`agent-turns`, `last-exchange`).
@@ -131,6 +134,7 @@ impl CutSettings {
         if let Some(x) = unit_interval("holdout-fraction", self.holdout_fraction)? {
             o.holdout_fraction = x;
         }
+        o.inline_trace = self.inline_trace;
         Ok(o)
     }
 }

@@ -6,42 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use sparring::{OptionsPatch, Simulation};
-use std::path::{Path, PathBuf};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// Zeroes `rollout_ms`, `agent_ms` and the summary's `seconds`, and sorts
-/// the rows (they land in completion order), as the CLI's golden test does.
-fn normalise(text: &str, sort: bool) -> String {
-    let mut out = String::new();
-    for line in text.lines() {
-        let mut l = line.to_owned();
-        for key in ["\"rollout_ms\":", "\"agent_ms\":", "\"seconds\": "] {
-            let mut from = 0;
-            while let Some(i) = l[from..].find(key) {
-                let start = from + i + key.len();
-                let end = l[start..]
-                    .find(|c: char| !(c.is_ascii_digit() || "+-.eE".contains(c)))
-                    .map_or(l.len(), |e| start + e);
-                l.replace_range(start..end, "0");
-                from = start + 1;
-            }
-        }
-        out.push_str(&l);
-        out.push('\n');
-    }
-    if sort {
-        let mut lines: Vec<&str> = out.lines().collect();
-        lines.sort_unstable();
-        return lines.iter().flat_map(|l| [*l, "\n"]).collect();
-    }
-    out
-}
+use sparring_testkit::golden::{golden_dir, normalise};
+use sparring_testkit::workspace;
 
 fn check(name: &str, options: OptionsPatch) {
     let dir = tempfile::tempdir().unwrap();
@@ -53,9 +19,7 @@ fn check(name: &str, options: OptionsPatch) {
         .out(&out)
         .run_blocking()
         .unwrap();
-    let golden = workspace()
-        .join("crates/sparring-cli/tests/golden")
-        .join(name);
+    let golden = golden_dir(name);
     for (file, sort) in [("rows.jsonl", true), ("run.json", false)] {
         let got = normalise(&std::fs::read_to_string(out.join(file)).unwrap(), sort);
         let want = std::fs::read_to_string(golden.join(file)).unwrap();

@@ -152,11 +152,7 @@ pub(super) fn ungrounded_identifier(messages: &[Message], calls: &[Call]) -> Out
             }
         }
     }
-    if any {
-        Outcome::Pass
-    } else {
-        Outcome::NotApplicable
-    }
+    Outcome::passed_if(any)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use super::summary::Tally;
 use super::{DEAD_AGENT_ROWS, Done, Progress, RunError, Shared};
 use crate::context::scoped;
 use crate::rollout::{Setup, play};
-use crate::stages::{Stages, grade_row};
+use crate::stages::{Stages, grade_row_under};
 use serde_json::json;
 use sparring_types::hash::short_id;
 use sparring_types::{RolloutContext, RowSink, StopReason, defaults};
@@ -216,7 +216,7 @@ async fn play_job(shared: &Shared, eval_run: u32, job: Job) -> Done {
                 grader: Some(grader),
                 judge: None,
             };
-            grade_row(&mut row, stages, &scoring_run_id).await;
+            grade_row_under(&mut row, stages, Some(&shared.policy), &scoring_run_id).await;
             row.behavior_signature = behavior_signature(&row);
             done.graded = Some(row);
         }

@@ -220,6 +220,8 @@ struct Shared {
     agent_name: String,
     replayed_from: Option<String>,
     person_model: Option<Arc<ModelPerson>>,
+    /// The spec's policy, read once, that `grade` checks rows against.
+    policy: crate::policy::Policy,
     grader: Option<Arc<dyn Grader>>,
 }
 
@@ -411,6 +413,12 @@ async fn prepare(config: &RunConfig) -> Result<Prepared, RunError> {
                 .map_err(|e| RunError::Plan(crate::plan::PlanError::Templates(e)))?,
         )),
     };
+    let policy = crate::policy::Policy::of_spec(&spec).map_err(|e| {
+        crate::plan::PlanError::from(crate::axes::AxesError {
+            pointer: e.pointer,
+            message: e.message,
+        })
+    })?;
     let shared = Arc::new(Shared {
         tools: Arc::new(
             spec.tools
@@ -428,6 +436,7 @@ async fn prepare(config: &RunConfig) -> Result<Prepared, RunError> {
         agent_name: config.agent.describe(),
         replayed_from: pinned.map(|p| p.from_run.clone()),
         person_model,
+        policy,
         grader: config.grader.clone(),
     });
     Ok(Prepared {

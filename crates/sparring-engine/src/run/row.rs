@@ -6,7 +6,7 @@ use crate::plan::Task;
 use serde_json::{Value, json};
 use sparring_types::hash::{sha256_hex, short_id};
 use sparring_types::seed;
-use sparring_types::{Lineage, Row, SCHEMA_VERSION};
+use sparring_types::{Lineage, Row};
 
 pub(super) fn make_row(done: &Done, shared: &Shared, eval_run: u32) -> Row {
     let options = &shared.options;
@@ -27,30 +27,14 @@ pub(super) fn make_row(done: &Done, shared: &Shared, eval_run: u32) -> Row {
     let t = &done.transcript;
     let markers = grade::markers(&t.messages);
     let mut row = Row {
-        schema_version: SCHEMA_VERSION,
-        row_id,
-        task_id,
-        scenario_id,
-        messages: t.messages.clone(),
         tools: shared.tools.to_vec(),
         situation: sparring_types::Situation {
             faults: t.faults.clone(),
             ..task.situation.clone()
         },
         persona: task.persona.clone(),
-        ended_by: t.ended_by,
         error: t.error.clone(),
-        reward: None,
-        reason: None,
-        failure_class: None,
-        conduct_checks: None,
-        judge_meta: None,
-        grades: None,
-        gold_reward: None,
-        gold_author: None,
-        gold_kind: None,
         markers,
-        behavior_signature: String::new(),
         sampling: t.agent_log.sampling.clone(),
         logprobs: (!t.agent_log.logprobs.is_empty())
             .then(|| Value::Array(t.agent_log.logprobs.clone())),
@@ -68,7 +52,7 @@ pub(super) fn make_row(done: &Done, shared: &Shared, eval_run: u32) -> Row {
         user_model: t.user_model.clone(),
         lineage: Lineage {
             run_id: run_id.to_owned(),
-            arm: task.arm.clone(),
+            arm: task.arm,
             parent: None,
             eval_run,
             replayed_from_run: shared
@@ -80,9 +64,10 @@ pub(super) fn make_row(done: &Done, shared: &Shared, eval_run: u32) -> Row {
         seed: rollout_seed(options.seed, &task.task_id, done.repeat),
         turn_cap: t.turn_cap,
         timings: t.timings.clone(),
+        ..Row::new(row_id, task_id, scenario_id, t.messages.clone(), t.ended_by)
     };
     if options.grade {
-        apply_grade(&mut row, run_id);
+        apply_grade(&mut row, run_id, &shared.policy);
     }
     row.behavior_signature = behavior_signature(&row);
     row
@@ -94,15 +79,13 @@ pub fn task_ids(task: &Task) -> (String, String) {
     (task.scenario_id.clone(), task.task_id.clone())
 }
 
-/// Grades a row with the conduct checks, in place. A row that ended in an
-/// error of the agent or its backend is a failure of the agent: reward 0
+/// Grades a row with the conduct checks against the spec's policy (read
+/// once per run, its `policy_rules` applied), in place: the one grading path
+/// `sparring grade` takes too ([`crate::stages::grade_conduct`]). A row that
+/// did not finish on the agent's side is a failure of the agent: reward 0
 /// with the error as the reason.
-pub fn apply_grade(row: &mut Row, scoring_run_id: &str) {
-    let verdict = crate::stages::conduct_stage(row);
-    row.reward = verdict.reward;
-    row.reason = verdict.reason;
-    row.failure_class = verdict.failure_class;
-    row.lineage.scoring_run_id = Some(format!("conduct-{scoring_run_id}"));
+pub fn apply_grade(row: &mut Row, scoring_run_id: &str, policy: &crate::policy::Policy) {
+    crate::stages::grade_conduct(row, Some(policy), &format!("conduct-{scoring_run_id}"));
 }
 
 /// A hash of what the agent did: tools called in order with their outcome

@@ -133,6 +133,7 @@ pub(super) fn summarise(end: Ending<'_>) -> Result<RunSummary, RunError> {
             .collect(),
         grid_rows: prepared.plan.as_ref().map(|p| p.array.rows.len() as u64),
         pairwise,
+        policy_rules: crate::policy::rule_records(&axes.rules),
         situations_planned: situations_planned.len() as u64,
         situations_run: situations_run.len() as u64,
         tools_never_run: spec
@@ -266,7 +267,11 @@ fn tier_record(tiers: &BTreeMap<String, u64>, options: &SimulateOptions) -> Tier
 /// The seeds the budget could not pay for (`total` rows per eval run).
 fn seeds_dropped(plan: &Plan, options: &SimulateOptions, spec: &Spec, total: u64) -> Vec<String> {
     let paid = (total / u64::from(options.repeats.max(1))) as usize;
-    let seed_tasks: Vec<&Task> = plan.tasks.iter().filter(|t| t.arm == "seed").collect();
+    let seed_tasks: Vec<&Task> = plan
+        .tasks
+        .iter()
+        .filter(|t| t.arm == sparring_types::Arm::Seed)
+        .collect();
     seed_tasks
         .iter()
         .skip(paid)

@@ -140,12 +140,10 @@ pub(crate) fn prompt_end(messages: &[Message], split: usize) -> usize {
     j
 }
 
-/// Index of the first assistant message, or the length.
-pub(crate) fn first_assistant(messages: &[Message]) -> usize {
-    messages
-        .iter()
-        .position(|m| m.role == Role::Assistant)
-        .unwrap_or(messages.len())
+/// Whether a message is an agent turn that says nothing: no text (or only
+/// whitespace) and no tool call. Such a turn is never trained.
+pub(crate) fn is_empty_agent(m: &Message) -> bool {
+    m.role == Role::Assistant && m.content_str().trim().is_empty() && m.tool_calls.is_empty()
 }
 
 /// Index just past the first person message (system + opening ask).

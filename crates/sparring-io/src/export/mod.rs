@@ -7,15 +7,22 @@
 //! | format | cut | shape |
 //! |---|---|---|
 //! | `openai-sft` | SFT | `messages` (arguments as JSON strings, `weight` 0/1 on assistant messages), `tools` |
-//! | `openai-dpo` | DPO | `input` {messages, tools}, `preferred_output` / `non_preferred_output` (one assistant message each) |
+//! | `openai-dpo` | DPO | `input` {messages, tools}, `preferred_output` / `non_preferred_output` (one text-only assistant message each) |
 //! | `trl-sft` | SFT | `messages` + `tools` (arguments as objects), or `prompt` / `completion` when earlier turns are not trained |
-//! | `trl-dpo` | DPO | `prompt` / `chosen` / `rejected` + `tools`, `margin` |
+//! | `trl-dpo` | DPO | `prompt` / `chosen` / `rejected` (one assistant message each) + `tools`, `margin` |
 //! | `trl-reward` | reward pairs | `prompt` / `chosen` / `rejected` / `margin` |
-//! | `trl-kto` | graded rows | `prompt` / `completion` / `label` (the unpaired reward-model file) |
-//! | `trl-grpo` | RL groups | `prompt` only, with `task_id`, `world_seed`, `situation` for reward functions |
+//! | `trl-kto` | graded rows | `prompt` / `completion` (the last assistant message) / `label` |
+//! | `trl-grpo` | RL groups | `prompt` only, with `task_id`, `world_seed` (a string), `situation` for reward functions |
 //! | `parquet` | all rows | a Hugging Face dataset folder, `train` / `holdout` splits |
 //!
-//! Every line keeps `row_id`, `task_id` and `reward`.
+//! Every line is traceable to its rows by `row_id`, `task_id` and `reward`:
+//! on the line in the TRL formats; in the OpenAI formats, whose lines hold
+//! only the keys OpenAI documents, in a sidecar `<file>.index.jsonl` (one
+//! line per line of the file), or on the line with
+//! [`ExportOptions::inline_trace`]. No empty assistant message (no text, no
+//! tool call) is ever in the trained part of a line; the trained part of a
+//! DPO or KTO line (`chosen`, `rejected`, `completion`, the OpenAI outputs)
+//! is agent turns only.
 
 mod messages;
 #[cfg(feature = "parquet")]
@@ -24,7 +31,7 @@ mod parquet_out;
 use crate::Error;
 use crate::defaults;
 use messages::{
-    first_assistant, hf_all, openai, openai_all, opening_end, prompt_end, through_last_assistant,
+    hf_all, is_empty_agent, openai, openai_all, opening_end, prompt_end, through_last_assistant,
 };
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -124,6 +131,11 @@ pub struct ExportOptions {
     /// Share of tasks in the `holdout` split when no held-out rows are given
     /// ([`defaults::HOLDOUT_FRACTION`]).
     pub holdout_fraction: f64,
+    /// OpenAI files: keep `row_id`, `task_id`, `reward` (and a pair's
+    /// `rejected_row_id`, `rejected_reward`, `margin`) on each line instead
+    /// of in the `<file>.index.jsonl` sidecar. Off by default: OpenAI's
+    /// formats document no such keys.
+    pub inline_trace: bool,
 }
 
 impl Default for ExportOptions {
@@ -135,6 +147,7 @@ impl Default for ExportOptions {
             rl: RlOptions::default(),
             seed: defaults::SEED,
             holdout_fraction: defaults::HOLDOUT_FRACTION,
+            inline_trace: false,
         }
     }
 }
@@ -222,24 +235,58 @@ impl Used<'_> {
     }
 }
 
-fn trace(line: &mut Map<String, Value>, row: &Row) {
-    line.insert("row_id".into(), Value::from(row.row_id.as_str()));
-    line.insert("task_id".into(), Value::from(row.task_id.as_str()));
-    line.insert("reward".into(), row.reward.map_or(Value::Null, Value::from));
+fn trace(row: &Row) -> Map<String, Value> {
+    let mut t = Map::new();
+    t.insert("row_id".into(), Value::from(row.row_id.as_str()));
+    t.insert("task_id".into(), Value::from(row.task_id.as_str()));
+    t.insert("reward".into(), row.reward.map_or(Value::Null, Value::from));
+    t
 }
+
+/// The class and rule of a line left out because an agent turn it would
+/// train says nothing.
+const EMPTY_AGENT_TURN: (&str, &str) = (
+    "export_empty_agent_turn",
+    "an agent turn that would be trained has no text and no tool call",
+);
 
 fn tools_value(row: &Row) -> Value {
     Value::Array(row.tools.clone())
 }
 
-/// A writer of JSON lines.
-struct Lines {
-    out: BufWriter<std::fs::File>,
-    path: PathBuf,
-    written: usize,
+/// Where a line's trace (`row_id`, `task_id`, `reward` …) goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TraceAt {
+    /// On the line itself.
+    Line,
+    /// In the sidecar `<file>.index.jsonl`, as `{"line": n, …}`.
+    Sidecar,
 }
 
-impl Lines {
+impl TraceAt {
+    fn of(format: Format, opts: &ExportOptions) -> Self {
+        if matches!(format, Format::OpenaiSft | Format::OpenaiDpo) && !opts.inline_trace {
+            Self::Sidecar
+        } else {
+            Self::Line
+        }
+    }
+}
+
+/// The sidecar of a training file: `<file>.index.jsonl`.
+pub fn index_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".index.jsonl");
+    PathBuf::from(name)
+}
+
+/// One JSON-lines file being written.
+struct JsonlFile {
+    out: BufWriter<std::fs::File>,
+    path: PathBuf,
+}
+
+impl JsonlFile {
     fn create(path: &Path) -> Result<Self, Error> {
         if let Some(parent) = path.parent()
             && !parent.as_os_str().is_empty()
@@ -250,7 +297,6 @@ impl Lines {
         Ok(Self {
             out: BufWriter::with_capacity(1 << 20, file),
             path: path.to_owned(),
-            written: 0,
         })
     }
 
@@ -261,14 +307,63 @@ impl Lines {
         })?;
         self.out
             .write_all(b"\n")
-            .map_err(|e| Error::write(&self.path, &e))?;
+            .map_err(|e| Error::write(&self.path, &e))
+    }
+
+    fn finish(mut self) -> Result<PathBuf, Error> {
+        self.out.flush().map_err(|e| Error::write(&self.path, &e))?;
+        Ok(self.path)
+    }
+}
+
+/// A writer of training lines and, for the OpenAI formats, their sidecar.
+struct Lines {
+    file: JsonlFile,
+    index: Option<JsonlFile>,
+    written: usize,
+}
+
+impl Lines {
+    fn create(path: &Path, at: TraceAt) -> Result<Self, Error> {
+        let file = JsonlFile::create(path)?;
+        let index = match at {
+            TraceAt::Line => None,
+            TraceAt::Sidecar => Some(JsonlFile::create(&index_path(path))?),
+        };
+        Ok(Self {
+            file,
+            index,
+            written: 0,
+        })
+    }
+
+    /// Writes `line` with its `trace`: on the line, or in the sidecar
+    /// under the line's number (1-based).
+    fn push(
+        &mut self,
+        mut line: Map<String, Value>,
+        trace: Map<String, Value>,
+    ) -> Result<(), Error> {
+        match &mut self.index {
+            None => line.extend(trace),
+            Some(index) => {
+                let mut entry = Map::new();
+                entry.insert("line".into(), Value::from(self.written + 1));
+                entry.extend(trace);
+                index.push(&entry)?;
+            }
+        }
+        self.file.push(&line)?;
         self.written += 1;
         Ok(())
     }
 
-    fn finish(mut self) -> Result<(PathBuf, usize), Error> {
-        self.out.flush().map_err(|e| Error::write(&self.path, &e))?;
-        Ok((self.path, self.written))
+    fn finish(self) -> Result<(Vec<PathBuf>, usize), Error> {
+        let mut files = vec![self.file.finish()?];
+        if let Some(index) = self.index {
+            files.push(index.finish()?);
+        }
+        Ok((files, self.written))
     }
 }
 
@@ -283,8 +378,8 @@ pub fn export(
     path: &Path,
 ) -> Result<ExportReport, Error> {
     match format {
-        Format::OpenaiSft | Format::TrlSft => export_sft(rows, format, &opts.sft, path),
-        Format::OpenaiDpo | Format::TrlDpo => export_dpo(rows, format, &opts.pairs, path),
+        Format::OpenaiSft | Format::TrlSft => export_sft(rows, format, opts, path),
+        Format::OpenaiDpo | Format::TrlDpo => export_dpo(rows, format, opts, path),
         Format::TrlReward => export_reward(rows, &opts.reward, path),
         Format::TrlKto => export_kto(rows, path),
         Format::TrlGrpo => export_grpo(rows, &opts.rl, path),
@@ -348,7 +443,9 @@ pub fn export_all(
         }
         if report.written == 0 {
             // `datasets` cannot load a config with no rows: leave it out.
-            std::fs::remove_file(&file).map_err(|e| Error::write(&file, &e))?;
+            for f in &report.files {
+                std::fs::remove_file(f).map_err(|e| Error::write(f, &e))?;
+            }
             report.files.clear();
             report.warnings.push(format!(
                 "the {} cut kept nothing, so the folder has no `{name}` file",
@@ -397,10 +494,10 @@ fn finish(
     cut: CutReport,
     used: &Used<'_>,
 ) -> Result<ExportReport, Error> {
-    let (file, written) = lines.finish()?;
+    let (files, written) = lines.finish()?;
     Ok(ExportReport {
         format,
-        files: vec![file],
+        files,
         written,
         cut,
         warnings: used.warnings(format),
@@ -411,11 +508,12 @@ fn finish(
 fn export_sft(
     rows: &[Row],
     format: Format,
-    opts: &SftOptions,
+    export_opts: &ExportOptions,
     path: &Path,
 ) -> Result<ExportReport, Error> {
+    let opts = &export_opts.sft;
     let (examples, mut cut) = select_for_sft(rows, opts);
-    let mut lines = Lines::create(path)?;
+    let mut lines = Lines::create(path, TraceAt::of(format, export_opts))?;
     let mut used = Used::new();
     for ex in &examples {
         let messages = through_last_assistant(&ex.row.messages);
@@ -429,6 +527,14 @@ fn export_sft(
             );
             continue;
         };
+        if messages
+            .iter()
+            .zip(trained)
+            .any(|(m, &t)| t && is_empty_agent(m))
+        {
+            cut.exclude(EMPTY_AGENT_TURN.0, "rows", EMPTY_AGENT_TURN.1, 1);
+            continue;
+        }
         let mut line = Map::new();
         if format == Format::OpenaiSft {
             let msgs: Vec<Value> = messages
@@ -458,92 +564,101 @@ fn export_sft(
             );
             line.insert("tools".into(), tools_value(ex.row));
         }
-        trace(&mut line, ex.row);
-        lines.push(&line)?;
+        lines.push(line, trace(ex.row))?;
         used.rows.push(ex.row);
     }
+    cut.items_out = lines.written;
+    cut.rows_out = lines.written;
     finish(format, lines, cut, &used)
 }
 
-fn pair_trace(line: &mut Map<String, Value>, chosen: &Row, rejected: &Row, margin: f64) {
-    trace(line, chosen);
-    line.insert(
+fn pair_trace(chosen: &Row, rejected: &Row, margin: f64) -> Map<String, Value> {
+    let mut t = trace(chosen);
+    t.insert(
         "rejected_row_id".into(),
         Value::from(rejected.row_id.as_str()),
     );
-    line.insert(
+    t.insert(
         "rejected_reward".into(),
         rejected.reward.map_or(Value::Null, Value::from),
     );
-    line.insert("margin".into(), Value::from(margin));
+    t.insert("margin".into(), Value::from(margin));
+    t
 }
 
 fn export_dpo(
     rows: &[Row],
     format: Format,
-    opts: &PairOptions,
+    export_opts: &ExportOptions,
     path: &Path,
 ) -> Result<ExportReport, Error> {
-    // The length ratio is measured on exactly what this format exports.
-    let side = if format == Format::OpenaiDpo {
-        PairSide::Message
-    } else {
-        PairSide::AgentTurn
-    };
+    // Each side is the one diverging assistant message, so what DPO trains
+    // (the completion) is the agent's words only, in both formats; the
+    // length ratio is measured on exactly that.
+    let side = PairSide::Message;
     let opts = PairOptions {
         side,
-        ..opts.clone()
+        ..export_opts.pairs.clone()
     };
-    let (pairs, cut) = build_preference_pairs(rows, &opts);
-    let mut lines = Lines::create(path)?;
+    let (pairs, mut cut) = build_preference_pairs(rows, &opts);
+    let mut lines = Lines::create(path, TraceAt::of(format, export_opts))?;
     let mut used = Used::new();
+    let mut written_rows: BTreeSet<&str> = BTreeSet::new();
     for p in &pairs {
         let prefix = &p.chosen.messages[..p.split];
+        let chosen = pair_side(&p.chosen.messages, p.split, side);
+        let rejected = pair_side(&p.rejected.messages, p.split, side);
+        if chosen.iter().chain(rejected).any(is_empty_agent) {
+            cut.exclude(EMPTY_AGENT_TURN.0, "pairs", EMPTY_AGENT_TURN.1, 1);
+            continue;
+        }
         let mut line = Map::new();
         if format == Format::OpenaiDpo {
+            // OpenAI's DPO takes text outputs only.
+            if chosen
+                .iter()
+                .chain(rejected)
+                .any(|m| !m.tool_calls.is_empty())
+            {
+                cut.exclude(
+                    "export_tool_call_output",
+                    "pairs",
+                    "a side is a tool call, and OpenAI's DPO takes text outputs only",
+                    1,
+                );
+                continue;
+            }
             let mut input = Map::new();
             input.insert("messages".into(), openai_all(prefix));
             if !p.chosen.tools.is_empty() {
                 input.insert("tools".into(), tools_value(p.chosen));
             }
             line.insert("input".into(), Value::Object(input));
-            line.insert(
-                "preferred_output".into(),
-                openai_all(pair_side(&p.chosen.messages, p.split, side)),
-            );
-            line.insert(
-                "non_preferred_output".into(),
-                openai_all(pair_side(&p.rejected.messages, p.split, side)),
-            );
+            line.insert("preferred_output".into(), openai_all(chosen));
+            line.insert("non_preferred_output".into(), openai_all(rejected));
         } else {
             line.insert("prompt".into(), hf_all(prefix, &mut used.broken_arguments));
-            line.insert(
-                "chosen".into(),
-                hf_all(
-                    pair_side(&p.chosen.messages, p.split, side),
-                    &mut used.broken_arguments,
-                ),
-            );
+            line.insert("chosen".into(), hf_all(chosen, &mut used.broken_arguments));
             line.insert(
                 "rejected".into(),
-                hf_all(
-                    pair_side(&p.rejected.messages, p.split, side),
-                    &mut used.broken_arguments,
-                ),
+                hf_all(rejected, &mut used.broken_arguments),
             );
             line.insert("tools".into(), tools_value(p.chosen));
         }
-        pair_trace(&mut line, p.chosen, p.rejected, p.margin);
-        lines.push(&line)?;
+        lines.push(line, pair_trace(p.chosen, p.rejected, p.margin))?;
         used.rows.push(p.chosen);
         used.rows.push(p.rejected);
+        written_rows.insert(p.chosen.row_id.as_str());
+        written_rows.insert(p.rejected.row_id.as_str());
     }
+    cut.items_out = lines.written;
+    cut.rows_out = written_rows.len();
     finish(format, lines, cut, &used)
 }
 
 fn export_reward(rows: &[Row], opts: &RewardOptions, path: &Path) -> Result<ExportReport, Error> {
     let (pairs, mut cut) = build_reward_pairs(rows, opts);
-    let mut lines = Lines::create(path)?;
+    let mut lines = Lines::create(path, TraceAt::Line)?;
     let mut used = Used::new();
     let mut written_rows: BTreeSet<&str> = BTreeSet::new();
     for p in &pairs {
@@ -559,6 +674,10 @@ fn export_reward(rows: &[Row], opts: &RewardOptions, path: &Path) -> Result<Expo
             );
             continue;
         }
+        if chosen.iter().chain(rejected).any(is_empty_agent) {
+            cut.exclude(EMPTY_AGENT_TURN.0, "pairs", EMPTY_AGENT_TURN.1, 1);
+            continue;
+        }
         let mut line = Map::new();
         line.insert(
             "prompt".into(),
@@ -570,8 +689,7 @@ fn export_reward(rows: &[Row], opts: &RewardOptions, path: &Path) -> Result<Expo
             hf_all(rejected, &mut used.broken_arguments),
         );
         line.insert("tools".into(), tools_value(p.chosen));
-        pair_trace(&mut line, p.chosen, p.rejected, p.margin);
-        lines.push(&line)?;
+        lines.push(line, pair_trace(p.chosen, p.rejected, p.margin))?;
         used.rows.push(p.chosen);
         used.rows.push(p.rejected);
         written_rows.insert(p.chosen.row_id.as_str());
@@ -585,17 +703,22 @@ fn export_reward(rows: &[Row], opts: &RewardOptions, path: &Path) -> Result<Expo
 
 fn export_kto(rows: &[Row], path: &Path) -> Result<ExportReport, Error> {
     let (graded, mut cut) = select_graded(rows);
-    let mut lines = Lines::create(path)?;
+    let mut lines = Lines::create(path, TraceAt::Line)?;
     let mut used = Used::new();
     for row in graded {
-        let k = first_assistant(&row.messages);
-        if k >= row.messages.len() {
+        // The completion is the agent's last message, so KTO trains the
+        // agent's words only; everything before it is the prompt.
+        let Some(k) = row.messages.iter().rposition(|m| m.role == Role::Assistant) else {
             cut.exclude(
                 "export_no_completion",
                 "rows",
                 "the agent never spoke, so there is no completion to label",
                 1,
             );
+            continue;
+        };
+        if is_empty_agent(&row.messages[k]) {
+            cut.exclude(EMPTY_AGENT_TURN.0, "rows", EMPTY_AGENT_TURN.1, 1);
             continue;
         }
         let mut line = Map::new();
@@ -605,15 +728,14 @@ fn export_kto(rows: &[Row], path: &Path) -> Result<ExportReport, Error> {
         );
         line.insert(
             "completion".into(),
-            hf_all(&row.messages[k..], &mut used.broken_arguments),
+            hf_all(&row.messages[k..=k], &mut used.broken_arguments),
         );
         line.insert(
             "label".into(),
             Value::from(row.reward.is_some_and(|r| r >= defaults::PASS_THRESHOLD)),
         );
         line.insert("tools".into(), tools_value(row));
-        trace(&mut line, row);
-        lines.push(&line)?;
+        lines.push(line, trace(row))?;
         used.rows.push(row);
     }
     cut.items_out = lines.written;
@@ -623,7 +745,7 @@ fn export_kto(rows: &[Row], path: &Path) -> Result<ExportReport, Error> {
 
 fn export_grpo(rows: &[Row], opts: &RlOptions, path: &Path) -> Result<ExportReport, Error> {
     let (groups, cut) = select_for_rl(rows, opts);
-    let mut lines = Lines::create(path)?;
+    let mut lines = Lines::create(path, TraceAt::Line)?;
     let mut used = Used::new();
     for g in &groups {
         let first = g.rows[0];
@@ -647,7 +769,12 @@ fn export_grpo(rows: &[Row], opts: &RlOptions, path: &Path) -> Result<ExportRepo
             "scenario_id".into(),
             Value::from(first.scenario_id.as_str()),
         );
-        line.insert("world_seed".into(), Value::from(first.situation.world_seed));
+        // A 64-bit seed as a string: `load_dataset("json")` types a column
+        // with values at or above 2^63 as float64, which loses digits.
+        line.insert(
+            "world_seed".into(),
+            Value::from(first.situation.world_seed.to_string()),
+        );
         line.insert("tier".into(), Value::from(first.situation.tier.as_str()));
         // Free-form JSON rides as a string so heterogeneous rows load as
         // one column type; reward functions `json.loads` it.
@@ -656,7 +783,7 @@ fn export_grpo(rows: &[Row], opts: &RlOptions, path: &Path) -> Result<ExportRepo
             message: e.to_string(),
         })?;
         line.insert("situation".into(), Value::from(situation));
-        lines.push(&line)?;
+        lines.push(line, Map::new())?;
         used.rows.extend(g.rows.iter().copied());
     }
     finish(Format::TrlGrpo, lines, cut, &used)

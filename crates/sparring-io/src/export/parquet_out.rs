@@ -209,7 +209,7 @@ fn batch(rows: &[&Row], path: &Path) -> Result<RecordBatch, Error> {
         col(&|r| Some(r.ended_by.as_str().to_owned())),
         col(&|r| r.failure_class.clone()),
         col(&|r| Some(r.behavior_signature.clone())),
-        col(&|r| Some(r.situation.tier.clone())),
+        col(&|r| Some(r.situation.tier.as_str().to_owned())),
         Arc::new(UInt64Array::from_iter_values(
             rows.iter().map(|r| r.situation.world_seed),
         )),
@@ -259,8 +259,12 @@ pub(crate) fn card(train: usize, holdout: usize, extra: &[(&str, String)]) -> St
         }
         others.push('\n');
     }
+    // The Hub's recommended metadata (its dataset-card docs): the rows are
+    // the user's, so their licence is theirs to state (`other` until then);
+    // the offline writer and person speak English.
+    let size = size_category(train + holdout);
     format!(
-        "---\nconfigs:\n- config_name: default\n  default: true\n  data_files:\n{splits}tags:\n- tool-calling\n- synthetic\n- sparring\n---\n\n\
+        "---\nconfigs:\n- config_name: default\n  default: true\n  data_files:\n{splits}pretty_name: sparring rows\nlicense: other\nlanguage:\n- en\ntask_categories:\n- text-generation\nsize_categories:\n- {size}\ntags:\n- tool-calling\n- agents\n- synthetic\n- sparring\n---\n\n\
 # sparring rows\n\n\
 Conversations of a tool-calling agent with simulated people in a sandbox world, made by\n\
 [sparring](https://github.com/sparring-dev/sparring): {train} rows in `train`, {holdout} in\n\
@@ -274,6 +278,23 @@ situation), `scenario_id`, `reward` (0..1, null when ungraded), `passed` (`rewar
 {others}\
 ```python\nfrom datasets import load_dataset\nds = load_dataset(\"path/to/this/folder\")\nprint(ds[\"train\"][0][\"messages\"])\n```\n"
     )
+}
+
+/// The Hub's `size_categories` value for `n` rows (`n<1K`, `1K<n<10K` …).
+pub(crate) fn size_category(n: usize) -> &'static str {
+    match n {
+        0..1_000 => "n<1K",
+        1_000..10_000 => "1K<n<10K",
+        10_000..100_000 => "10K<n<100K",
+        100_000..1_000_000 => "100K<n<1M",
+        1_000_000..10_000_000 => "1M<n<10M",
+        10_000_000..100_000_000 => "10M<n<100M",
+        100_000_000..1_000_000_000 => "100M<n<1B",
+        1_000_000_000..10_000_000_000 => "1B<n<10B",
+        10_000_000_000..100_000_000_000 => "10B<n<100B",
+        100_000_000_000..1_000_000_000_000 => "100B<n<1T",
+        _ => "n>1T",
+    }
 }
 
 /// Writes the dataset folder; returns the files written.

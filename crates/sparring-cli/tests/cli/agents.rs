@@ -1,0 +1,164 @@
+//! Command agents that misbehave: crashes, garbage, hangs; only the affected row fails.
+
+use super::*;
+
+fn run_flaky(mode: &str) -> (Vec<Value>, Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = sparring()
+        .arg("simulate")
+        .arg(example_spec())
+        .args([
+            "--agent",
+            &flaky(mode, dir.path()),
+            "--budget",
+            "8",
+            "--concurrency",
+            "1",
+            "--grade",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{mode}: {}", stderr(&o));
+    let rows = read_rows(&out.join("rows.jsonl"));
+    assert_valid_rows(&rows);
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let log = std::fs::read_to_string(out.join("run.log")).unwrap();
+    (rows, summary, log)
+}
+
+fn one_error_row(rows: &[Value], needle: &str) {
+    assert_eq!(rows.len(), 8, "the run goes on after the bad reply");
+    let errors: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["ended_by"] == "agent_error")
+        .collect();
+    assert_eq!(
+        errors.len(),
+        1,
+        "exactly the affected row is an agent_error"
+    );
+    let error = errors[0]["error"].as_str().unwrap();
+    assert!(error.contains(needle), "{error}");
+    assert_eq!(errors[0]["reward"], 0.0);
+    assert_eq!(errors[0]["failure_class"], "agent_error");
+    assert!(
+        rows.iter()
+            .filter(|r| r["ended_by"] != "agent_error")
+            .all(|r| r["reward"] == 1.0)
+    );
+}
+
+/// A fault that happens once costs no row: the request in flight is
+/// sent again to the restarted process, which answers it (faults that
+/// repeat cost their own row: `tests/faults.rs`).
+fn no_error_row(rows: &[Value], log: &str, needle: &str) {
+    assert_eq!(rows.len(), 8, "the run goes on after the bad reply");
+    assert!(
+        rows.iter().all(|r| r["ended_by"] != "agent_error"),
+        "the request was sent again"
+    );
+    assert!(log.contains(needle), "{log}");
+    assert!(log.contains("again"), "{log}");
+}
+
+#[test]
+fn non_json_line() {
+    let (rows, _, log) = run_flaky("nonjson");
+    no_error_row(&rows, &log, "not JSON");
+    assert!(log.contains("start 2"), "the agent was restarted: {log}");
+}
+
+#[test]
+fn unknown_id() {
+    let (rows, _, log) = run_flaky("unknown-id");
+    no_error_row(&rows, &log, "unknown id `nobody-asked`");
+    assert!(log.contains("start 2"), "{log}");
+}
+
+#[test]
+fn dies_mid_run() {
+    let (rows, summary, log) = run_flaky("die");
+    no_error_row(&rows, &log, "exited");
+    assert!(log.contains("start 2"), "{log}");
+    assert!(summary["counts"]["ended_by"].get("agent_error").is_none());
+}
+
+#[test]
+fn reported_error_stays_with_its_row() {
+    let (rows, _, log) = run_flaky("error");
+    one_error_row(&rows, "model overloaded");
+    assert!(
+        !log.contains("start 2"),
+        "a reported error needs no restart: {log}"
+    );
+}
+
+#[test]
+fn stderr_goes_to_the_log_not_stdout() {
+    let (rows, _, log) = run_flaky("stderr");
+    assert!(rows.iter().all(|r| r["ended_by"] != "agent_error"));
+    assert!(log.contains("stderr: debug: thinking hard"), "{log}");
+}
+
+#[test]
+fn replies_out_of_order_are_matched_by_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/shuffle.py");
+    let o = sparring()
+        .arg("simulate")
+        .arg(example_spec())
+        .args([
+            "--agent",
+            &format!("python3 {}", script.display()),
+            "--repeats",
+            "4",
+            "--concurrency",
+            "16",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = read_rows(&out.join("rows.jsonl"));
+    assert!(rows.len() > 100, "{}", rows.len());
+    assert_valid_rows(&rows);
+    assert!(
+        rows.iter().all(|r| r["ended_by"] == "agent_done"),
+        "every reply reached its own row"
+    );
+    let log = std::fs::read_to_string(out.join("run.log")).unwrap();
+    assert!(!log.contains("start 2"), "{log}");
+}
+
+#[test]
+fn an_agent_that_never_works_stops_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = sparring()
+        .arg("simulate")
+        .arg(example_spec())
+        .args([
+            "--agent",
+            "python3 -c 'import sys; sys.exit(1)'",
+            "--concurrency",
+            "1",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("never replied"), "{}", stderr(&o));
+    let rows = read_rows(&out.join("rows.jsonl"));
+    assert_eq!(rows.len(), 3);
+    assert_valid_rows(&rows);
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(summary["stopped_because"], "agent_unavailable");
+}

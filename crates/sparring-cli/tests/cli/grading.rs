@@ -1,0 +1,324 @@
+//! `sparring grade`, labels and judge-trust: conduct checks, grader hooks, judges.
+
+use super::*;
+
+fn script(name: &str, mode: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/agents")
+        .join(name);
+    format!("python3 {} {mode}", path.display())
+}
+
+/// An ungraded run of the example, shared by the grading tests.
+fn ungraded_run(dir: &Path) -> PathBuf {
+    let out = dir.join("run");
+    let o = simulate_example(&out, &["--budget", "12", "--quiet"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    out.join("rows.jsonl")
+}
+
+#[test]
+fn conduct_grader_and_judge_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = ungraded_run(dir.path());
+    let rubric = write(
+        dir.path(),
+        "rubric.txt",
+        "Pass when the agent did what was asked.\n",
+    );
+    let out = dir.path().join("graded.jsonl");
+    let o = sparring()
+        .arg("grade")
+        .arg(&rows)
+        .args(["--grader", &script("grader.py", "ok")])
+        .args([
+            "--judge",
+            &format!("command:{}", script("judge.py", "strict")),
+        ])
+        .arg("--rubric")
+        .arg(&rubric)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let graded = read_rows(&out);
+    assert_eq!(graded.len(), 12);
+    assert_valid_rows(&graded);
+    for r in &graded {
+        let stages: Vec<&str> = r["grades"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["stage"].as_str().unwrap())
+            .collect();
+        assert_eq!(stages, ["conduct", "grader", "judge"]);
+        assert_eq!(r["reward"], 0.0, "the strict judge has the last word");
+        assert!(r["markers"]["messages"].is_number(), "grader markers kept");
+        assert!(r["markers"]["questions_asked"].is_number());
+        assert_eq!(r["judge_meta"]["rubric_hash"].as_str().unwrap().len(), 64);
+        assert!(r["conduct_checks"].is_object());
+    }
+    // Conduct alone (the default) fails some of the example's planted failures.
+    let out2 = dir.path().join("conduct.jsonl");
+    let o = sparring()
+        .arg("grade")
+        .arg(&rows)
+        .arg("-o")
+        .arg(&out2)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let conduct = read_rows(&out2);
+    assert_valid_rows(&conduct);
+    assert!(conduct.iter().any(|r| r["reward"] == 0.0));
+    assert!(conduct.iter().any(|r| r["reward"] == 1.0));
+}
+
+#[test]
+fn judge_without_a_rubric_grades_against_the_policys_judge_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = ungraded_run(dir.path());
+    let out = dir.path().join("judged.jsonl");
+    let o = sparring()
+        .arg("grade")
+        .arg(&rows)
+        .args([
+            "--judge",
+            &format!("command:{}", script("judge.py", "strict")),
+        ])
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let judged = read_rows(&out);
+    assert_eq!(judged.len(), 12);
+    let hashes: std::collections::BTreeSet<&str> = judged
+        .iter()
+        .map(|r| r["judge_meta"]["rubric_hash"].as_str().unwrap())
+        .collect();
+    assert_eq!(hashes.len(), 1, "one policy, one rubric");
+    // Rows whose policy has no rule for the judge need a rubric.
+    let text = std::fs::read_to_string(&rows).unwrap();
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        let mut v: Value = serde_json::from_str(line).unwrap();
+        v["messages"][0]["content"] =
+            serde_json::json!("Confirm with the customer before issuing a refund.");
+        lines.push(v.to_string());
+    }
+    let checked = write(dir.path(), "checked.jsonl", &(lines.join("\n") + "\n"));
+    let o = sparring()
+        .arg("grade")
+        .arg(&checked)
+        .args([
+            "--judge",
+            &format!("command:{}", script("judge.py", "strict")),
+        ])
+        .arg("-o")
+        .arg(dir.path().join("x.jsonl"))
+        .output()
+        .unwrap();
+    assert_usage_error(&o, &["--judge", "no rule for the judge", "--rubric"]);
+}
+
+#[test]
+fn grader_crashes_and_timeouts_cost_only_their_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = ungraded_run(dir.path());
+    for (mode, needle) in [
+        ("crash", "exited"),
+        ("slow", "did not answer within"),
+        ("garbage", "not JSON"),
+    ] {
+        let out = dir.path().join(format!("{mode}.jsonl"));
+        let o = sparring()
+            .arg("grade")
+            .arg(&rows)
+            .args([
+                "--grader",
+                &format!(
+                    "{} {}",
+                    script("grader.py", mode),
+                    dir.path().join(format!("{mode}.marker")).display()
+                ),
+                "--timeout",
+                "2",
+                "-o",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{mode}: {}", stderr(&o));
+        let graded = read_rows(&out);
+        assert_eq!(graded.len(), 12);
+        assert_valid_rows(&graded);
+        let failed: Vec<&Value> = graded
+            .iter()
+            .filter(|r| r["grades"][1]["error"].is_string())
+            .collect();
+        assert_eq!(failed.len(), 1, "{mode}: exactly one row lost");
+        assert!(
+            failed[0]["grades"][1]["error"]
+                .as_str()
+                .unwrap()
+                .contains(needle),
+            "{mode}"
+        );
+        assert!(failed[0]["reward"].is_null());
+        // The rows after it were graded by a fresh process.
+        assert!(graded[11]["grades"][1]["reward"].is_number(), "{mode}");
+        assert!(
+            stderr(&o).contains("could not grade 1 rows"),
+            "{mode}: {}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn labels_attach_and_judge_trust() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows_file = ungraded_run(dir.path());
+    let rows = read_rows(&rows_file);
+    let labels: String = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            serde_json::json!({"row_id": r["row_id"], "reward": i % 2}).to_string() + "\n"
+        })
+        .collect();
+    let labels = write(dir.path(), "labels.jsonl", &labels);
+    let out = dir.path().join("labelled.jsonl");
+    let o = sparring()
+        .args(["labels", "attach"])
+        .arg(&rows_file)
+        .arg(&labels)
+        .args(["--kind", "human", "--author", "ana", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let labelled = read_rows(&out);
+    assert_valid_rows(&labelled);
+    assert!(
+        labelled
+            .iter()
+            .all(|r| r["gold_author"] == "ana" && r["gold_kind"] == "human")
+    );
+    assert_eq!(labelled[1]["gold_reward"], 1.0);
+
+    // A label for a row that is not there is bad input.
+    let bad = write(
+        dir.path(),
+        "bad.jsonl",
+        "{\"row_id\": \"row_0000000000000000\", \"reward\": 1}\n",
+    );
+    let o = sparring()
+        .args(["labels", "attach"])
+        .arg(&rows_file)
+        .arg(&bad)
+        .args(["--kind", "human", "--author", "ana", "-o"])
+        .arg(dir.path().join("x.jsonl"))
+        .output()
+        .unwrap();
+    assert_usage_error(&o, &["row_0000000000000000", "not in"]);
+
+    let rubric = write(
+        dir.path(),
+        "rubric.txt",
+        "Pass when the agent did what was asked.\n",
+    );
+    let o = sparring()
+        .arg("judge-trust")
+        .arg(&out)
+        .args([
+            "--judge",
+            &format!("command:{}", script("judge.py", "gullible")),
+        ])
+        .arg("--rubric")
+        .arg(&rubric)
+        .args(["--probe-rows", "3", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["gold_rows"], 12);
+    assert_eq!(report["halves"].as_array().unwrap().len(), 2);
+    assert_eq!(report["probes"].as_array().unwrap().len(), 12);
+    assert_eq!(report["wrongly_passed_by_probe"]["injection"], 1.0);
+    assert_eq!(report["wrongly_passed_by_probe"]["polite_padding"], 0.0);
+    assert!(stderr(&o).contains("injection"), "{}", stderr(&o));
+
+    // A judge that never gives a verdict leaves rows ungraded, not the run.
+    let o = sparring()
+        .arg("grade")
+        .arg(&out)
+        .args([
+            "--no-conduct",
+            "--judge",
+            &format!("command:{}", script("judge.py", "garbage")),
+        ])
+        .arg("--rubric")
+        .arg(&rubric)
+        .arg("-o")
+        .arg(dir.path().join("ungraded.jsonl"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ungraded = read_rows(&dir.path().join("ungraded.jsonl"));
+    assert!(ungraded.iter().all(|r| r["reward"].is_null()));
+    assert!(
+        ungraded[0]["grades"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("did not parse")
+    );
+}
+
+#[test]
+fn bad_grading_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = ungraded_run(dir.path());
+    let o = sparring()
+        .arg("grade")
+        .arg(&rows)
+        .args(["--judge", "openai:gpt-4o", "--rubric"])
+        .arg(write(dir.path(), "r.txt", "criteria"))
+        .arg("-o")
+        .arg(dir.path().join("o.jsonl"))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .output()
+        .unwrap();
+    assert_usage_error(&o, &["--judge", "`OPENAI_API_KEY` is not set"]);
+    let o = sparring()
+        .arg("grade")
+        .arg(&rows)
+        .args(["--grader", "http://127.0.0.1:9/grade#token=X", "-o"])
+        .arg(dir.path().join("o.jsonl"))
+        .output()
+        .unwrap();
+    assert_usage_error(&o, &["--grader", "unknown suffix"]);
+    // Without --rubric the judge takes the policy's judge rules
+    // (`judge_without_a_rubric_…`); a rubric without a judge is an error.
+    let o = sparring()
+        .arg("grade")
+        .arg(&rows)
+        .arg("--rubric")
+        .arg(write(dir.path(), "r2.txt", "criteria"))
+        .arg("-o")
+        .arg(dir.path().join("o.jsonl"))
+        .output()
+        .unwrap();
+    assert_usage_error(&o, &["--rubric needs --judge"]);
+    let o = sparring()
+        .arg("grade")
+        .arg(&rows)
+        .args(["--grader", "no-such-grader-xyz", "-o"])
+        .arg(dir.path().join("o.jsonl"))
+        .output()
+        .unwrap();
+    assert_usage_error(&o, &["no-such-grader-xyz", "not found"]);
+}

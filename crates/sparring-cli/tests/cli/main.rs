@@ -1,0 +1,252 @@
+//! The `sparring` binary end to end: bad input, the example run, misbehaving
+//! agents, reports.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::float_cmp
+)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn sparring() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sparring"));
+    c.current_dir(workspace());
+    c.env("NO_PROGRESS", "1");
+    c
+}
+
+use sparring_testkit::workspace;
+
+fn example_spec() -> PathBuf {
+    workspace().join("examples/support-desk/spec.yaml")
+}
+
+fn example_agent() -> String {
+    format!(
+        "python3 {}",
+        workspace().join("examples/support-desk/agent.py").display()
+    )
+}
+
+/// `sparring simulate` of the example spec with its shipped agent into `out`,
+/// with `args` between the agent and `--out`.
+fn simulate_example(out: impl AsRef<Path>, args: &[&str]) -> Output {
+    sparring()
+        .arg("simulate")
+        .arg(example_spec())
+        .args(["--agent", &example_agent()])
+        .args(args)
+        .arg("--out")
+        .arg(out.as_ref())
+        .output()
+        .unwrap()
+}
+
+fn flaky(mode: &str, dir: &Path) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/flaky.py");
+    format!(
+        "python3 {} {mode} {}",
+        script.display(),
+        dir.join("marker").display()
+    )
+}
+
+/// Runs `sparring` with `args`, which must succeed, and parses its stdout.
+fn json_out(args: &[&std::ffi::OsStr]) -> Value {
+    let o = sparring().args(args).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A bad-input failure: exit 2, one line on stderr, naming what and where.
+fn assert_usage_error(o: &Output, must_contain: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "exit code; stderr: {err}");
+    let first = err.lines().next().unwrap_or("");
+    assert!(first.starts_with("error: "), "{err}");
+    for needle in must_contain {
+        assert!(first.contains(needle), "`{needle}` not in: {first}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// `sparring simulate SPEC --agent true`: for specs that must fail before
+/// the agent matters.
+fn simulate_spec(spec: &Path) -> Output {
+    sparring()
+        .arg("simulate")
+        .arg(spec)
+        .args(["--agent", "true"])
+        .output()
+        .unwrap()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// The example spec with an `axes` block added.
+fn spec_with_axes(dir: &Path, axes: &str) -> PathBuf {
+    spec_with(dir, &format!("axes:\n{axes}"))
+}
+
+/// The example spec with a block of YAML added at the top level.
+fn spec_with(dir: &Path, block: &str) -> PathBuf {
+    let text = std::fs::read_to_string(example_spec()).unwrap().replace(
+        "{file: policy.md}",
+        &format!(
+            "{{file: {}}}",
+            workspace()
+                .join("examples/support-desk/policy.md")
+                .display()
+        ),
+    );
+    write(dir, "spec.yaml", &format!("{text}\n{block}\n"))
+}
+
+fn read_rows(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("line is not JSON ({e}): {l}")))
+        .collect()
+}
+
+fn row_validator() -> jsonschema::Validator {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(workspace().join("docs/row.schema.json")).unwrap(),
+    )
+    .unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+fn assert_valid_rows(rows: &[Value]) {
+    let validator = row_validator();
+    for (i, row) in rows.iter().enumerate() {
+        let errors: Vec<String> = validator
+            .iter_errors(row)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "row {i} breaks docs/row.schema.json: {errors:?}"
+        );
+    }
+}
+
+const TOOL: &str = r#"{"type": "function", "function": {"name": "get_order", "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}}}}"#;
+
+fn spec_with_tools(tools: &str) -> String {
+    format!(r#"{{"name": "t", "system_prompt": "p", "tools": {tools}}}"#)
+}
+
+#[test]
+fn world_answers_lines_with_shared_memory_and_explains() {
+    use std::io::Write as _;
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/support-desk/spec.yaml");
+    let mut child = sparring()
+        .args(["world", spec.to_str().unwrap(), "--seed", "3"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = [
+        r##"{"tool": "cancel_order", "arguments": {"order_id": "#W1001"}}"##,
+        r##"{"tool": "get_order", "arguments": {"order_id": "#W1001"}}"##,
+        r##"{"tool": "cancel_order", "arguments": {"order_id": "#W1001"}}"##,
+        r#"{"tool": "get_order", "arguments": {"order_id": "<order_id>"}}"#,
+        r#"{"tool": "get_order", "arguments": {}}"#,
+        r##"{"tool": "get_order", "arguments": {"order_id": "#W9999"}}"##,
+        r#"{"tool": "nope"}"#,
+        "not json",
+    ]
+    .join("\n");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 8);
+    assert_eq!(lines[0]["ok"], true);
+    assert_eq!(lines[1]["result"]["status"], "cancelled");
+    let kinds: Vec<&str> = lines[2..]
+        .iter()
+        .map(|l| l["error"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "refused",
+            "refused",
+            "invalid_arguments",
+            "not_found",
+            "unknown_tool",
+            "invalid_arguments"
+        ]
+    );
+    let explain = sparring()
+        .args(["world", spec.to_str().unwrap(), "--explain"])
+        .output()
+        .unwrap();
+    assert!(explain.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&explain.stdout).unwrap();
+    assert_eq!(doc["entities"]["orders"]["records"]["from"], "fixtures");
+    let cancel = doc["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "cancel_order")
+        .unwrap();
+    assert_eq!(cancel["operation"]["kind"], "state_change");
+    assert_eq!(cancel["id_param"], "order_id");
+    let bad = sparring().args(["world", "nope.yaml"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+/// The README's main command is `cargo run --release -- simulate …`: cargo
+/// can pick the binary only when the default members hold one.
+#[test]
+fn cargo_run_finds_one_binary() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let line = manifest
+        .lines()
+        .find(|l| l.starts_with("default-members"))
+        .expect("default-members in the root Cargo.toml");
+    assert_eq!(line, "default-members = [\"crates/sparring-cli\"]");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains("cargo run --release -- simulate"));
+}
+
+mod agents;
+mod docs;
+mod evaluate;
+mod example;
+mod execute;
+mod grading;
+mod grid;
+mod models;
+mod policy;
+mod report;
+mod resume;
+mod runs;
+mod score;
+mod spec_errors;

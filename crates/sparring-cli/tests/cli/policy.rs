@@ -1,0 +1,96 @@
+//! `sparring policy` and the spec's `policy_rules` corrections.
+
+use super::*;
+
+#[test]
+fn lists_every_rule_with_id_class_check_and_tools() {
+    let spec = example_spec();
+    let p = json_out(&["policy".as_ref(), spec.as_os_str(), "--json".as_ref()]);
+    let rules = p["rules"].as_array().unwrap();
+    assert_eq!(rules.len(), 10);
+    let confirm = rules
+        .iter()
+        .find(|r| r["id"] == "confirm-customer-before-issuing-refund")
+        .unwrap();
+    assert_eq!(confirm["class"], "confirm_before");
+    assert_eq!(confirm["check"], "acted_without_confirmation");
+    assert_eq!(confirm["tools"], serde_json::json!(["refund_order"]));
+    assert!(
+        confirm["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("You must confirm")
+    );
+    assert_eq!(p["classes"]["judge"], 5);
+    let o = sparring()
+        .arg("policy")
+        .arg(example_spec())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.starts_with("10 rules read from the policy of `support-desk`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("confirm-customer-before-issuing-refund  [confirm_before, checked by acted_without_confirmation]"),
+        "{text}"
+    );
+    assert!(text.contains("  tools: refund_order\n"), "{text}");
+}
+
+#[test]
+fn bad_corrections_are_named_with_where() {
+    let dir = tempfile::tempdir().unwrap();
+    for (block, needles) in [
+        (
+            "policy_rules:\n  drop: [never-guess-order-numbr]",
+            &[
+                "/policy_rules/drop/0",
+                "did you mean `never-guess-order-number`",
+            ][..],
+        ),
+        (
+            "policy_rules:\n  reclasify: {}",
+            &["/policy_rules/reclasify", "did you mean `reclassify`"][..],
+        ),
+        (
+            "policy_rules:\n  add:\n    - {text: Be brief., class: juge}",
+            &["/policy_rules/add/0/class", "did you mean `judge`"][..],
+        ),
+        (
+            "policy_rules:\n  add:\n    - {text: Be brief., class: judge, tools: [get_ordr]}",
+            &["/policy_rules/add/0/tools/0", "did you mean `get_order`"][..],
+        ),
+    ] {
+        let spec = spec_with(dir.path(), block);
+        for command in ["policy", "grid"] {
+            let o = sparring().arg(command).arg(&spec).output().unwrap();
+            assert_usage_error(&o, needles);
+        }
+        assert_usage_error(&simulate_spec(&spec), needles);
+    }
+    // A good correction shows in the listing and on the grid.
+    let spec = spec_with(
+        dir.path(),
+        "policy_rules:\n  drop: [not-promise-anything-tools-cannot]\n  reclassify: {never-guess-order-number: precondition}",
+    );
+    let p = json_out(&["policy".as_ref(), spec.as_os_str(), "--json".as_ref()]);
+    assert_eq!(p["rules"].as_array().unwrap().len(), 9);
+    assert!(
+        p["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["id"] == "never-guess-order-number" && r["class"] == "precondition")
+    );
+    let g = json_out(&["grid".as_ref(), spec.as_os_str(), "--json".as_ref()]);
+    let values = g["axes"]["policy_rule"].as_array().unwrap();
+    assert_eq!(values.len(), 10, "nine rules and none");
+    assert!(
+        !values
+            .iter()
+            .any(|v| v == "not-promise-anything-tools-cannot")
+    );
+}

@@ -1,0 +1,144 @@
+use super::*;
+
+fn tool(name: &str, params: &[(&str, &str)]) -> ToolSpec {
+    let props: serde_json::Map<String, Value> = params
+        .iter()
+        .map(|(p, t)| ((*p).to_owned(), serde_json::json!({"type": t})))
+        .collect();
+    ToolSpec {
+        name: name.to_owned(),
+        description: String::new(),
+        parameters: serde_json::json!({"type": "object", "properties": props}),
+        output_schema: None,
+    }
+}
+
+fn shop() -> Vec<ToolSpec> {
+    vec![
+        tool("get_order", &[("order_id", "string")]),
+        tool("find_orders_by_email", &[("email", "string")]),
+        tool(
+            "refund_order",
+            &[("order_id", "string"), ("amount", "number")],
+        ),
+        tool("cancel_order", &[("order_id", "string")]),
+        tool(
+            "update_shipping_address",
+            &[("order_id", "string"), ("address", "string")],
+        ),
+    ]
+}
+
+#[test]
+fn reads_classes_and_tools() {
+    let policy = Policy::read(
+        "# Shop\n\n- Always look an order up with `get_order` before you act on it.\n- Never guess an order number.\n- You must confirm with the customer before issuing a refund.\n- Only orders that are pending can be cancelled.\n- Refund at most $500 per order.",
+        &shop(),
+    );
+    let got: Vec<(&str, RuleClass, Vec<&str>)> = policy
+        .rules()
+        .iter()
+        .map(|r| {
+            (
+                r.id.as_str(),
+                r.class,
+                r.tools.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "always-look-order-up-get_order",
+                RuleClass::Order,
+                vec![
+                    "get_order",
+                    "refund_order",
+                    "cancel_order",
+                    "update_shipping_address"
+                ]
+            ),
+            (
+                "never-guess-order-number",
+                RuleClass::Judge,
+                vec![
+                    "get_order",
+                    "find_orders_by_email",
+                    "refund_order",
+                    "cancel_order"
+                ]
+            ),
+            (
+                "confirm-customer-before-issuing-refund",
+                RuleClass::ConfirmBefore,
+                vec!["refund_order"]
+            ),
+            (
+                "only-orders-pending-cancelled",
+                RuleClass::Precondition,
+                vec!["cancel_order"]
+            ),
+            (
+                "refund-most-500-order",
+                RuleClass::Limit,
+                vec!["refund_order"]
+            ),
+        ]
+    );
+    assert_eq!(
+        policy.rules()[0].detail,
+        Detail::Order {
+            first: vec!["get_order".to_owned()],
+            then: vec![
+                "refund_order".to_owned(),
+                "cancel_order".to_owned(),
+                "update_shipping_address".to_owned()
+            ]
+        }
+    );
+    assert_eq!(
+        policy.rules()[4].detail,
+        Detail::Limit(vec![Bound {
+            counted: Counted::Argument {
+                tool: "refund_order".to_owned(),
+                param: "amount".to_owned()
+            },
+            max: 500.0
+        }])
+    );
+}
+
+#[test]
+fn hand_off_triggers_come_from_conditions_whose_instruction_hands_off() {
+    let tools = vec![
+        tool("get_card", &[("customer_id", "string")]),
+        tool("transfer_to_human_agents", &[("summary", "string")]),
+    ];
+    let policy = Policy::read(
+        "- If the customer reports fraud or a stolen card, or asks for a human, transfer them with `transfer_to_human_agents`.\n- If the user still wants a human agent, tell them you can help and try first.\n- If the user asks for a human agent 4 times, then you may invoke the transfer_to_human_agents tool.\n- If it shows \"Locked\", escalate to technical support.",
+        &tools,
+    );
+    let triggers: Vec<Vec<Trigger>> = policy
+        .rules()
+        .iter()
+        .map(|r| match &r.detail {
+            Detail::Escalate { triggers, to } => {
+                assert_eq!(to, &vec!["transfer_to_human_agents".to_owned()]);
+                triggers.clone()
+            }
+            other => panic!("{}: {other:?}", r.text),
+        })
+        .collect();
+    assert_eq!(
+        triggers[0],
+        vec![
+            Trigger::HumanRequest { times: 1 },
+            Trigger::Words(vec!["fraud".to_owned()]),
+            Trigger::Words(vec!["stolen".to_owned(), "card".to_owned()]),
+        ]
+    );
+    assert!(triggers[1].is_empty(), "{:?}", triggers[1]);
+    assert_eq!(triggers[2], vec![Trigger::HumanRequest { times: 4 }]);
+    assert_eq!(triggers[3], vec![Trigger::Words(vec!["locked".to_owned()])]);
+}
