@@ -105,7 +105,7 @@ fn the_seeds_flag_names_reach_the_options() {
     assert_eq!(options["agent_timeout"], 7.0);
     assert_eq!(options["world"]["fault_rate"], 0.3);
     for row in read_rows(&out.join("rows.jsonl")) {
-        assert_eq!(row["situation"]["stance"], "hurried", "{row}");
+        assert_eq!(row["situation"]["axes"]["stance"], "hurried", "{row}");
     }
     let o = sparring()
         .arg("simulate")
