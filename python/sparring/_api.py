@@ -641,16 +641,16 @@ def _cut_settings(function: str, kwargs: Mapping[str, Any], tmp: list[Any]) -> d
         traces = [traces] if isinstance(traces, (str, os.PathLike)) else list(traces)
         paths = []
         for t in traces:
-            f = _RowsFile(t)
-            tmp.append(f)
-            paths.append(f.path)
+            rows_file = _RowsFile(t)
+            tmp.append(rows_file)
+            paths.append(rows_file.path)
         settings["traces"] = paths
     if given.get("tools") is not None:
         d = tempfile.TemporaryDirectory(prefix="sparring-")
         tmp.append(d)
         path = os.path.join(d.name, "tools.json")
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(list(given["tools"]), f)
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(list(given["tools"]), out)
         settings["tools_file"] = path
     return settings
 

@@ -186,9 +186,26 @@ def _failure(e: BaseException) -> Outcome:
     return False, message, traceback.format_exc().rstrip()
 
 
-@functools.lru_cache(maxsize=256)
+#: ``_wants_tools`` per callable (a run calls the same agent on every row).
+_WANTS: dict[Any, str] = {}
+
+
 def _wants_tools(func: Callable[..., Any]) -> str:
     """How to pass the tools handle: ``positional``, ``keyword`` or ``none``."""
+    try:
+        return _WANTS[func]
+    except (KeyError, TypeError):
+        pass
+    how = _inspect_tools(func)
+    try:
+        if len(_WANTS) < 256:
+            _WANTS[func] = how
+    except TypeError:  # an unhashable callable
+        pass
+    return how
+
+
+def _inspect_tools(func: Callable[..., Any]) -> str:
     try:
         params = list(inspect.signature(func).parameters.values())
     except (TypeError, ValueError):

@@ -1,9 +1,30 @@
 """Stubs of the native module (crates/sparring-py), checked by mypy.stubtest."""
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, final
+
+__all__ = [
+    "RolloutEnded",
+    "Tools",
+    "option_names",
+    "closest",
+    "version",
+    "simulate",
+    "grade",
+    "report",
+    "delta",
+    "eval_variance",
+    "judge_agreement",
+    "hack_scan",
+    "attach_labels",
+    "judge_trust",
+    "cut",
+    "export",
+    "coverage_gap",
+]
 
 class RolloutEnded(RuntimeError): ...
 
+@final
 class Tools:
     def call(self, tool: str, arguments: str) -> str: ...
 

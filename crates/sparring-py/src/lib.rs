@@ -71,6 +71,8 @@ fn option_names() -> Vec<&'static str> {
 /// The candidate closest to `word`, when it is close enough to be a
 /// misspelling of it.
 #[pyfunction]
+// PyO3 extracts a Python list as an owned Vec; it cannot lend a slice.
+#[allow(clippy::needless_pass_by_value)]
 fn closest(word: &str, candidates: Vec<String>) -> Option<String> {
     let names: Vec<&str> = candidates.iter().map(String::as_str).collect();
     sparring::types::closest(word, &names).map(str::to_owned)

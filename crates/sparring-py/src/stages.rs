@@ -361,6 +361,8 @@ fn export(rows_file: &str, format: Option<&str>, out: &str, settings: &str) -> P
 
 /// `sparring coverage-gap`: the tools and policy rules no ask touches.
 #[pyfunction]
+// PyO3 extracts a Python list as an owned Vec; it cannot lend a slice.
+#[allow(clippy::needless_pass_by_value)]
 fn coverage_gap(request: &str, asks: Vec<String>) -> PyResult<String> {
     let request = parse("the coverage-gap request", request)?;
     let spec = spec_of(&request)?;
