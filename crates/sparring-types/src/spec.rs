@@ -544,7 +544,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn doc(extra: Value) -> Value {
+    fn doc(extra: &Value) -> Value {
         let mut d = json!({
             "name": "t", "system_prompt": "Help.",
             "tools": [{"name": "get_order", "inputSchema": {"type": "object",
@@ -558,21 +558,22 @@ mod tests {
 
     #[test]
     fn dimensions_is_axes() {
-        let spec = Spec::from_value(&doc(json!({"dimensions": {"stance": ["hurried"]}}))).unwrap();
+        let spec = Spec::from_value(&doc(&json!({"dimensions": {"stance": ["hurried"]}}))).unwrap();
         assert_eq!(spec.axes.pin("stance"), Some(&["hurried".to_owned()][..]));
         let e = Spec::from_value(&doc(
-            json!({"dimensions": {"stance": "hurried"}, "axes": {"stance": "confused"}}),
+            &json!({"dimensions": {"stance": "hurried"}, "axes": {"stance": "confused"}}),
         ))
         .unwrap_err();
         assert_eq!(e.pointer, "/dimensions");
-        let e = Spec::from_value(&doc(json!({"dimensions": {"stanse": ["hurried"]}}))).unwrap_err();
+        let e =
+            Spec::from_value(&doc(&json!({"dimensions": {"stanse": ["hurried"]}}))).unwrap_err();
         assert!(e.message.contains("did you mean `stance`"), "{e}");
     }
 
     #[test]
     fn pinned_axes_merge_over_the_specs() {
         let mut spec = Spec::from_value(&doc(
-            json!({"axes": {"stance": ["confused"], "history": ["fresh"]}}),
+            &json!({"axes": {"stance": ["confused"], "history": ["fresh"]}}),
         ))
         .unwrap();
         spec.pin_axes(&json!({"stance": ["hurried", "skeptical"]}))
