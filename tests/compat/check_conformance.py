@@ -13,7 +13,7 @@ body as sparring sent it (captured by the fake server) or would send it.
   OpenAPI document): every key declared, every required key present, every value
   of its declared type, literal or union, recursively; and, when SCHEMA is given
   (the `CreateChatCompletionRequest` part of openai/openai-openapi, kept in
-  `../shared/data/openai-openapi/`), against that JSON Schema. Bodies for OpenAI
+  `tests/compat/openai-openapi/`), against that JSON Schema. Bodies for OpenAI
   itself may carry no parameter the schema marks `deprecated` (`max_tokens`,
   `seed`, …) unless the case lists it in `allow_deprecated` (a `seed` the run
   asked for).

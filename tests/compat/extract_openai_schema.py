@@ -6,10 +6,9 @@ Usage: extract_openai_schema.py OPENAPI_JSON [COMMIT] > chat-completions-request
 OPENAPI_JSON is `openapi.json` from the openai/openai-openapi repository (MIT
 licence). Writes `CreateChatCompletionRequest` and every schema it references,
 transitively, exactly as the document has them, under `components.schemas`,
-with the document's version and commit noted in `x-source`. The result is
-data from outside, so it lives in `../shared/data/openai-openapi/` (with the
-repository's LICENSE), not in this repository; check_conformance.py reads it
-from there.
+with the document's version and commit noted in `x-source`. The cut in use
+is `openai-openapi/chat-completions-request.json` beside this script, kept
+with the document's MIT LICENSE and its commit (openai-openapi/README.md).
 """
 
 import json

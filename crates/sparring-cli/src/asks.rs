@@ -11,9 +11,10 @@ use std::process::ExitCode;
 pub(crate) struct Args {
     /// The spec
     spec: PathBuf,
-    /// Situations to print
-    #[arg(long, default_value_t = 20)]
-    n: usize,
+    /// Situations to print (N): the covering array's first, then unique ones past
+    /// it, as many as asked
+    #[arg(long, visible_alias = "n", default_value = "20")]
+    situations: sparring::types::values::Situations,
     /// Wordings per situation [default: the spec's, else 1]
     #[arg(long)]
     phrasings: Option<sparring::types::values::Phrasings>,
@@ -44,7 +45,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         .block_on(sparring::preview::asks(
             &spec,
             options,
-            args.n,
+            usize::try_from(args.situations.get()).unwrap_or(usize::MAX),
             &Env::process(),
         ))?;
     for w in &asks.warnings {
@@ -52,21 +53,21 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     }
     for s in &asks.situations {
         if args.json {
-            println!(
+            outln!(
                 "{}",
                 json!({"situation": {"axes": s.axes, "tier": s.tier}, "persona": s.persona,
                        "writer": s.writer, "phrasings": s.phrasings})
             );
         } else {
             let axes: Vec<String> = s.axes.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            println!(
+            outln!(
                 "[{}] {} (style {})",
                 s.tier,
                 axes.join(" "),
                 s.persona.style
             );
             for ask in &s.phrasings {
-                println!("  - {ask}");
+                outln!("  - {ask}");
             }
         }
     }

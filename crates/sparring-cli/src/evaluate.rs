@@ -29,7 +29,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     let spec = sparring::load_spec(&args.sim.spec)?;
     let sim = set.simulation(spec, args.sim.patch())?;
     let cli = set.simulation_options(args.sim.patch())?;
-    let result = drive(sim, cli, &args.sim)?;
+    let (result, signal) = drive(sim, cli, &args.sim)?;
     let table = set.table_of(&result)?;
     for w in &table.warnings {
         eprintln!("warning: {w}");
@@ -47,5 +47,5 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         println!();
         print!("{}", reports::render(&report));
     }
-    Ok(exit_code(&result))
+    Ok(exit_code(&result, signal))
 }

@@ -149,12 +149,16 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     let reports = training::export(prepared, format, &args.out)?;
     for r in &reports {
         let files: Vec<String> = r.files.iter().map(|p| p.display().to_string()).collect();
-        eprintln!(
-            "{}: wrote {} to {}",
-            r.format.as_str(),
-            r.written,
-            files.join(", ")
-        );
+        if files.is_empty() {
+            eprintln!("{}: wrote nothing", r.format.as_str());
+        } else {
+            eprintln!(
+                "{}: wrote {} to {}",
+                r.format.as_str(),
+                r.written,
+                files.join(", ")
+            );
+        }
         eprint!("{}", r.cut.render());
         for w in &r.warnings {
             eprintln!("warning: {w}");
@@ -166,7 +170,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             "decontaminate": decontam,
             "exports": reports,
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -176,22 +180,26 @@ pub(crate) fn select(args: &SelectArgs) -> Result<ExitCode> {
     let cut: Cut = args.cut.parse()?;
     let prepared = prepare(&args.rows.settings(None)?)?;
     let selection = training::select(&prepared, cut);
-    training::write_rows(&selection.rows, &args.out)?;
+    let warning = training::write_selection(&selection, &args.out)?;
     eprint!("{}", selection.report.render());
-    eprintln!(
-        "wrote {} rows to {}",
-        selection.rows.len(),
-        args.out.display()
-    );
+    match &warning {
+        Some(w) => eprintln!("warning: {w}"),
+        None => eprintln!(
+            "wrote {} rows to {}",
+            selection.rows.len(),
+            args.out.display()
+        ),
+    }
     if args.rows.json {
         let out = serde_json::json!({
             "decontaminate": prepared.decontam,
             "cut": selection.report,
             "pairs": selection.pairs,
             "rows": selection.rows.len(),
-            "file": args.out,
+            "file": warning.is_none().then_some(&args.out),
+            "warnings": warning.iter().collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -6,7 +6,7 @@ use sparring::Env;
 use sparring::engine::judge::JudgeKind;
 use sparring::engine::trust::{TrustOptions, judge_trust};
 use sparring::grading::{
-    GradeSettings, Grading, attach_labels, grade_rows, judge_same_model, start_judge,
+    Combine, GradeSettings, Grading, attach_labels, grade_file, judge_same_model, start_judge,
 };
 use sparring::io::rows::{RowWriter, read_labels, read_rows, rows_path};
 use sparring::types::defaults;
@@ -45,7 +45,12 @@ pub(crate) struct GradeArgs {
     /// Seconds a grader or judge command may take per row [default: 60]
     #[arg(long)]
     timeout: Option<f64>,
-    /// Where to write the graded rows
+    /// How the stages' verdicts make the row's: `last` (the last stage that ran
+    /// decides) or `all` (every stage must pass)
+    #[arg(long, default_value = "last")]
+    combine: String,
+    /// Where to write the graded rows (the input itself grades in place, and a
+    /// run's rows.jsonl gets its run.json updated)
     #[arg(short, long)]
     out: PathBuf,
 }
@@ -76,7 +81,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 pub(crate) fn grade(args: &GradeArgs) -> Result<ExitCode> {
-    let rows = read_rows(&rows_path(&args.rows))?;
+    let combine: Combine = args.combine.parse().map_err(usage)?;
     let settings = GradeSettings {
         conduct: !args.no_conduct,
         grader: args.grader.clone(),
@@ -84,13 +89,16 @@ pub(crate) fn grade(args: &GradeArgs) -> Result<ExitCode> {
         rubric: args.rubric.clone(),
         judge_kind: judge_kind(&args.judge_kind)?,
         timeout: timeout(args.timeout)?,
+        combine,
         ..GradeSettings::default()
     };
-    let summary = runtime()?.block_on(async {
+    let input = rows_path(&args.rows);
+    let rows = read_rows(&input)?;
+    let graded = runtime()?.block_on(async {
         let grading = Grading::start(&settings, &Env::process(), &rows).await?;
-        let mut writer = RowWriter::create(&args.out)?;
-        grade_rows(rows, &grading, &mut writer).await
+        grade_file(rows, &input, &args.out, &grading).await
     })?;
+    let summary = &graded.summary;
     for w in &summary.warnings {
         eprintln!("warning: {w}");
     }
@@ -105,13 +113,30 @@ pub(crate) fn grade(args: &GradeArgs) -> Result<ExitCode> {
     for (stage, n) in &summary.stage_errors {
         eprintln!("warning: the {stage} stage could not grade {n} rows; their `grades` say why");
     }
-    if let Some(message) = &summary.stopped {
+    if summary.overturned > 0 {
         eprintln!(
-            "error: {message}; the other {} of {} rows were not graded and are not in `{}`",
-            summary.rows_in - summary.rows,
-            summary.rows_in,
-            args.out.display()
+            "warning: {} rows passed although an earlier stage failed them (the last stage decides); `--combine all` makes every stage count",
+            summary.overturned
         );
+    }
+    if let Some(path) = &graded.updated_summary {
+        eprintln!("updated the counts in {}", path.display());
+    }
+    if let Some(message) = &summary.stopped {
+        if graded.kept_input {
+            eprintln!(
+                "error: {message}; `{}` was left as it was (the {} rows graded so far were not written over it)",
+                args.out.display(),
+                summary.rows
+            );
+        } else {
+            eprintln!(
+                "error: {message}; the other {} of {} rows were not graded and are not in `{}`",
+                summary.rows_in - summary.rows,
+                summary.rows_in,
+                args.out.display()
+            );
+        }
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
@@ -127,14 +152,16 @@ pub(crate) enum LabelsCommand {
 pub(crate) struct AttachArgs {
     /// A rows file (or a run directory)
     rows: PathBuf,
-    /// Labels: JSON lines `{"row_id", "reward"}` (or `"pass": true|false`)
+    /// Labels: JSON lines `{"row_id", "label", "author"}`, `label` true/false, 0..1
+    /// or pass/fail (`reward` or `pass` may stand for `label`), the format
+    /// judge-agreement reads too
     labels: PathBuf,
     /// What gave the labels: `human` (or `model`, `rule`)
     #[arg(long)]
     kind: String,
-    /// Who gave them
+    /// Who gave the labels that name no `author` of their own
     #[arg(long)]
-    author: String,
+    author: Option<String>,
     /// Where to write the labelled rows
     #[arg(short, long)]
     out: PathBuf,
@@ -144,7 +171,13 @@ pub(crate) fn labels(command: &LabelsCommand) -> Result<ExitCode> {
     let LabelsCommand::Attach(args) = command;
     let mut rows = read_rows(&rows_path(&args.rows))?;
     let labels = read_labels(&args.labels)?;
-    let labelled = attach_labels(&mut rows, &labels, &args.labels, &args.kind, &args.author)?;
+    let labelled = attach_labels(
+        &mut rows,
+        &labels,
+        &args.labels,
+        &args.kind,
+        args.author.as_deref(),
+    )?;
     let mut writer = RowWriter::create(&args.out)?;
     for row in &rows {
         writer.write(row)?;
@@ -170,7 +203,7 @@ pub(crate) struct TrustArgs {
     /// `score` or `decision`
     #[arg(long, default_value = "score")]
     judge_kind: String,
-    /// Seed of the halves split and the probe rows [default: 0]
+    /// Seed of the halves split and the probe rows
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Rows to build probes from, at most
@@ -202,14 +235,14 @@ pub(crate) fn trust(args: &TrustArgs) -> Result<ExitCode> {
         )
         .await;
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&report)?);
+            outln!("{}", serde_json::to_string_pretty(&report)?);
         } else {
-            println!(
+            outln!(
                 "judge {} (rubric {})",
                 report.judge,
                 &report.rubric_hash[..16]
             );
-            println!("rows {}, with gold {}", report.rows, report.gold_rows);
+            outln!("rows {}, with gold {}", report.rows, report.gold_rows);
             for (i, h) in report.halves.iter().enumerate() {
                 let kappa = h
                     .kappa
@@ -217,7 +250,7 @@ pub(crate) fn trust(args: &TrustArgs) -> Result<ExitCode> {
                 let interval = h
                     .agreement_ci95
                     .map_or_else(String::new, |(lo, hi)| format!(" [{lo:.3}, {hi:.3}]"));
-                println!(
+                outln!(
                     "half {}: n {}, agreement {:.3}{interval}, kappa {kappa}, passed when gold failed {}",
                     i + 1,
                     h.n,
@@ -225,9 +258,9 @@ pub(crate) fn trust(args: &TrustArgs) -> Result<ExitCode> {
                     h.pass_when_gold_fail
                 );
             }
-            println!("probes wrongly passed: {:.3}", report.wrongly_passed);
+            outln!("probes wrongly passed: {:.3}", report.wrongly_passed);
             for (probe, share) in &report.wrongly_passed_by_probe {
-                println!("  {probe:<22} {share:.3}");
+                outln!("  {probe:<22} {share:.3}");
             }
         }
         for w in &report.warnings {

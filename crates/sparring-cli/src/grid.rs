@@ -17,10 +17,10 @@ pub(crate) struct Args {
     /// Raw mode: levels of a pairwise array to build, a comma list of `v` or `v^k` (`3^13,2^2`)
     #[arg(long, conflicts_with = "spec")]
     levels: Option<String>,
-    /// Seed of the generator [default: 0]
+    /// Seed of the generator
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Post-optimisation effort, a multiple of the generator's default [default: 1]
+    /// Post-optimisation effort, a multiple of the generator's default
     #[arg(long, default_value = "1")]
     effort: String,
     /// Print JSON
@@ -51,14 +51,14 @@ fn raw(levels: &str, seed: u64, effort: Effort, json: bool) -> Result<ExitCode> 
             .map_err(|e| UsageError(e.to_string()))?;
     let seconds = started.elapsed().as_secs_f64();
     if json {
-        println!(
+        outln!(
             "{}",
             json!({"n_rows": array.n_rows(), "rows": array.rows, "pairs_planned": array.pairs_planned,
                    "pairs_covered": array.pairs_covered, "lower_bound": array.lower_bound, "seconds": seconds})
         );
     } else {
         for row in &array.rows {
-            println!(
+            outln!(
                 "{}",
                 row.iter()
                     .map(ToString::to_string)
@@ -110,7 +110,7 @@ fn spec_grid(path: &std::path::Path, seed: u64, effort: Effort, json: bool) -> R
                 )
             })
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({
                 "axes": values,
@@ -127,23 +127,23 @@ fn spec_grid(path: &std::path::Path, seed: u64, effort: Effort, json: bool) -> R
         return Ok(ExitCode::SUCCESS);
     }
     for (name, values) in AXIS_NAMES.iter().zip(&axes.values) {
-        println!("{name} ({}): {}", values.len(), values.join(", "));
+        outln!("{name} ({}): {}", values.len(), values.join(", "));
     }
-    println!(
+    outln!(
         "tool_condition (sampled at fault_rate, not covered): {}",
         axes.conditions.join(", ")
     );
     if !spec.axes.pins.is_empty() {
         let pinned: Vec<&str> = spec.axes.pins.keys().map(String::as_str).collect();
-        println!("pinned by the spec: {}", pinned.join(", "));
+        outln!("pinned by the spec: {}", pinned.join(", "));
     }
     if !axes.rules.is_empty() {
-        println!("\nrules read from the system prompt:");
+        outln!("\nrules read from the system prompt:");
         for r in &axes.rules {
-            println!("  {}: {}", r.id, r.text);
+            outln!("  {}: {}", r.id, r.text);
         }
     }
-    println!(
+    outln!(
         "\n{} forbidden pairs ({} given by the spec); {} rows cover all {} allowed pairs (lower bound {})",
         axes.forbidden.len(),
         spec.axes.forbid.len(),
@@ -188,14 +188,14 @@ pub(crate) fn gap(args: &GapArgs) -> Result<ExitCode> {
     let gap = coverage_gap(&spec, &asks)
         .map_err(|e| UsageError(format!("`{}`: {e}", args.spec.display())))?;
     if args.json {
-        println!(
+        outln!(
             "{}",
             json!({"asks": asks.len(), "tools": gap.tools,
                    "rules": gap.rules.iter().map(|r| json!({"id": r.id, "text": r.text})).collect::<Vec<_>>()})
         );
     } else {
-        println!("{} asks", asks.len());
-        println!(
+        outln!("{} asks", asks.len());
+        outln!(
             "tools no ask touches: {}",
             if gap.tools.is_empty() {
                 "none".to_owned()
@@ -204,11 +204,11 @@ pub(crate) fn gap(args: &GapArgs) -> Result<ExitCode> {
             }
         );
         if gap.rules.is_empty() {
-            println!("rules no ask touches: none");
+            outln!("rules no ask touches: none");
         } else {
-            println!("rules no ask touches:");
+            outln!("rules no ask touches:");
             for r in &gap.rules {
-                println!("  {}: {}", r.id, r.text);
+                outln!("  {}: {}", r.id, r.text);
             }
         }
     }

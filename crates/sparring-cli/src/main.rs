@@ -5,6 +5,16 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+/// `print!` to stdout, quiet on a closed pipe ([`write_out`]).
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::write_out(&format!($($arg)*)) };
+}
+
+/// `println!` to stdout, quiet on a closed pipe ([`write_out`]).
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::write_out(&format!("{}\n", format_args!($($arg)*))) };
+}
+
 mod asks;
 mod evaluate;
 mod export;
@@ -72,6 +82,25 @@ enum Command {
     /// Cut graded rows into training sets and write them in a trainer's
     /// format (OpenAI, TRL, Parquet)
     Export(export::Args),
+}
+
+/// Writes data to stdout. A reader that went away (`sparring world
+/// --explain | head`) is not an error: the rest is not wanted, so sparring
+/// stops quietly with exit 0, where `println!` would panic. Any other
+/// failure to write is one line on stderr and exit 1.
+pub(crate) fn write_out(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!(
+            "error: cannot write to standard output: {}",
+            e.to_string().to_lowercase()
+        );
+        std::process::exit(1);
+    }
 }
 
 /// A failure the user caused (bad input): exit code 2.

@@ -8,7 +8,6 @@ use sparring::io::rows::rows_path;
 use sparring::io::rows::{read_gold_labels, read_score_rows};
 use sparring::score::input::ScoreRow;
 use sparring::score::{delta, eval_variance, hack, judge, report};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -48,9 +47,11 @@ pub(crate) struct DeltaArgs {
 pub(crate) struct JudgeArgs {
     /// A run directory or a rows file whose rewards are the judge's verdicts
     path: PathBuf,
-    /// Gold labels, JSONL: `{"row_id", "label", "author"}` per line
+    /// Gold labels, JSONL: `{"row_id", "label", "author"}` per line (the format
+    /// `labels attach` reads) [default: the gold labels on the rows, as
+    /// `labels attach` put them]
     #[arg(long)]
-    labels: PathBuf,
+    labels: Option<PathBuf>,
     /// Print JSON
     #[arg(long)]
     json: bool,
@@ -83,8 +84,8 @@ fn rows(path: &Path) -> Result<(PathBuf, Vec<ScoreRow>)> {
     Ok((path, rows))
 }
 
-/// Prints the report to stdout. A closed pipe (`| head`) is not an error:
-/// the reader has what it wanted.
+/// Prints the report to stdout (quiet on a closed pipe, like every
+/// command: [`crate::write_out`]).
 fn print<T: Serialize>(json: bool, value: &T, render: impl FnOnce(&T) -> String) -> Result<()> {
     let text = if json {
         let mut t = serde_json::to_string_pretty(value)?;
@@ -93,15 +94,11 @@ fn print<T: Serialize>(json: bool, value: &T, render: impl FnOnce(&T) -> String)
     } else {
         render(value)
     };
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
-    }
+    crate::write_out(&text);
+    Ok(())
 }
 
 pub(crate) fn report(args: &ReportArgs) -> Result<ExitCode> {
-    let (_, rows) = rows(&args.path)?;
     let mut options = report::ReportOptions {
         seed: args.seed,
         ..report::ReportOptions::default()
@@ -109,7 +106,7 @@ pub(crate) fn report(args: &ReportArgs) -> Result<ExitCode> {
     if !args.k.is_empty() {
         options.ks.clone_from(&args.k);
     }
-    let r = report::report(&rows, &options)?;
+    let r = sparring::reports::report_run(&args.path, &options)?;
     print(args.json, &r, report::render)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -154,8 +151,14 @@ pub(crate) fn delta(args: &DeltaArgs) -> Result<ExitCode> {
 
 pub(crate) fn judge_agreement(args: &JudgeArgs) -> Result<ExitCode> {
     let (path, rows) = rows(&args.path)?;
-    let labels = read_gold_labels(&args.labels)?;
-    let r = judge::judge_agreement(&rows, &labels, (&path, &args.labels))?;
+    let (labels, from) = match &args.labels {
+        Some(file) => (read_gold_labels(file)?, file.clone()),
+        None => (
+            sparring::score::input::labels_from_rows(&rows),
+            path.clone(),
+        ),
+    };
+    let r = judge::judge_agreement(&rows, &labels, (&path, &from))?;
     print(args.json, &r, judge::render)?;
     Ok(ExitCode::SUCCESS)
 }

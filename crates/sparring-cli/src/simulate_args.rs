@@ -44,7 +44,7 @@ pub(crate) struct Args {
     #[arg(long, visible_alias = "timeout")]
     pub(crate) agent_timeout: Option<Timeout>,
     /// Wordings written per situation (n) [default: 1]
-    #[arg(long, visible_alias = "n")]
+    #[arg(long)]
     pub(crate) phrasings: Option<Phrasings>,
     /// Share of situations from the hard tiers: ambiguous, boundary, adversarial [default: 0.4]
     #[arg(long)]
@@ -137,6 +137,10 @@ pub(crate) struct Args {
     /// torn last line is repaired) and no task runs again beyond its repeats
     #[arg(long)]
     pub(crate) resume: bool,
+    /// Replace the run already in --out (a finished one, or the rows of one that
+    /// did not finish); its files are replaced only once the new agent started
+    #[arg(long)]
+    pub(crate) force: bool,
     /// No progress bar and no summary line
     #[arg(long, short)]
     pub(crate) quiet: bool,

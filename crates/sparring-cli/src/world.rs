@@ -4,7 +4,7 @@ use anyhow::Result;
 use serde_json::{Value, json};
 use sparring::io::spec_file::load_spec;
 use sparring::world::World;
-use std::io::{BufRead as _, Write as _};
+use std::io::BufRead as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -27,11 +27,9 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         .or(spec.options.seed)
         .unwrap_or(sparring::types::defaults::SEED);
     let mut world = World::new(&spec, seed);
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
     if args.explain {
         let text = serde_json::to_string_pretty(&world.explain())?;
-        writeln!(out, "{text}")?;
+        outln!("{text}");
         return Ok(ExitCode::SUCCESS);
     }
     let stdin = std::io::stdin();
@@ -41,8 +39,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             continue;
         }
         let answer = answer(&mut world, &line, n + 1);
-        writeln!(out, "{answer}")?;
-        out.flush()?;
+        outln!("{answer}");
     }
     Ok(ExitCode::SUCCESS)
 }

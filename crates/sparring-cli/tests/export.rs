@@ -1008,17 +1008,15 @@ fn request_bodies_conform_to_the_openai_and_anthropic_definitions() {
         "--anthropic".as_ref(),
         anthropic_file.as_os_str(),
     ];
-    // OpenAI's OpenAPI document is data from outside the repository: the
-    // part the check reads (tests/compat/extract_openai_schema.py makes it)
-    // is at `$SPARRING_OPENAI_OPENAPI`, else beside the repository in
-    // shared/ when it is there.
+    // OpenAI's request schema, cut out of its OpenAPI document
+    // (tests/compat/openai-openapi/README.md); `$SPARRING_OPENAI_OPENAPI`
+    // points at a newer cut.
     let schema = std::env::var_os("SPARRING_OPENAI_OPENAPI").map_or_else(
-        || workspace().join("../shared/data/openai-openapi/chat-completions-request.json"),
+        || workspace().join("tests/compat/openai-openapi/chat-completions-request.json"),
         PathBuf::from,
     );
-    if schema.exists() {
-        args.extend(["--openapi".as_ref(), schema.as_os_str()]);
-    }
+    assert!(schema.exists(), "no OpenAPI schema at {}", schema.display());
+    args.extend(["--openapi".as_ref(), schema.as_os_str()]);
     let (ok, text) = run_script(
         &python,
         "check_conformance.py",

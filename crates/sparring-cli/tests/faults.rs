@@ -757,3 +757,108 @@ fn resume_refuses_a_planted_duplicate() {
         assert!(err.contains("also on line 1"), "{verb:?}: {err}");
     }
 }
+
+/// Sends `signal` (`INT`, `TERM`) to the process group `pgid`, as a
+/// terminal's Ctrl-C does to its foreground group.
+#[cfg(unix)]
+fn signal_group(signal: &str, pgid: u32) {
+    let ok = Command::new("kill")
+        .args([format!("-{signal}"), "--".to_owned(), format!("-{pgid}")])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -{signal} -- -{pgid} failed");
+}
+
+/// `simulate` with an agent slow enough that 8 rollouts are in flight when
+/// the signal comes: started in a process group of its own (the test's
+/// stand-in for a terminal's foreground group), the agent writing its pid
+/// (its group's) to `pidfile`.
+#[cfg(unix)]
+fn start_slow(out: &Path, pidfile: &Path, resume: bool) -> std::process::Child {
+    use std::os::unix::process::CommandExt as _;
+    let agent = format!(
+        "sh -c 'echo $$ > {}; exec python3 {} 0.25'",
+        pidfile.display(),
+        agent_script("slow.py").display()
+    );
+    let mut c = sparring();
+    c.arg("simulate")
+        .arg(spec())
+        .args(["--agent", &agent, "--budget", BUDGET, "--concurrency", "8"])
+        .args(["--seed", "5", "--quiet", "--out"])
+        .arg(out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0);
+    if resume {
+        c.arg("--resume");
+    }
+    c.spawn().unwrap()
+}
+
+#[cfg(unix)]
+fn wait_for_rows(rows: &Path, n: usize) {
+    let deadline = Instant::now() + Duration::from_mins(1);
+    while std::fs::read_to_string(rows).map_or(0, |t| t.lines().count()) < n {
+        assert!(Instant::now() < deadline, "the run never wrote {n} rows");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// SIGINT (a terminal's Ctrl-C, sent to sparring's process group and, as
+/// when a whole service is stopped, to the agent's too) and SIGTERM (to
+/// sparring alone) mid-run, 8 rollouts in flight: the run ends with 128 +
+/// the signal (130, 143) and `run.json` (`interrupted`); no row is an
+/// error the interrupt caused (rows in flight finish, or are dropped and
+/// said so), none is repeated or torn; and `--resume` finishes the run to
+/// its budget with the same guarantees.
+#[cfg(unix)]
+#[test]
+fn sigint_and_sigterm_mid_run_lose_nothing_and_resume_cleanly() {
+    for (signal, code) in [("INT", 130), ("TERM", 143)] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        let pidfile = dir.path().join("agent.pid");
+        let started = Instant::now();
+        let child = start_slow(&out, &pidfile, false);
+        wait_for_rows(&out.join("rows.jsonl"), 3);
+        let pgid = child.id();
+        if signal == "INT" {
+            signal_group("INT", pgid);
+            let agent: u32 = std::fs::read_to_string(&pidfile)
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            signal_group("INT", agent);
+        } else {
+            signal_group("TERM", pgid);
+        }
+        let o = child.wait_with_output().unwrap();
+        let first = outcome(&out, &o, started.elapsed().as_secs_f64());
+        first.print(&format!("SIG{signal} mid-run"));
+        assert_eq!(first.exit, Some(code), "SIG{signal}: {}", first.stderr);
+        assert_eq!(first.stopped, "interrupted", "SIG{signal}: {first:?}");
+        assert_eq!(
+            (first.lost, first.duplicates, first.invalid),
+            (0, 0, 0),
+            "SIG{signal}: {first:?}"
+        );
+        assert!(first.rows < 24, "SIG{signal} stopped nothing: {first:?}");
+        assert!(!first.stderr.contains("panicked"), "{}", first.stderr);
+
+        let started = Instant::now();
+        let resumed = start_slow(&out, &pidfile, true).wait_with_output().unwrap();
+        let after = outcome(&out, &resumed, started.elapsed().as_secs_f64());
+        after.print(&format!("SIG{signal} then --resume"));
+        assert_eq!(after.exit, Some(0), "{}", after.stderr);
+        assert_eq!(after.rows.to_string(), BUDGET, "{after:?}");
+        assert_eq!(
+            (after.lost, after.duplicates, after.invalid),
+            (0, 0, 0),
+            "{after:?}"
+        );
+        assert_eq!(after.stopped, "budget_spent", "{after:?}");
+    }
+}

@@ -1,16 +1,65 @@
 //! Grading a row in stages: conduct checks, then a grader hook, then the
 //! judge.
 //!
-//! Each stage that runs leaves its verdict in the row's `grades`, in order;
-//! the row's `reward`, `reason` and `failure_class` are the last stage's.
+//! Each stage that runs leaves its verdict in the row's `grades`, in order.
+//! How they combine is [`Combine`]: by default the row's `reward`, `reason`
+//! and `failure_class` are the last stage's (a grader or judge may overturn
+//! the conduct checks, and [`overturned`] says when one did); with
+//! [`Combine::All`] every stage must pass and the first that fails decides.
 //! A stage that could not grade (a grader that crashed or timed out, a
-//! judge whose verdict never parsed) is recorded with its error, and since
-//! it is the last word the row is then ungraded (`reward: null`) rather than
+//! judge whose verdict never parsed) is recorded with its error, and when it
+//! has the last word the row is then ungraded (`reward: null`) rather than
 //! silently keeping an earlier stage's reward.
 
 use crate::grade;
 use crate::judge::Judge;
 use sparring_types::{Grader, Row, Stage, StageVerdict};
+
+/// How the stages' verdicts make the row's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Combine {
+    /// The last stage that ran decides (a grader or judge may pass a row
+    /// the conduct checks failed: the customer's own hook has the last
+    /// word).
+    #[default]
+    Last,
+    /// Every stage must pass: the first stage that fails decides; when none
+    /// fails but one could not grade, the row is ungraded; else the last
+    /// stage's verdict stands.
+    All,
+}
+
+impl Combine {
+    /// The command-line name (`last`, `all`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Last => "last",
+            Self::All => "all",
+        }
+    }
+}
+
+impl std::str::FromStr for Combine {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "last" => Ok(Self::Last),
+            "all" => Ok(Self::All),
+            other => Err(format!(
+                "--combine `{other}` is not a way to combine stages; expected `last` or `all`"
+            )),
+        }
+    }
+}
+
+/// Whether a later stage passed a row an earlier stage failed: the row's
+/// `reward` passes while one of its `grades` before the last failed.
+pub fn overturned(grades: &[StageVerdict], reward: Option<f64>) -> bool {
+    reward.is_some_and(|r| r >= 0.5)
+        && grades
+            .split_last()
+            .is_some_and(|(_, earlier)| earlier.iter().any(|g| g.reward.is_some_and(|r| r < 0.5)))
+}
 
 /// The stages to run.
 #[derive(Clone, Copy)]
@@ -21,6 +70,8 @@ pub struct Stages<'a> {
     pub grader: Option<&'a dyn Grader>,
     /// An LLM judge.
     pub judge: Option<&'a Judge>,
+    /// How their verdicts combine.
+    pub combine: Combine,
 }
 
 impl std::fmt::Debug for Stages<'_> {
@@ -29,6 +80,7 @@ impl std::fmt::Debug for Stages<'_> {
             .field("conduct", &self.conduct)
             .field("grader", &self.grader.map(Grader::describe))
             .field("judge", &self.judge.map(Judge::model))
+            .field("combine", &self.combine)
             .finish()
     }
 }
@@ -178,7 +230,7 @@ pub async fn grade_row_under(
             },
         });
     }
-    settle(row, grades, scoring_run_id);
+    settle(row, grades, stages.combine, scoring_run_id);
 }
 
 /// Grades one row with the conduct checks alone, in place, the way
@@ -186,14 +238,22 @@ pub async fn grade_row_under(
 /// same verdict, the same `grades`, the same fields set.
 pub fn grade_conduct(row: &mut Row, policy: Option<&crate::policy::Policy>, scoring_run_id: &str) {
     let verdict = conduct_stage_under(row, policy);
-    settle(row, vec![verdict], scoring_run_id);
+    settle(row, vec![verdict], Combine::Last, scoring_run_id);
 }
 
-/// The row's grade is its last stage's: `reward`, `reason` (the stage's
-/// error when it could not grade), `failure_class` when it failed; every
-/// stage's verdict stays in `grades`.
-fn settle(row: &mut Row, grades: Vec<StageVerdict>, scoring_run_id: &str) {
-    if let Some(last) = grades.last() {
+/// The row's grade is the deciding stage's ([`Combine`]): `reward`,
+/// `reason` (the stage's error when it could not grade), `failure_class`
+/// when it failed; every stage's verdict stays in `grades`.
+fn settle(row: &mut Row, grades: Vec<StageVerdict>, combine: Combine, scoring_run_id: &str) {
+    let deciding = match combine {
+        Combine::Last => grades.last(),
+        Combine::All => grades
+            .iter()
+            .find(|g| g.reward.is_some_and(|r| r < 0.5))
+            .or_else(|| grades.iter().find(|g| g.error.is_some()))
+            .or_else(|| grades.last()),
+    };
+    if let Some(last) = deciding {
         row.reward = last.reward;
         row.reason = match (&last.error, &last.reason) {
             (Some(e), _) => Some(format!("ungraded: the {} stage failed: {e}", last.stage)),

@@ -207,14 +207,14 @@ fn fill(template: &str, input: &AskInput<'_>, with_id: bool) -> String {
         .replace("{tool}", &input.tool.replace('_', " "))
         .replace("{email}", input.email)
         .replace("{name}", input.name);
-    if input.thing.starts_with(['a', 'e', 'i', 'o', 'u']) {
-        text.replace(
-            &format!(" a {}", input.thing),
-            &format!(" an {}", input.thing),
-        )
-    } else {
-        text
+    // "a {thing}" and "a {tool}" take the article their word needs.
+    let mut text = text;
+    for word in [input.thing.to_owned(), input.tool.replace('_', " ")] {
+        if sparring_types::words::a_or_an(&word) == "an" {
+            text = text.replace(&format!(" a {word}"), &format!(" an {word}"));
+        }
     }
+    text
 }
 
 /// Up to `n` distinct phrasings of one situation.

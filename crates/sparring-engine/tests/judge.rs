@@ -11,7 +11,7 @@
 use sparring_engine::grade::conduct;
 use sparring_engine::judge::{Judge, JudgeKind, JudgeSettings, rubric_hash};
 use sparring_engine::run::{Progress, RunConfig, run};
-use sparring_engine::stages::{Stages, grade_row};
+use sparring_engine::stages::{Combine, Stages, grade_row, overturned};
 use sparring_engine::trust::{TrustOptions, judge_trust};
 use sparring_testkit::{JudgeBias, ScriptedAgent, ScriptedJudge, shop_spec};
 use sparring_types::{
@@ -194,6 +194,7 @@ async fn stages_run_in_order_and_each_verdict_stays_on_the_row() {
         conduct: true,
         grader: Some(&grader),
         judge: Some(&judge),
+        combine: Combine::Last,
     };
     grade_row(&mut row, stages, "grade-1").await;
     let grades = row.grades.clone().unwrap();
@@ -223,11 +224,34 @@ async fn stages_run_in_order_and_each_verdict_stays_on_the_row() {
             conduct: true,
             grader: Some(&grader),
             judge: None,
+            combine: Combine::Last,
         },
         "grade-2",
     )
     .await;
     assert_eq!(row2.reward, Some(1.0));
+    assert!(
+        overturned(row2.grades.as_deref().unwrap(), row2.reward),
+        "the grader passed what conduct failed"
+    );
+
+    // With `combine: all` every stage must pass: the conduct failure stands.
+    let mut all = rows[0].clone();
+    grade_row(
+        &mut all,
+        Stages {
+            conduct: true,
+            grader: Some(&grader),
+            judge: None,
+            combine: Combine::All,
+        },
+        "grade-all",
+    )
+    .await;
+    assert_eq!(all.reward, Some(0.0));
+    assert_eq!(all.failure_class.as_deref(), Some("claimed_without_call"));
+    assert!(!overturned(all.grades.as_deref().unwrap(), all.reward));
+    assert_eq!(all.grades.as_ref().unwrap().len(), 2, "both stages ran");
 
     // A grader that crashes is recorded on the row and leaves it ungraded.
     let broken = FixedGrader(Err("the grader process exited (exit status: 3)".to_owned()));
@@ -238,6 +262,7 @@ async fn stages_run_in_order_and_each_verdict_stays_on_the_row() {
             conduct: true,
             grader: Some(&broken),
             judge: None,
+            combine: Combine::Last,
         },
         "grade-3",
     )
@@ -276,6 +301,7 @@ async fn unparseable_verdicts_are_retried_once_then_left_ungraded() {
             conduct: true,
             grader: None,
             judge: Some(&judge),
+            combine: Combine::Last,
         },
         "g",
     )
@@ -313,6 +339,7 @@ async fn decision_judges_mark_verdicts_near_even_as_unsure() {
                 conduct: false,
                 grader: None,
                 judge: Some(&judge),
+                combine: Combine::Last,
             },
             "g",
         )
@@ -372,6 +399,7 @@ async fn without_a_rubric_the_judge_grades_against_the_policys_judge_rules() {
         conduct: true,
         grader: None,
         judge: Some(&judge),
+        combine: Combine::Last,
     };
     grade_row(&mut row, stages, "grade-policy").await;
     assert_eq!(

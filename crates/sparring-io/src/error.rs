@@ -41,6 +41,15 @@ pub enum Error {
         /// What is missing, naming the file or option, with a hint.
         message: String,
     },
+    /// Another process holds the lock on a run directory
+    /// ([`crate::lock::RunLock`]).
+    #[error("`{}` is in use by another sparring ({}); wait for it to finish, or choose another --out", dir.display(), pid.map_or_else(|| "its pid is unknown".to_owned(), |p| format!("pid {p}")))]
+    Locked {
+        /// The run directory.
+        dir: PathBuf,
+        /// The holder's process id, as its lock file says.
+        pid: Option<u32>,
+    },
     /// A command could not be started.
     #[error("cannot start {role} command `{command}`: {message}")]
     Spawn {

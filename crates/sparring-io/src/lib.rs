@@ -14,6 +14,7 @@
 //! - [`rows::read_score_rows`], [`rows::read_labels`]: rows and gold labels
 //!   read leniently for `sparring-score`'s reports.
 //! - [`log`]: the run's log file, where agent stderr goes.
+//! - [`lock`]: the lock that keeps a second process out of a run directory.
 //! - [`rows::read_holdout`], [`rows::read_traces`]: the references of
 //!   `sparring-select`'s decontamination, read from files.
 //! - [`redact`]: the documented patterns that hide secrets on command lines,
@@ -34,6 +35,7 @@ pub mod command_world;
 pub mod defaults;
 mod error;
 pub mod export;
+pub mod lock;
 pub mod log;
 pub mod redact;
 pub mod rows;

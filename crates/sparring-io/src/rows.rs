@@ -88,15 +88,23 @@ pub fn read_rows(path: &Path) -> Result<Vec<Row>, Error> {
 
 /// Parses JSONL text into rows; `path` only names the source in errors.
 /// A `row_id` that appears twice is an error naming both lines.
+///
+/// A line that is not a sparring row (no `schema_version`) but holds a
+/// conversation (`messages`, with `tools`, `task_id`, `row_id` and
+/// `reward` optional) is imported: the ids it lacks are derived
+/// ([`sparring_types::row::imported_task_id`], `imported_row_id`), the rest
+/// defaulted, and agent, writer, person and search arm say `imported`.
 pub fn parse_rows(path: &Path, text: &str) -> Result<Vec<Row>, Error> {
     let line_count = text.lines().count();
     let mut rows = Vec::new();
     let mut lines = Vec::new();
+    // Identical imported conversations seen so far, for their row ids.
+    let mut seen: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        rows.push(parse_line(path, text, line, i + 1, line_count)?);
+        rows.push(parse_line(path, text, line, i + 1, line_count, &mut seen)?);
         lines.push(i + 1);
     }
     if rows.is_empty() {
@@ -138,12 +146,21 @@ fn parse_line(
     line: &str,
     number: usize,
     line_count: usize,
+    seen: &mut std::collections::BTreeMap<String, u64>,
 ) -> Result<Row, Error> {
     // The fast path parses straight into a row; only a line that fails is
-    // parsed again as plain JSON to say precisely what is wrong.
+    // parsed again as plain JSON to import it or say precisely what is
+    // wrong.
     let row: Row = match serde_json::from_str::<Row>(line) {
         Ok(row) if row.schema_version <= SCHEMA_VERSION => row,
-        _ => return Err(line_error(path, text, line, number, line_count)),
+        _ => match serde_json::from_str::<serde_json::Value>(line) {
+            Ok(serde_json::Value::Object(map))
+                if !map.contains_key("schema_version") && map.contains_key("messages") =>
+            {
+                import(path, number, &map, seen)?
+            }
+            _ => return Err(line_error(path, text, line, number, line_count)),
+        },
     };
     if let Some(r) = row.reward
         && !(0.0..=1.0).contains(&r)
@@ -184,11 +201,175 @@ fn line_error(path: &Path, text: &str, line: &str, number: usize, line_count: us
             ),
         );
     }
-    let message = match serde_json::from_value::<Row>(value) {
-        Err(e) => format!("not a sparring row: {e}"),
-        Ok(_) => "not a sparring row".to_owned(),
+    let Some(map) = value.as_object() else {
+        return Error::invalid(
+            path,
+            format!("line {number}"),
+            "not a row: a line must be a JSON object",
+        );
+    };
+    let missing: Vec<String> = sparring_types::row::REQUIRED_FIELDS
+        .iter()
+        .filter(|f| !map.contains_key(**f))
+        .map(|f| format!("`{f}`"))
+        .collect();
+    let message = if map.contains_key("schema_version") {
+        if missing.is_empty() {
+            match serde_json::from_value::<Row>(value.clone()) {
+                Err(e) => format!("not a sparring row: {e}"),
+                Ok(_) => "not a sparring row".to_owned(),
+            }
+        } else {
+            format!("not a sparring row: missing {}", missing.join(", "))
+        }
+    } else {
+        format!(
+            "neither a conversation nor a sparring row: a conversation needs `messages` (`tools`, `task_id`, `row_id` and `reward` are optional), which this line lacks; as a sparring row it lacks {}",
+            missing.join(", ")
+        )
     };
     Error::invalid(path, format!("line {number}"), message)
+}
+
+/// A conversation sparring did not write, as a row (see [`parse_rows`]).
+fn import(
+    path: &Path,
+    number: usize,
+    map: &serde_json::Map<String, serde_json::Value>,
+    seen: &mut std::collections::BTreeMap<String, u64>,
+) -> Result<Row, Error> {
+    use serde_json::Value;
+    use sparring_types::row::{IMPORTED, imported_row_id, imported_task_id};
+    let at = |field: &str| format!("line {number}, `{field}`");
+    let messages_value = map.get("messages").cloned().unwrap_or(Value::Null);
+    let Value::Array(items) = &messages_value else {
+        return Err(Error::invalid(
+            path,
+            at("messages"),
+            "must be a list of chat messages",
+        ));
+    };
+    let mut messages = Vec::with_capacity(items.len());
+    for (i, m) in items.iter().enumerate() {
+        messages.push(
+            serde_json::from_value::<sparring_types::Message>(m.clone()).map_err(|e| {
+                Error::invalid(
+                    path,
+                    at(&format!("messages/{i}")),
+                    format!("not a chat message: {e}"),
+                )
+            })?,
+        );
+    }
+    let tools_value = map
+        .get("tools")
+        .cloned()
+        .unwrap_or(Value::Array(Vec::new()));
+    let tools = match &tools_value {
+        Value::Array(t) => t.clone(),
+        Value::Null => Vec::new(),
+        _ => return Err(Error::invalid(path, at("tools"), "must be a list of tools")),
+    };
+    let id = |field: &str| -> Result<Option<String>, Error> {
+        match map.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
+            Some(Value::Number(n)) if n.is_u64() || n.is_i64() => Ok(Some(n.to_string())),
+            Some(_) => Err(Error::invalid(
+                path,
+                at(field),
+                "must be a non-empty string or an integer",
+            )),
+        }
+    };
+    let first = |role: sparring_types::Role| {
+        messages
+            .iter()
+            .find(|m| m.role == role)
+            .map_or("", sparring_types::Message::content_str)
+    };
+    let task_id = match id("task_id")? {
+        Some(t) => t,
+        None => imported_task_id(
+            first(sparring_types::Role::System),
+            first(sparring_types::Role::User),
+        ),
+    };
+    let row_id = if let Some(r) = id("row_id")? {
+        r
+    } else {
+        let key = sparring_types::hash::short_id(
+            "line",
+            &serde_json::json!([&task_id, &messages_value, &tools_value]),
+        );
+        let n = seen.entry(key).or_default();
+        let id = imported_row_id(&task_id, &messages_value, &tools_value, *n);
+        *n += 1;
+        id
+    };
+    let reward = match map.get("reward") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_f64()
+                .filter(|r| (0.0..=1.0).contains(r))
+                .ok_or_else(|| {
+                    Error::invalid(path, at("reward"), "must be a number in 0..=1 or null")
+                })?,
+        ),
+    };
+    // What the agent did, as far as a foreign row tells: its tool calls in
+    // order.
+    let behavior_signature = sparring_types::hash::short_id(
+        "sig",
+        &serde_json::json!({"imported": messages
+            .iter()
+            .flat_map(|m| m.tool_calls.iter().map(|c| c.function.name.as_str()))
+            .collect::<Vec<_>>()}),
+    );
+    Ok(Row {
+        schema_version: SCHEMA_VERSION,
+        scenario_id: sparring_types::hash::short_id(
+            "scn",
+            &serde_json::json!({"imported": &task_id}),
+        ),
+        row_id,
+        task_id,
+        messages,
+        tools,
+        situation: sparring_types::Situation {
+            tier: sparring_types::Tier::Imported,
+            ..sparring_types::Situation::default()
+        },
+        persona: sparring_types::Persona::default(),
+        ended_by: sparring_types::EndedBy::AgentDone,
+        error: None,
+        reward,
+        reason: None,
+        failure_class: None,
+        conduct_checks: None,
+        judge_meta: None,
+        grades: None,
+        gold_reward: None,
+        gold_author: None,
+        gold_kind: None,
+        markers: std::collections::BTreeMap::new(),
+        behavior_signature,
+        sampling: None,
+        logprobs: None,
+        usage: None,
+        requests: None,
+        model_version: IMPORTED.to_owned(),
+        writer_model: IMPORTED.to_owned(),
+        user_model: IMPORTED.to_owned(),
+        lineage: sparring_types::Lineage {
+            run_id: IMPORTED.to_owned(),
+            arm: sparring_types::Arm::Imported,
+            ..sparring_types::Lineage::default()
+        },
+        seed: 0,
+        turn_cap: None,
+        timings: sparring_types::Timings::default(),
+    })
 }
 
 /// Cuts an incomplete last line (a row torn by a killed run) off a rows file.
@@ -253,58 +434,30 @@ pub fn rows_path(path: &Path) -> PathBuf {
     }
 }
 
-/// One gold label: a row id and the reward a person gave it.
+/// One gold label: a row id, the reward a person gave it, and who.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Label {
     /// The row labelled.
     pub row_id: String,
     /// 0..=1.
     pub reward: f64,
+    /// Who gave it, when the line says (`author`).
+    pub author: Option<String>,
 }
 
-/// Reads a labels file: JSON lines `{"row_id": "row_…", "reward": 0..1}`
-/// (`"pass": true|false` is accepted instead of `reward`). Every error names
-/// the line.
+/// Reads a labels file in the one labels format
+/// ([`sparring_score::input::parse_labels`]): JSON lines `{"row_id",
+/// "label" | "reward" | "pass", "author"?}`, `label` a boolean, a number in
+/// 0..=1 or `pass` / `fail`. Every error names the line.
 pub fn read_labels(path: &Path) -> Result<Vec<Label>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let at = format!("line {}", i + 1);
-        let value: serde_json::Value = serde_json::from_str(line)
-            .map_err(|e| Error::invalid(path, at.clone(), format!("not JSON: {e}")))?;
-        let row_id = value
-            .get("row_id")
-            .and_then(serde_json::Value::as_str)
-            .ok_or_else(|| Error::invalid(path, at.clone(), "no string `row_id`"))?
-            .to_owned();
-        let reward = match (value.get("reward"), value.get("pass")) {
-            (Some(r), _) => r
-                .as_f64()
-                .filter(|r| (0.0..=1.0).contains(r))
-                .ok_or_else(|| {
-                    Error::invalid(path, at.clone(), "`reward` must be a number in 0..=1")
-                })?,
-            (None, Some(serde_json::Value::Bool(p))) => {
-                if *p {
-                    1.0
-                } else {
-                    0.0
-                }
-            }
-            _ => {
-                return Err(Error::invalid(
-                    path,
-                    at,
-                    "no `reward` (0..=1) or `pass` (true/false)",
-                ));
-            }
-        };
-        out.push(Label { row_id, reward });
-    }
-    Ok(out)
+    Ok(read_gold_labels(path)?
+        .into_iter()
+        .map(|l| Label {
+            row_id: l.row_id,
+            reward: l.reward,
+            author: l.author,
+        })
+        .collect())
 }
 
 /// Reads the rows of a JSONL file for scoring, leniently (only `task_id` and

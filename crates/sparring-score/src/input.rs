@@ -61,6 +61,21 @@ pub struct ScoreRow {
     pub failure_class: Option<String>,
     /// `messages`, kept as JSON for the hack scan's features.
     pub messages: Vec<Value>,
+    /// Whether a later grading stage passed the row after an earlier one
+    /// failed it (from `grades`; see `sparring_engine::stages::overturned`).
+    pub overturned: bool,
+    /// The gold label `labels attach` put on the row (`gold_reward`,
+    /// `gold_author`), when there is one.
+    pub gold: Option<Gold>,
+}
+
+/// A gold label carried on a row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gold {
+    /// `gold_reward`, 0..=1.
+    pub reward: f64,
+    /// `gold_author`; `None` when absent or blank.
+    pub author: Option<String>,
 }
 
 impl ScoreRow {
@@ -100,17 +115,38 @@ pub fn category_note(key: &str, rules: &BTreeMap<String, String>) -> String {
         .map_or_else(String::new, |t| format!("  {t}"))
 }
 
-/// One gold label (`{"row_id", "label", "author"}`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One gold label: a line `{"row_id", "label" | "reward" | "pass",
+/// "author"?}` of a labels file (the one format of `labels attach` and
+/// `judge-agreement`), or the `gold_*` fields of a labelled row.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Label {
-    /// 1-based line in the labels file.
+    /// 1-based line in the labels (or rows) file.
     pub line: usize,
     /// The row labelled.
     pub row_id: String,
-    /// Whether the gold label says the row passes.
+    /// The gold reward, 0..=1 (`true` / `pass` are 1, `false` / `fail` 0).
+    pub reward: f64,
+    /// Whether the gold label says the row passes (`reward >= 0.5`).
     pub pass: bool,
     /// Who labelled it; `None` when the label has no author.
     pub author: Option<String>,
+}
+
+/// The gold labels the rows carry (`gold_reward`, `gold_author`, as
+/// `labels attach` writes them), one per labelled row with a `row_id`.
+pub fn labels_from_rows(rows: &[ScoreRow]) -> Vec<Label> {
+    rows.iter()
+        .filter_map(|r| {
+            let gold = r.gold.as_ref()?;
+            Some(Label {
+                line: r.line,
+                row_id: r.row_id.clone()?,
+                reward: gold.reward,
+                pass: gold.reward >= 0.5,
+                author: gold.author.clone(),
+            })
+        })
+        .collect()
 }
 
 /// Parses JSONL text into rows for scoring; `path` only names the source in
@@ -140,9 +176,10 @@ pub fn parse_score_rows(path: &Path, text: &str) -> Result<Vec<ScoreRow>, Error>
 /// Parses gold labels from JSONL text; `path` only names the source in
 /// errors.
 ///
-/// `label` may be a boolean, a number in 0..=1 (passes at 0.5 and above,
-/// like `reward`) or the text `pass` / `fail`. An `author` that is absent,
-/// null or blank leaves the label unmeasured.
+/// The gold value is `label` (a boolean, a number in 0..=1, or the text
+/// `pass` / `fail`), or `reward` (a number in 0..=1), or `pass` (a
+/// boolean); a label passes at 0.5 and above, like `reward`. An `author`
+/// that is absent, null or blank leaves the label unmeasured.
 pub fn parse_labels(path: &Path, text: &str) -> Result<Vec<Label>, Error> {
     jsonl(path, text, false, "labels", |line, value| {
         label(path, line, &value)
@@ -207,6 +244,14 @@ fn row(path: &Path, line: usize, mut map: Map<String, Value>) -> Result<ScoreRow
         ));
     }
     let task_id = match map.get("task_id") {
+        // A conversation from elsewhere: its task is its opening, as the
+        // rows reader derives it.
+        None | Some(Value::Null)
+            if !map.contains_key("schema_version")
+                && matches!(map.get("messages"), Some(Value::Array(_))) =>
+        {
+            imported_task_id(map.get("messages"))
+        }
         None | Some(Value::Null) => {
             return Err(Error::invalid(
                 path,
@@ -280,6 +325,29 @@ fn row(path: &Path, line: usize, mut map: Map<String, Value>) -> Result<ScoreRow
         _ => Vec::new(),
     };
     let text = |key: &str| map.get(key).and_then(Value::as_str).map(str::to_owned);
+    // `reward` passes while a stage before the last failed the row.
+    let overturned = reward.is_some_and(|r| r >= 0.5)
+        && map
+            .get("grades")
+            .and_then(Value::as_array)
+            .and_then(|g| g.split_last())
+            .is_some_and(|(_, earlier)| {
+                earlier.iter().any(|g| {
+                    g.get("reward")
+                        .and_then(Value::as_f64)
+                        .is_some_and(|r| r < 0.5)
+                })
+            });
+    let gold = map
+        .get("gold_reward")
+        .and_then(Value::as_f64)
+        .filter(|r| (0.0..=1.0).contains(r))
+        .map(|reward| Gold {
+            reward,
+            author: text("gold_author")
+                .map(|a| a.trim().to_owned())
+                .filter(|a| !a.is_empty()),
+        });
     Ok(ScoreRow {
         line,
         row_id: map.get("row_id").and_then(id_text),
@@ -293,6 +361,8 @@ fn row(path: &Path, line: usize, mut map: Map<String, Value>) -> Result<ScoreRow
         ended_by: text("ended_by"),
         failure_class: text("failure_class"),
         messages,
+        overturned,
+        gold,
     })
 }
 
@@ -310,27 +380,55 @@ fn label(path: &Path, line: usize, map: &Map<String, Value>) -> Result<Label, Er
             )
         })?,
     };
-    let bad = |v: &Value| {
+    let bad = |key: &str, v: &Value| {
         Error::invalid(
             path,
             at(),
-            format!("`label` must be a boolean, a number in 0..=1, `pass` or `fail`, not {v}"),
+            format!("`{key}` must be a boolean, a number in 0..=1, `pass` or `fail`, not {v}"),
         )
     };
-    let pass = match map.get("label") {
-        None | Some(Value::Null) => return Err(Error::invalid(path, at(), "missing `label`")),
-        Some(Value::Bool(b)) => *b,
-        Some(v @ Value::Number(n)) => match n.as_f64() {
-            Some(x) if (0.0..=1.0).contains(&x) => x >= 0.5,
-            _ => return Err(bad(v)),
-        },
-        Some(v @ Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
-            "pass" | "true" => true,
-            "fail" | "false" => false,
-            _ => return Err(bad(v)),
-        },
-        Some(v) => return Err(bad(v)),
+    let given: Vec<&str> = ["label", "reward", "pass"]
+        .into_iter()
+        .filter(|k| map.get(*k).is_some_and(|v| !v.is_null()))
+        .collect();
+    let key = match given.as_slice() {
+        [] => {
+            return Err(Error::invalid(
+                path,
+                at(),
+                "missing the gold value: give `label` (or `reward`, or `pass`)",
+            ));
+        }
+        [one] => *one,
+        more => {
+            return Err(Error::invalid(
+                path,
+                at(),
+                format!(
+                    "{} all given; a label has one gold value",
+                    more.iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
     };
+    let value = &map[key];
+    let reward = match value {
+        Value::Bool(b) => f64::from(u8::from(*b)),
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if (0.0..=1.0).contains(&x) => x,
+            _ => return Err(bad(key, value)),
+        },
+        Value::String(s) if key == "label" => match s.trim().to_ascii_lowercase().as_str() {
+            "pass" | "true" => 1.0,
+            "fail" | "false" => 0.0,
+            _ => return Err(bad(key, value)),
+        },
+        _ => return Err(bad(key, value)),
+    };
+    let pass = reward >= 0.5;
     let author = match map.get("author") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.trim().to_owned()).filter(|s| !s.is_empty()),
@@ -345,9 +443,34 @@ fn label(path: &Path, line: usize, map: &Map<String, Value>) -> Result<Label, Er
     Ok(Label {
         line,
         row_id,
+        reward,
         pass,
         author,
     })
+}
+
+/// The task id of a conversation without one: its first system and user
+/// messages, as `sparring_types::row::imported_task_id` reads them.
+fn imported_task_id(messages: Option<&Value>) -> String {
+    let messages: Vec<sparring_types::Message> = messages
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|m| serde_json::from_value(m.clone()).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    let first = |role: sparring_types::Role| {
+        messages
+            .iter()
+            .find(|m| m.role == role)
+            .map_or("", sparring_types::Message::content_str)
+    };
+    sparring_types::row::imported_task_id(
+        first(sparring_types::Role::System),
+        first(sparring_types::Role::User),
+    )
 }
 
 /// An id: a string, or an integer as its decimal text.

@@ -1,8 +1,10 @@
 //! `sparring judge-agreement`: how well the rows' rewards (a judge's
 //! verdicts) agree with gold labels.
 //!
-//! A label is used when it has an author, names a row by `row_id`, and that
-//! row is graded; the judge passed the row when `reward >= 0.5`. Labels
+//! The labels come from a labels file or, without one, from the rows'
+//! own gold labels (`gold_reward`, `gold_author`, as `labels attach` wrote
+//! them). A label is used when it has an author, names a row by `row_id`,
+//! and that row is graded; the judge passed the row when `reward >= 0.5`. Labels
 //! without an author are counted as `unmeasured` and not used: an unsigned
 //! label cannot be told from the judge's own output.
 
@@ -107,6 +109,16 @@ pub fn judge_agreement(
         judge.push(reward >= 0.5);
         gold.push(label.pass);
         *report.authors.entry(author.clone()).or_default() += 1;
+    }
+    if judge.is_empty() && paths.0 == paths.1 {
+        return Err(Error::Unscorable {
+            message: format!(
+                "no graded row of `{}` carries an authored gold label ({} unmeasured, {} on ungraded rows); hint: put labels on the rows with `sparring labels attach`, or pass --labels FILE",
+                paths.0.display(),
+                report.unmeasured,
+                report.ungraded
+            ),
+        });
     }
     if judge.is_empty() {
         return Err(Error::Unscorable {

@@ -71,6 +71,16 @@ pub struct Report {
     /// Policy rule id → its text (shortened), for the `policy_rule=<id>`
     /// categories whose rows carry it.
     pub rule_texts: BTreeMap<String, String>,
+    /// Rows that pass although an earlier grading stage failed them (a
+    /// grader or judge had the last word over the conduct checks).
+    pub n_overturned: u64,
+    /// The run's warnings, from its `run.json` (set by the caller, who
+    /// reads the file): printed before any number.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// The run's degraded flags, from its `run.json`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub degraded: Vec<String>,
     /// The bootstrap seed used.
     pub seed: u64,
 }
@@ -140,13 +150,44 @@ pub fn report(rows: &[ScoreRow], options: &ReportOptions) -> Result<Report, Erro
         ended_by,
         failures,
         rule_texts: rule_texts(rows),
+        n_overturned: rows.iter().filter(|r| r.overturned).count() as u64,
+        warnings: Vec::new(),
+        degraded: Vec::new(),
         seed: options.seed,
     })
 }
 
-/// The report as plain-text tables.
+/// The report as plain-text tables: the run's warnings and degraded flags
+/// first, then the numbers, or on a run with no graded row what to run.
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
+    for w in &report.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    if !report.degraded.is_empty() {
+        let _ = writeln!(out, "degraded: {}", report.degraded.join(", "));
+    }
+    if !report.warnings.is_empty() || !report.degraded.is_empty() {
+        out.push('\n');
+    }
+    if report.n_rows > 0 && report.n_ungraded == report.n_rows {
+        let _ = writeln!(
+            out,
+            "rows {}  tasks {}  ungraded {}",
+            report.n_rows, report.n_tasks, report.n_ungraded
+        );
+        let _ = writeln!(
+            out,
+            "no row is graded: run `sparring grade` or `simulate --grade`"
+        );
+        let ended: Vec<String> = report
+            .ended_by
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        let _ = write!(out, "\nended by: {}\n", ended.join(", "));
+        return out;
+    }
     let _ = writeln!(
         out,
         "rows {}  tasks {}  ungraded {}  pass@1 {} {}",
@@ -227,6 +268,13 @@ pub fn render(report: &Report) -> String {
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
         let _ = writeln!(out, "failures: {}", f.join(", "));
+    }
+    if report.n_overturned > 0 {
+        let _ = writeln!(
+            out,
+            "overturned: {} passing rows were failed by an earlier grading stage (the last stage decides; `grade --combine all` makes every stage count)",
+            report.n_overturned
+        );
     }
     out
 }

@@ -559,6 +559,13 @@ pub fn build_preference_pairs<'a>(
         errors,
     );
     let tasks = by_task(rows, |r| r.reward.is_some() && !failed_by_error(r));
+    let alone: usize = tasks.values().filter(|indices| indices.len() == 1).count();
+    report.exclude(
+        "single_row_task",
+        "rows",
+        "the only usable row of its task, so there is no other row to pair it with",
+        alone,
+    );
     let mut out = Vec::new();
     for (t, (_, indices)) in tasks.iter().enumerate() {
         let mut stream = Stream::derive(opts.seed, "select/dpo", &[t as u64]);

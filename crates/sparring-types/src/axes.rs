@@ -57,7 +57,7 @@ pub const TOOL_CONDITIONS: &[&str] = &[
 pub const HISTORIES: &[&str] = &["fresh", "returning", "failed_before", "handed_off"];
 
 /// The keys `axes` may have: every axis (a pin) and `forbid`.
-const AXES_KEYS: &[&str] = &[
+pub(crate) const AXES_KEYS: &[&str] = &[
     "tool",
     "policy_rule",
     "stance",

@@ -23,6 +23,8 @@
 //! - [`ToolExecutor`]: the caller's own world answering tool calls in place
 //!   of the sandbox (`execute`), with the [`RolloutContext`] of each call.
 //! - [`WorldOptions`]: every number the sandbox world uses (`options.world`).
+//! - [`world_spec`]: the spec's `world:` section ([`WorldSpec`]), what the
+//!   world is told per tool (ids, `requires`, `effects`, `returns`, `creates`).
 //! - [`seed`]: seed derivation by SHA-256 and the one random stream type,
 //!   [`seed::Stream`], so every draw is reproducible per seed.
 //! - [`hash`]: canonical JSON and SHA-256 for ids that are stable across runs.
@@ -57,7 +59,7 @@ mod log;
 mod message;
 mod options;
 pub mod policy;
-mod row;
+pub mod row;
 pub mod secrets;
 pub mod seed;
 mod sink;
@@ -66,7 +68,9 @@ mod summary;
 mod tool;
 mod unique;
 pub mod values;
+pub mod words;
 mod world_options;
+pub mod world_spec;
 
 pub use agent::{
     Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture, CutShort, Finish,
@@ -84,7 +88,7 @@ pub use options::{
 pub use policy::{PolicyRule, PolicyRulesSpec, RuleClass};
 pub use row::{EndedBy, Lineage, Persona, Row, SCHEMA_VERSION, Situation, StageVerdict, Timings};
 pub use sink::{RowSink, SinkError};
-pub use spec::{Spec, SpecError, id_keys, record_id, singular};
+pub use spec::{Spec, SpecError, id_keys, record_id, singular, spec_keys};
 pub use summary::{
     Counts, Coverage, Degraded, EndedOnQuestion, EvalRunLine, PairwiseCoverage, PersonRecord,
     PinnedRecord, RepeatsRecord, RowCounter, RunSummary, Search, StopReason, TierMix, WriterRecord,
@@ -93,3 +97,4 @@ pub use tool::ToolSpec;
 pub use unique::{Duplicate, first_duplicate};
 pub use values::{Arm, Mode, Patience, RepeatPolicy, Stage, Stance, Tier, Vocabulary};
 pub use world_options::{WorldOptions, WorldPatch};
+pub use world_spec::WorldSpec;

@@ -12,6 +12,56 @@ use std::collections::BTreeMap;
 /// Version of the row format. Readers refuse rows from a newer major version.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The fields every row must have (the others have defaults). A line
+/// missing some is named with all of them in one error; a test keeps this
+/// list equal to what [`Row`]'s deserializer demands.
+pub const REQUIRED_FIELDS: &[&str] = &[
+    "schema_version",
+    "row_id",
+    "task_id",
+    "scenario_id",
+    "messages",
+    "tools",
+    "situation",
+    "persona",
+    "ended_by",
+    "behavior_signature",
+    "model_version",
+    "writer_model",
+    "user_model",
+    "lineage",
+    "seed",
+    "timings",
+];
+
+/// What stands for the agent, the writer, the person and the search arm
+/// of a conversation sparring did not produce (`docs/rows.md`, "Foreign
+/// conversations").
+pub const IMPORTED: &str = "imported";
+
+/// The `task_id` of an imported conversation that has none: from its
+/// system prompt and its first user message (the opening ask), so the
+/// repeats of one ask under one policy are one task, on every machine.
+pub fn imported_task_id(system_prompt: &str, opening_ask: &str) -> String {
+    crate::hash::short_id(
+        "task",
+        &serde_json::json!({"imported": {"system": system_prompt, "ask": opening_ask}}),
+    )
+}
+
+/// The `row_id` of an imported conversation that has none: from its task,
+/// its messages and tools as given, and how many identical conversations
+/// came before it in the file (0 for the first), so the same file gives the
+/// same ids and two identical rollouts still get two.
+pub fn imported_row_id(task_id: &str, messages: &Value, tools: &Value, occurrence: u64) -> String {
+    crate::hash::short_id(
+        "row",
+        &serde_json::json!({"imported": {
+            "task_id": task_id, "messages": messages, "tools": tools, "occurrence": occurrence
+        }}),
+    )
+}
+
 /// How a conversation ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -322,5 +372,81 @@ impl Row {
     /// Whether the row is graded and passed (`reward >= 0.5`).
     pub fn passed(&self) -> Option<bool> {
         self.reward.map(|r| r >= 0.5)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn full_row() -> Value {
+        let row = Row {
+            schema_version: SCHEMA_VERSION,
+            row_id: "row_1".into(),
+            task_id: "task_1".into(),
+            scenario_id: "scn_1".into(),
+            messages: vec![Message::text(crate::Role::User, "hi")],
+            tools: Vec::new(),
+            situation: Situation::default(),
+            persona: Persona::default(),
+            ended_by: EndedBy::AgentDone,
+            error: None,
+            reward: Some(1.0),
+            reason: None,
+            failure_class: None,
+            conduct_checks: None,
+            judge_meta: None,
+            grades: Some(Vec::new()),
+            gold_reward: Some(1.0),
+            gold_author: Some("a".into()),
+            gold_kind: Some("human".into()),
+            markers: BTreeMap::new(),
+            behavior_signature: "sig".into(),
+            sampling: None,
+            logprobs: None,
+            usage: None,
+            requests: None,
+            model_version: "m".into(),
+            writer_model: "w".into(),
+            user_model: "u".into(),
+            lineage: Lineage::default(),
+            seed: 0,
+            turn_cap: Some(1),
+            timings: Timings::default(),
+        };
+        serde_json::to_value(row).unwrap()
+    }
+
+    #[test]
+    fn required_fields_are_exactly_those_the_deserializer_demands() {
+        let full = full_row();
+        let fields = crate::introspect::field_names::<Row>();
+        for name in &fields {
+            let mut v = full.clone();
+            v.as_object_mut().unwrap().remove(*name);
+            let parses = serde_json::from_value::<Row>(v).is_ok();
+            assert_eq!(
+                parses,
+                !REQUIRED_FIELDS.contains(name),
+                "`{name}`: REQUIRED_FIELDS is out of date"
+            );
+        }
+        for name in REQUIRED_FIELDS {
+            assert!(fields.contains(name), "`{name}` is not a field of Row");
+        }
+    }
+
+    #[test]
+    fn imported_ids_are_stable_and_tell_repeats_apart() {
+        let t = imported_task_id("policy", "where is my order?");
+        assert_eq!(t, imported_task_id("policy", "where is my order?"));
+        assert_ne!(t, imported_task_id("policy", "where is my refund?"));
+        assert!(t.starts_with("task_"));
+        let m = serde_json::json!([{"role": "user", "content": "hi"}]);
+        let tools = serde_json::json!([]);
+        let a = imported_row_id(&t, &m, &tools, 0);
+        assert_eq!(a, imported_row_id(&t, &m, &tools, 0));
+        assert_ne!(a, imported_row_id(&t, &m, &tools, 1));
     }
 }

@@ -3,6 +3,7 @@
 use crate::axes::AxesSpec;
 use crate::options::OptionsPatch;
 use crate::tool::ToolSpec;
+use crate::world_spec::WorldSpec;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -17,9 +18,30 @@ pub(crate) const SPEC_KEYS: &[&str] = &[
     "options",
     "axes",
     "policy",
+    "world",
     "policy_rules",
     "dimensions",
 ];
+
+/// Every key the spec parser accepts, section by section (`spec`, the
+/// OpenAI tool and its `function`, the MCP tool, `axes`, `options`,
+/// `options.world`, a `{file: PATH}` reference), as the parser reads them:
+/// `docs/spec.md` documents each, and a test keeps the two equal.
+pub fn spec_keys() -> Vec<(&'static str, Vec<&'static str>)> {
+    vec![
+        ("spec", SPEC_KEYS.to_vec()),
+        ("tools[] (OpenAI)", OPENAI_TOOL_KEYS.to_vec()),
+        ("tools[].function (OpenAI)", OPENAI_FUNCTION_KEYS.to_vec()),
+        ("tools[] (MCP)", MCP_TOOL_KEYS.to_vec()),
+        ("axes", crate::axes::AXES_KEYS.to_vec()),
+        ("options", crate::options::option_names()),
+        (
+            "options.world",
+            crate::introspect::field_names::<crate::WorldOptions>(),
+        ),
+        ("{file: PATH}", vec!["file"]),
+    ]
+}
 
 /// A validated spec.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,6 +60,8 @@ pub struct Spec {
     pub options: OptionsPatch,
     /// Pins and forbidden pairs of the situation axes (`axes`).
     pub axes: AxesSpec,
+    /// What the world is told per tool beyond the tools' words (`world`).
+    pub world: WorldSpec,
     /// Corrections to the reading of the policy (`policy_rules`).
     pub policy_rules: crate::policy::PolicyRulesSpec,
 }
@@ -214,6 +238,13 @@ impl Spec {
                 crate::axes::parse(v, &names)?
             }
         };
+        let world = match top.get("world") {
+            None => WorldSpec::default(),
+            Some(v) => {
+                let keys: Vec<String> = fixtures.keys().cloned().collect();
+                crate::world_spec::parse(v, &tools, &keys)?
+            }
+        };
         let policy_rules = match top.get("policy_rules") {
             None => crate::policy::PolicyRulesSpec::default(),
             Some(v) => {
@@ -229,6 +260,7 @@ impl Spec {
             fixtures,
             options,
             axes,
+            world,
             policy_rules,
         })
     }
@@ -581,5 +613,21 @@ mod tests {
         assert_eq!(spec.axes.pin("stance").unwrap(), ["hurried", "skeptical"]);
         assert_eq!(spec.axes.pin("history").unwrap(), ["fresh"]);
         assert!(spec.pin_axes(&json!({"stance": ["rushed"]})).is_err());
+    }
+
+    /// `docs/spec.md` names every key the parser accepts, in backticks.
+    #[test]
+    fn the_spec_reference_names_every_key_the_parser_accepts() {
+        let doc = include_str!("../../../docs/spec.md");
+        let mut missing = Vec::new();
+        for (section, keys) in super::spec_keys() {
+            assert!(!keys.is_empty(), "{section}");
+            for key in keys {
+                if !doc.contains(&format!("`{key}`")) {
+                    missing.push(format!("{section}: `{key}`"));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "docs/spec.md lacks {missing:?}");
     }
 }

@@ -376,6 +376,9 @@ vocabulary!(
         Adversarial => "adversarial",
         /// A seed ask, kept word for word.
         Seed => "seed",
+        /// A conversation sparring did not write, read by the rows reader
+        /// (`sparring_io::rows::parse_rows`).
+        Imported => "imported",
     }
 );
 
@@ -396,6 +399,9 @@ vocabulary!(
         Seed => "seed",
         /// The next row of the covering array (or a unique situation past it).
         Structured => "structured",
+        /// No arm: a conversation sparring did not write (see
+        /// [`Tier::Imported`]).
+        Imported => "imported",
     }
 );
 

@@ -5,13 +5,17 @@
 //! or URL, a judge backend and its rubric); [`grade_rows`] grades many rows
 //! at once and streams them to a [`RowSink`] in their input order. Each
 //! stage's verdict stays on the row in `grades`; the last stage that ran
-//! decides `reward`.
+//! decides `reward` ([`Combine::Last`], counting the rows it passed after an
+//! earlier stage failed them in [`GradeSummary::overturned`]), or every
+//! stage must pass ([`Combine::All`]). [`grade_file`] grades a rows file
+//! into another (or into itself) without losing the input on a stop.
 
 use crate::backends::Env;
 use crate::error::{Error, Result};
 use serde::Serialize;
 use sparring_engine::judge::{Judge, JudgeKind, JudgeSettings};
-use sparring_engine::stages::{Stages, grade_row};
+pub use sparring_engine::stages::Combine;
+use sparring_engine::stages::{Stages, grade_row, overturned};
 use sparring_io::command_agent::CommandAgent;
 use sparring_io::command_grader::{CommandGrader, FailFast};
 use sparring_llm::{BackendOptions, BackendSpec, HttpGrader, Limiter, RetryPolicy, Sampling};
@@ -42,6 +46,8 @@ pub struct GradeSettings {
     pub timeout: Duration,
     /// Rows graded at once.
     pub concurrency: usize,
+    /// How the stages' verdicts combine.
+    pub combine: Combine,
 }
 
 impl Default for GradeSettings {
@@ -54,6 +60,7 @@ impl Default for GradeSettings {
             judge_kind: JudgeKind::Score,
             timeout: Duration::from_secs_f64(defaults::GRADE_HOOK_TIMEOUT_SECS),
             concurrency: defaults::GRADE_CONCURRENCY,
+            combine: Combine::Last,
         }
     }
 }
@@ -64,6 +71,7 @@ pub struct Grading {
     grader: Option<Arc<dyn Grader>>,
     judge: Option<Arc<Judge>>,
     concurrency: usize,
+    combine: Combine,
     identity: serde_json::Value,
 }
 
@@ -245,11 +253,18 @@ impl Grading {
             "judge": settings.judge,
             "rubric_hash": judge.as_ref().map(|j| j.rubric_hash()),
         });
+        // `last`, the default, keeps the ids of passes made before there
+        // was a choice.
+        let mut identity = identity;
+        if settings.combine != Combine::Last {
+            identity["combine"] = serde_json::json!(settings.combine.as_str());
+        }
         Ok(Self {
             conduct: settings.conduct,
             grader,
             judge,
             concurrency: settings.concurrency.max(1),
+            combine: settings.combine,
             identity,
         })
     }
@@ -284,6 +299,10 @@ pub struct GradeSummary {
     pub stopped: Option<String>,
     /// Rows given to the pass.
     pub rows_in: u64,
+    /// Rows a later stage passed after an earlier stage failed them (the
+    /// last stage decides under [`Combine::Last`]; never under
+    /// [`Combine::All`]).
+    pub overturned: u64,
 }
 
 /// Grades `rows` with the started stages, up to the stages' concurrency at
@@ -330,11 +349,13 @@ pub async fn grade_rows(
             let grader = grading.grader.clone();
             let judge = grading.judge.clone();
             let id = scoring_run_id.clone();
+            let combine = grading.combine;
             in_flight.spawn(async move {
                 let stages = Stages {
                     conduct,
                     grader: grader.as_deref(),
                     judge: judge.as_deref(),
+                    combine,
                 };
                 grade_row(&mut row, stages, &id).await;
                 (i, row)
@@ -359,6 +380,9 @@ pub async fn grade_rows(
                 Some(false) => summary.failed += 1,
                 None => summary.ungraded += 1,
             }
+            if overturned(row.grades.as_deref().unwrap_or_default(), row.reward) {
+                summary.overturned += 1;
+            }
             for g in row.grades.iter().flatten().filter(|g| g.error.is_some()) {
                 *summary
                     .stage_errors
@@ -376,6 +400,118 @@ pub async fn grade_rows(
         }
     }
     Ok(summary)
+}
+
+/// What [`grade_file`] did besides grading.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct GradedFile {
+    /// The pass.
+    pub summary: GradeSummary,
+    /// Whether the output is the input file itself (graded in place).
+    pub in_place: bool,
+    /// The output was left as it was because the pass stopped before the
+    /// last row and the output is the input: nothing was lost.
+    pub kept_input: bool,
+    /// The `run.json` beside the output whose counts were brought up to
+    /// date (the output being its run's `rows.jsonl`).
+    pub updated_summary: Option<PathBuf>,
+}
+
+/// Grades `rows`, read from the rows file `input` (see
+/// [`sparring_io::rows::rows_path`]), into `out`.
+/// The rows go to a file beside `out` first and replace it only at the end,
+/// so grading a file in place never loses a row: when the pass stops early
+/// ([`GradeSummary::stopped`]) an in-place input is left untouched (another
+/// `out` gets the rows graded so far, as before). When `out` is a run's
+/// `rows.jsonl`, that run's `run.json` gets the new counts.
+///
+/// # Errors
+///
+/// A file that cannot be written, or a stage that cannot start.
+pub async fn grade_file(
+    rows: Vec<Row>,
+    input: &Path,
+    out: &Path,
+    grading: &Grading,
+) -> Result<GradedFile> {
+    let in_place = same_file(input, out);
+    let mut partial = out.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = PathBuf::from(partial);
+    let mut writer = sparring_io::rows::RowWriter::create(&partial)?;
+    let summary = grade_rows(rows, grading, &mut writer).await;
+    drop(writer);
+    let summary = match summary {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = std::fs::remove_file(&partial);
+            return Err(e);
+        }
+    };
+    let io = |what: &str, path: &Path, e: &std::io::Error| {
+        Error::new(
+            crate::ErrorKind::Io,
+            format!(
+                "cannot {what} `{}`: {}",
+                path.display(),
+                e.to_string().to_lowercase()
+            ),
+        )
+    };
+    let mut done = GradedFile {
+        in_place,
+        ..GradedFile::default()
+    };
+    if in_place && summary.stopped.is_some() {
+        std::fs::remove_file(&partial).map_err(|e| io("remove", &partial, &e))?;
+        done.kept_input = true;
+        done.summary = summary;
+        return Ok(done);
+    }
+    std::fs::rename(&partial, out).map_err(|e| io("write", out, &e))?;
+    let dir = out.parent().filter(|p| !p.as_os_str().is_empty());
+    let run_json = dir.map_or_else(|| PathBuf::from("run.json"), |d| d.join("run.json"));
+    if out.file_name().is_some_and(|n| n == "rows.jsonl") && run_json.exists() {
+        update_counts(&run_json, out)?;
+        done.updated_summary = Some(run_json);
+    }
+    done.summary = summary;
+    Ok(done)
+}
+
+/// Whether two paths name one file (the second may not exist yet).
+fn same_file(a: &Path, b: &Path) -> bool {
+    let full = |p: &Path| {
+        p.canonicalize().ok().or_else(|| {
+            let parent = p.parent().filter(|d| !d.as_os_str().is_empty())?;
+            Some(parent.canonicalize().ok()?.join(p.file_name()?))
+        })
+    };
+    matches!((full(a), full(b)), (Some(x), Some(y)) if x == y)
+}
+
+/// Rewrites the `counts` of a `run.json` from its rows file.
+fn update_counts(run_json: &Path, rows: &Path) -> Result<()> {
+    let text = std::fs::read_to_string(run_json).map_err(|e| {
+        Error::new(
+            crate::ErrorKind::Io,
+            format!(
+                "cannot read `{}`: {}",
+                run_json.display(),
+                e.to_string().to_lowercase()
+            ),
+        )
+    })?;
+    let mut summary: sparring_types::RunSummary = serde_json::from_str(&text).map_err(|e| {
+        Error::input(format!(
+            "`{}` is not a run summary: {e}",
+            run_json.display()
+        ))
+    })?;
+    summary.counts = sparring_io::rows::count_file(rows)?;
+    let dir = run_json.parent().unwrap_or(Path::new("."));
+    sparring_io::rows::write_summary(dir, &summary)?;
+    Ok(())
 }
 
 /// `same_model` warnings: the judge's backend against the roles the rows
@@ -406,31 +542,43 @@ pub fn judge_same_model(rows: &[Row], judge: &str) -> Vec<String> {
 }
 
 /// Puts gold labels on rows (`gold_reward`, `gold_author`, `gold_kind`).
-/// Returns how many rows were labelled.
+/// A label's own `author` wins; `author` names who gave the labels that
+/// have none. Returns how many rows were labelled.
 ///
 /// # Errors
 ///
-/// A bad kind or author, a label that repeats a row or names one that is
-/// not there.
+/// A bad kind, a label with no author from either place, a label that
+/// repeats a row or names one that is not there.
 pub fn attach_labels(
     rows: &mut [Row],
     labels: &[sparring_io::rows::Label],
     labels_file: &Path,
     kind: &str,
-    author: &str,
+    author: Option<&str>,
 ) -> Result<usize> {
     if !matches!(kind, "human" | "model" | "rule") {
         return Err(Error::input(format!(
             "--kind `{kind}` is not a label kind; expected `human`, `model` or `rule`"
         )));
     }
-    if author.trim().is_empty() {
-        return Err(Error::input("--author must name who gave the labels"));
+    let author = author.map(str::trim).filter(|a| !a.is_empty());
+    if let Some(i) = labels.iter().position(|l| l.author.is_none())
+        && author.is_none()
+    {
+        return Err(Error::input(format!(
+            "`{}`: label {} has no `author`, and --author names nobody; give --author NAME (who gave the labels) or an `author` on each line",
+            labels_file.display(),
+            i + 1
+        )));
     }
     let mut by_id = BTreeMap::new();
     let known: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.row_id.as_str()).collect();
     for (i, l) in labels.iter().enumerate() {
-        if by_id.insert(l.row_id.clone(), l.reward).is_some() {
+        let who = l.author.as_deref().or(author).unwrap_or_default();
+        if by_id
+            .insert(l.row_id.clone(), (l.reward, who.to_owned()))
+            .is_some()
+        {
             return Err(Error::input(format!(
                 "`{}`: label {} repeats row `{}`",
                 labels_file.display(),
@@ -449,9 +597,9 @@ pub fn attach_labels(
     }
     let mut labelled = 0;
     for row in rows.iter_mut() {
-        if let Some(r) = by_id.get(&row.row_id) {
+        if let Some((r, who)) = by_id.get(&row.row_id) {
             row.gold_reward = Some(*r);
-            row.gold_author = Some(author.to_owned());
+            row.gold_author = Some(who.clone());
             row.gold_kind = Some(kind.to_owned());
             labelled += 1;
         }

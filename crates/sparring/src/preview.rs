@@ -4,7 +4,7 @@
 use crate::backends::{self, Env, ModelSettings};
 use crate::error::{Error, Result};
 use serde::Serialize;
-use sparring_engine::plan::{Task, plan};
+use sparring_engine::plan::{Task, draw_unique, plan};
 use sparring_llm::{Limiter, Sampling};
 use sparring_types::{OptionsPatch, Persona, Spec, defaults};
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,13 +30,17 @@ pub struct SituationAsks {
 pub struct Asks {
     /// The situations, in plan order.
     pub situations: Vec<SituationAsks>,
-    /// Things to read before the asks (a model writer that fell back).
+    /// Things to read before the asks (a model writer that fell back, fewer
+    /// situations than asked for).
     pub warnings: Vec<String>,
 }
 
 /// The first `n` situations the writer makes of `spec` with `options` over
-/// its own; a model writer (`options.writer`) rewrites them, and the
-/// situations it fails keep the template's asks, with a warning.
+/// its own: the covering array's, then, past them, unique situations (fresh
+/// worlds on the array's rows, as `unique_situations` draws them in a run)
+/// until there are `n`; a warning says why when there cannot be `n`. A
+/// model writer (`options.writer`) rewrites them, and the situations it
+/// fails keep the template's asks, with a warning.
 ///
 /// # Errors
 ///
@@ -44,9 +48,25 @@ pub struct Asks {
 pub async fn asks(spec: &Spec, options: OptionsPatch, n: usize, env: &Env) -> Result<Asks> {
     let patch = options.over(spec.options.clone());
     let writer_spec = backends::role_spec("writer", patch.writer.as_deref())?;
-    let options = patch.resolve();
+    let mut options = patch.resolve();
     let mut p = plan(spec, &options).map_err(|e| Error::input(e.to_string()))?;
     let mut warnings = Vec::new();
+    let planned = situations_of(&p.tasks);
+    if n > planned {
+        // Past the array: unique situations, drawn as a run draws them.
+        options.unique_situations = true;
+        options.situations = Some(n as u64);
+        p = plan(spec, &options).map_err(|e| Error::input(e.to_string()))?;
+        let (more, _) = draw_unique(spec, &options, &p, 0, p.unique_left, p.tasks.len())
+            .map_err(|e| Error::input(e.to_string()))?;
+        p.tasks.extend(more);
+        let drawn = situations_of(&p.tasks);
+        if drawn < n {
+            warnings.push(format!(
+                "{n} situations asked for, {drawn} shown: the spec's axes give no situation to draw unique ones from"
+            ));
+        }
+    }
     if let Some(backend) = writer_spec {
         let timeout = Duration::from_secs_f64(options.agent_timeout);
         let limiter = Limiter::new(options.concurrency, options.rpm);
@@ -59,11 +79,11 @@ pub async fn asks(spec: &Spec, options: OptionsPatch, n: usize, env: &Env) -> Re
         let model = backends::build_model("writer", &backend, Sampling::default(), &settings)?;
         let writer = backends::start("writer", &backend, model, timeout, None).await?;
         // The tasks of the first `n` situations.
-        let mut rows = BTreeSet::new();
+        let mut shown = BTreeSet::new();
         let mut needed = BTreeSet::new();
         for (i, t) in p.tasks.iter().enumerate() {
-            if rows.len() < n || rows.contains(&t.grid_row) {
-                rows.insert(t.grid_row.clone());
+            if shown.len() < n || shown.contains(&t.scenario_id) {
+                shown.insert(t.scenario_id.clone());
                 needed.insert(i);
             }
         }
@@ -90,19 +110,19 @@ pub async fn asks(spec: &Spec, options: OptionsPatch, n: usize, env: &Env) -> Re
         }
     }
     // Wordings grouped by situation, in plan order.
-    let mut order: Vec<Vec<usize>> = Vec::new();
-    let mut by_row: BTreeMap<Vec<usize>, Vec<&Task>> = BTreeMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    let mut by_row: BTreeMap<&str, Vec<&Task>> = BTreeMap::new();
     for t in &p.tasks {
-        if !by_row.contains_key(&t.grid_row) {
-            order.push(t.grid_row.clone());
+        if !by_row.contains_key(t.scenario_id.as_str()) {
+            order.push(&t.scenario_id);
         }
-        by_row.entry(t.grid_row.clone()).or_default().push(t);
+        by_row.entry(&t.scenario_id).or_default().push(t);
     }
     let situations = order
         .iter()
         .take(n)
         .filter_map(|row| {
-            let tasks = by_row.get(row)?;
+            let tasks = by_row.get(*row)?;
             let first = tasks.first()?;
             Some(SituationAsks {
                 axes: first.situation.axes.clone(),
@@ -123,4 +143,13 @@ pub async fn asks(spec: &Spec, options: OptionsPatch, n: usize, env: &Env) -> Re
         situations,
         warnings,
     })
+}
+
+/// Distinct situations among tasks.
+fn situations_of(tasks: &[Task]) -> usize {
+    tasks
+        .iter()
+        .map(|t| t.scenario_id.as_str())
+        .collect::<BTreeSet<_>>()
+        .len()
 }

@@ -25,6 +25,49 @@ pub fn read_rows_for_scoring(path: &Path) -> Result<Vec<ScoreRow>> {
     )?)
 }
 
+/// The warnings and degraded flags of the run whose rows `path` names (a
+/// run directory, or a rows file beside its run's `run.json`), for a report
+/// to show before any number. Empty when there is no readable `run.json`.
+pub fn read_run_notes(path: &Path) -> (Vec<String>, Vec<String>) {
+    let rows = sparring_io::rows::rows_path(path);
+    let dir = rows
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let Some(summary) = std::fs::read_to_string(dir.join("run.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+    else {
+        return (Vec::new(), Vec::new());
+    };
+    let strings = |key: &str| -> Vec<String> {
+        summary
+            .get(key)
+            .and_then(serde_json::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(serde_json::Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    (strings("warnings"), strings("degraded"))
+}
+
+/// Reads a rows file (or a run directory) and reports on it, with its run's
+/// warnings and degraded flags ([`read_run_notes`]) on the report.
+///
+/// # Errors
+///
+/// As [`read_rows_for_scoring`] and [`report`].
+pub fn report_run(path: &Path, options: &ReportOptions) -> Result<Report> {
+    let rows = read_rows_for_scoring(path)?;
+    let mut r = report(&rows, options)?;
+    (r.warnings, r.degraded) = read_run_notes(path);
+    Ok(r)
+}
+
 /// Reads a gold labels file (`{"row_id", "label", "author"}` lines).
 ///
 /// # Errors

@@ -12,7 +12,8 @@ use crate::backends::{self, Env, ModelSettings};
 use crate::error::{Error, ErrorKind, Result};
 use crate::log_slot::LogSlot;
 use sparring_engine::plan::PlanError;
-use sparring_engine::run::{self as engine, Clock, Pinned, Progress, RunConfig};
+use sparring_engine::run::{self as engine, Abort, Clock, Pinned, Progress, RunConfig};
+use sparring_io::lock::RunLock;
 use sparring_io::log::RunLog;
 use sparring_io::rows::{RowWriter, count_file, read_rows, repair_torn_line, write_summary};
 use sparring_io::spec_file::load_spec;
@@ -28,11 +29,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Stops a run: no new rollout starts; the ones in flight finish and are
-/// written, and the run ends with `stopped_because: interrupted`. Clones
-/// share one flag.
+/// Stops a run, which then ends with `stopped_because: interrupted` and
+/// its `run.json` as usual. [`Cancel::cancel`]: no new rollout starts and
+/// the ones in flight finish and are written (the first Ctrl-C);
+/// [`Cancel::abort`]: the ones in flight are dropped, not written (a second
+/// Ctrl-C, SIGTERM). Either way a rollout that ends in an error of the
+/// agent or its backend after the stop is dropped rather than kept as a
+/// failure, and `--resume` runs whatever was dropped. Clones share one
+/// flag.
 #[derive(Clone, Debug, Default)]
-pub struct Cancel(Arc<AtomicBool>);
+pub struct Cancel {
+    stop: Arc<AtomicBool>,
+    abort: Arc<Abort>,
+}
 
 impl Cancel {
     /// A flag not yet set.
@@ -40,14 +49,25 @@ impl Cancel {
         Self::default()
     }
 
-    /// Asks the run to stop.
+    /// Asks the run to stop once the rollouts in flight are in.
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::SeqCst);
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    /// Stops the run now, dropping the rollouts in flight.
+    pub fn abort(&self) {
+        self.cancel();
+        self.abort.abort();
     }
 
     /// Whether the run was asked to stop.
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Whether the run was told to stop now.
+    pub fn is_aborted(&self) -> bool {
+        self.abort.is_aborted()
     }
 }
 
@@ -100,6 +120,7 @@ pub struct Simulation {
     agent: Option<AgentChoice>,
     output: Output,
     resume: bool,
+    force: bool,
     tasks: Option<PathBuf>,
     execute: Option<WorldChoice>,
     cancel: Cancel,
@@ -130,6 +151,11 @@ pub struct SimulationResult {
     /// The rows, when kept in memory ([`Output::Memory`]); empty otherwise
     /// (read `rows.jsonl`).
     pub rows: Vec<Row>,
+    /// Rows this call wrote (`summary.counts` describes the whole file,
+    /// which with `resume` also holds the earlier attempt's rows).
+    pub written: u64,
+    /// Rows kept from the earlier attempt (`resume`); 0 otherwise.
+    pub kept: u64,
 }
 
 impl SimulationResult {
@@ -151,6 +177,7 @@ impl Simulation {
             agent: None,
             output: Output::Default,
             resume: false,
+            force: false,
             tasks: None,
             execute: None,
             cancel: Cancel::new(),
@@ -239,6 +266,18 @@ impl Simulation {
     #[must_use]
     pub fn resume(mut self, resume: bool) -> Self {
         self.resume = resume;
+        self
+    }
+
+    /// Replaces a run already in the output directory. Without it a
+    /// directory holding a run (its `run.json`, or rows of one that did not
+    /// finish) is refused before anything is written; with it the old
+    /// files are replaced only once the new run's agent (and writer,
+    /// person, world) started, so a typo in the agent's command still
+    /// loses nothing.
+    #[must_use]
+    pub fn force(mut self, force: bool) -> Self {
+        self.force = force;
         self
     }
 
@@ -333,7 +372,8 @@ impl Simulation {
         prepared.execute().await
     }
 
-    /// Everything that can fail on bad input, before any file is written.
+    /// Everything that can fail on bad input, before any file is written
+    /// (but for the run directory and its lock).
     fn prepare(self) -> Result<Prepared> {
         let Self {
             spec,
@@ -342,6 +382,7 @@ impl Simulation {
             agent,
             output,
             resume,
+            force,
             tasks,
             execute,
             cancel,
@@ -381,7 +422,10 @@ impl Simulation {
             Error::input(format!("{m}\nhint: {hint}"))
         })?;
         let explicit_repeats = patch.repeats;
-        let pinned = tasks.as_deref().map(pin).transpose()?;
+        let pinned = tasks
+            .as_deref()
+            .map(|prev| pin(prev, &spec, &where_))
+            .transpose()?;
         let agent = match agent {
             Some(a) => a,
             None => AgentChoice::Spec(patch.agent.clone().ok_or_else(|| {
@@ -401,6 +445,11 @@ impl Simulation {
         if resume && out.is_none() {
             return Err(Error::input(
                 "resume needs a run directory; rows kept in memory cannot be resumed",
+            ));
+        }
+        if resume && force {
+            return Err(Error::input(
+                "--resume continues the run in the output directory and --force replaces it; give one of them",
             ));
         }
         let (backend, given_agent) = match agent {
@@ -504,6 +553,15 @@ impl Simulation {
             Some(b) => backends::build_model("person", b, Sampling::default(), &settings)?,
             None => None,
         };
+        // One process per run directory; then a run already there is
+        // never replaced unless asked to.
+        let lock = out.as_deref().map(RunLock::acquire).transpose()?;
+        if let Some(dir) = &out
+            && !resume
+            && !force
+        {
+            refuse_to_replace(dir)?;
+        }
         let (done, written_asks) = match (&out, resume) {
             (Some(dir), true) => resume_state(
                 &dir.join("rows.jsonl"),
@@ -516,6 +574,7 @@ impl Simulation {
             where_,
             options,
             out,
+            lock,
             resume,
             pinned,
             done,
@@ -550,6 +609,8 @@ struct Prepared {
     where_: String,
     options: SimulateOptions,
     out: Option<PathBuf>,
+    /// Held until the run ends.
+    lock: Option<RunLock>,
     resume: bool,
     pinned: Option<Pinned>,
     done: Done,
@@ -598,6 +659,7 @@ impl Prepared {
             where_,
             options,
             out,
+            lock,
             resume,
             pinned,
             done,
@@ -614,60 +676,64 @@ impl Prepared {
             grader,
             log_slot,
         } = self;
+        // A new run logs into `run.log.new` until its agent, writer, person
+        // and world have started; only then are the old run's files
+        // replaced, so a run that cannot start leaves them as they were.
         let log = match &out {
-            Some(dir) => {
-                std::fs::create_dir_all(dir).map_err(|e| {
-                    Error::new(
-                        ErrorKind::Io,
-                        format!(
-                            "cannot create `{}`: {}",
-                            dir.display(),
-                            e.to_string().to_lowercase()
-                        ),
-                    )
-                })?;
-                let path = dir.join("run.log");
-                Some(if resume {
-                    RunLog::append(&path)?
-                } else {
-                    RunLog::create(&path)?
-                })
-            }
+            Some(dir) => Some(if resume {
+                RunLog::append(&dir.join("run.log"))?
+            } else {
+                RunLog::create(&dir.join(NEW_LOG))?
+            }),
             None => None,
         };
         if let (Some(slot), Some(log)) = (&log_slot, &log) {
             slot.fill(log.sink());
         }
-        let agent = match agent {
-            Starting::Ready(a) => a,
-            Starting::Backend(spec, model) => {
-                backends::start("agent", &spec, model, timeout, log.as_ref()).await?
-            }
-        };
-        let writer_agent = match writer {
-            Some((spec, model)) => {
-                Some(backends::start("writer", &spec, model, timeout, log.as_ref()).await?)
-            }
-            None => None,
-        };
-        let person_agent = match person {
-            Some((spec, model)) => {
-                Some(backends::start("person", &spec, model, timeout, log.as_ref()).await?)
-            }
-            None => None,
-        };
-        let executor = match execute {
-            None => None,
-            Some(WorldChoice::Given(w)) => Some(w),
-            Some(WorldChoice::Spec(s)) => {
-                Some(backends::start_world(&s, timeout, log.as_ref()).await?)
+        let started = start_all(agent, writer, person, execute, timeout, log.as_ref()).await;
+        let (agent, writer_agent, person_agent, executor) = match started {
+            Ok(s) => s,
+            Err(e) => {
+                if let (Some(dir), false) = (&out, resume) {
+                    let _ = std::fs::remove_file(dir.join(NEW_LOG));
+                }
+                return Err(e);
             }
         };
         let rows_path = out.as_ref().map(|d| d.join("rows.jsonl"));
-        let mut sink = match &rows_path {
-            Some(path) if resume => Sink::File(RowWriter::append(path)?),
-            Some(path) => Sink::File(RowWriter::create(path)?),
-            None => Sink::Memory(Vec::new()),
+        let mut sink = match (&rows_path, &out) {
+            (Some(path), _) if resume => Sink::File(RowWriter::append(path)?),
+            (Some(path), Some(dir)) => {
+                let replace = |from: &Path, to: &Path| {
+                    std::fs::rename(from, to).map_err(|e| {
+                        Error::new(
+                            ErrorKind::Io,
+                            format!(
+                                "cannot write `{}`: {}",
+                                to.display(),
+                                e.to_string().to_lowercase()
+                            ),
+                        )
+                    })
+                };
+                replace(&dir.join(NEW_LOG), &dir.join("run.log"))?;
+                // A replaced run's summary would describe the old rows.
+                let old = dir.join("run.json");
+                if old.exists() {
+                    std::fs::remove_file(&old).map_err(|e| {
+                        Error::new(
+                            ErrorKind::Io,
+                            format!(
+                                "cannot remove `{}`: {}",
+                                old.display(),
+                                e.to_string().to_lowercase()
+                            ),
+                        )
+                    })?;
+                }
+                Sink::File(RowWriter::create(path)?)
+            }
+            _ => Sink::Memory(Vec::new()),
         };
         let mut on_progress = on_progress;
         let mut report = |p: &Progress| {
@@ -675,12 +741,14 @@ impl Prepared {
                 f(p);
             }
         };
+        let kept: u64 = done.values().map(|d| d.len() as u64).sum();
         let config = RunConfig {
             spec: Arc::new(spec),
             options,
             agent,
             clock: Arc::new(Wall(Instant::now())),
-            cancel: cancel.0,
+            cancel: Arc::clone(&cancel.stop),
+            abort: Arc::clone(&cancel.abort),
             done,
             executor,
             writer: writer_agent,
@@ -699,6 +767,8 @@ impl Prepared {
                     }
                     other => Error::new(ErrorKind::Failed, other.to_string()),
                 })?;
+        // The engine counted the rows this call wrote.
+        let written = summary.counts.rows;
         summary.warnings.append(&mut warnings);
         for d in degraded {
             summary.degrade(d);
@@ -719,8 +789,86 @@ impl Prepared {
             }
             _ => RowCounter::of(&rows),
         };
-        Ok(SimulationResult { summary, out, rows })
+        drop(lock);
+        Ok(SimulationResult {
+            summary,
+            out,
+            rows,
+            written,
+            kept,
+        })
     }
+}
+
+/// The log a new run writes until it has started, beside the old run's.
+const NEW_LOG: &str = "run.log.new";
+
+/// What a run plays against, started.
+type Started = (
+    Arc<dyn Agent>,
+    Option<Arc<dyn Agent>>,
+    Option<Arc<dyn Agent>>,
+    Option<Arc<dyn ToolExecutor>>,
+);
+
+/// Starts the agent, a model writer and person, and the caller's world.
+async fn start_all(
+    agent: Starting,
+    writer: Option<(BackendSpec, Option<Arc<dyn Agent>>)>,
+    person: Option<(BackendSpec, Option<Arc<dyn Agent>>)>,
+    execute: Option<WorldChoice>,
+    timeout: Duration,
+    log: Option<&RunLog>,
+) -> Result<Started> {
+    let agent = match agent {
+        Starting::Ready(a) => a,
+        Starting::Backend(spec, model) => {
+            backends::start("agent", &spec, model, timeout, log).await?
+        }
+    };
+    let writer = match writer {
+        Some((spec, model)) => Some(backends::start("writer", &spec, model, timeout, log).await?),
+        None => None,
+    };
+    let person = match person {
+        Some((spec, model)) => Some(backends::start("person", &spec, model, timeout, log).await?),
+        None => None,
+    };
+    let executor = match execute {
+        None => None,
+        Some(WorldChoice::Given(w)) => Some(w),
+        Some(WorldChoice::Spec(s)) => Some(backends::start_world(&s, timeout, log).await?),
+    };
+    Ok((agent, writer, person, executor))
+}
+
+/// Refuses to replace the run in `dir`: a finished one (its `run.json`),
+/// or the rows of one that did not finish.
+fn refuse_to_replace(dir: &Path) -> Result<()> {
+    let summary = dir.join("run.json");
+    if let Ok(text) = std::fs::read_to_string(&summary) {
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let rows = v
+            .pointer("/counts/rows")
+            .and_then(serde_json::Value::as_u64)
+            .map_or_else(String::new, |n| format!("{n} rows, "));
+        let run = v
+            .get("run_id")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("of unknown id");
+        return Err(Error::input(format!(
+            "`{}` holds a finished run ({rows}run `{run}`); nothing was changed\nhint: pass --force to replace it, --resume to continue it, or choose another --out",
+            dir.display()
+        )));
+    }
+    let rows = dir.join("rows.jsonl");
+    if std::fs::metadata(&rows).is_ok_and(|m| m.len() > 0) {
+        return Err(Error::input(format!(
+            "`{}` holds the rows of a run that did not finish (no run.json); nothing was changed\nhint: pass --resume to finish it, --force to replace it, or choose another --out",
+            dir.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Warnings for a model writer or person that fell back to the templates.
@@ -795,9 +943,12 @@ fn resume_state(rows_path: &Path, run_id: &str) -> Result<(Done, WrittenAsks)> {
 }
 
 /// A previous run's tasks, from its directory or rows file: the pin, the
-/// most rollouts any task had (the pinned k) and the run's seed when its
-/// `run.json` says.
-fn pin(prev: &Path) -> Result<(Pinned, u32, Option<u64>)> {
+/// pinned k (the previous run's resolved `repeats` when its `run.json` says,
+/// else the most rollouts any task had) and the run's seed when its
+/// `run.json` says. Tasks of another spec (its `run.json` names another
+/// spec, or its rows carry other tools) are refused: they would run with
+/// tools this spec does not have.
+fn pin(prev: &Path, spec: &Spec, where_: &str) -> Result<(Pinned, u32, Option<u64>)> {
     let (rows_path, summary_path) = if prev.is_dir() {
         (prev.join("rows.jsonl"), prev.join("run.json"))
     } else {
@@ -819,17 +970,71 @@ fn pin(prev: &Path) -> Result<(Pinned, u32, Option<u64>)> {
             rows_path.display()
         )));
     };
-    let seed = std::fs::read_to_string(&summary_path)
+    // The previous run's summary, when it is the summary of these rows.
+    let summary = std::fs::read_to_string(&summary_path)
         .ok()
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .and_then(|v| {
-            (v.get("run_id").and_then(serde_json::Value::as_str) == Some(pinned.from_run.as_str()))
-                .then(|| {
-                    v.pointer("/options/seed")
-                        .and_then(serde_json::Value::as_u64)
-                })
-                .flatten()
+        .filter(|v| {
+            v.get("run_id").and_then(serde_json::Value::as_str) == Some(pinned.from_run.as_str())
         });
+    let field = |pointer: &str| summary.as_ref().and_then(|v| v.pointer(pointer));
+    let their_spec = field("/spec").and_then(serde_json::Value::as_str);
+    if let Some(name) = their_spec
+        && name != spec.name
+    {
+        return Err(Error::input(format!(
+            "--tasks `{}`: its tasks come from spec `{name}`, but this run's spec is `{}` (`{where_}`); a pinned re-run replays tasks under the spec that made them\nhint: pin a run of `{}`, or run without --tasks",
+            prev.display(),
+            spec.name,
+            spec.name
+        )));
+    }
+    let theirs: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .flat_map(|r| &r.tools)
+        .filter_map(|t| {
+            t.pointer("/function/name")
+                .and_then(serde_json::Value::as_str)
+        })
+        .collect();
+    let ours: std::collections::BTreeSet<&str> =
+        spec.tools.iter().map(|t| t.name.as_str()).collect();
+    if !theirs.is_empty() && theirs != ours {
+        let names = |set: std::collections::BTreeSet<&&str>| {
+            set.iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let extra = names(theirs.difference(&ours).collect());
+        let missing = names(ours.difference(&theirs).collect());
+        let mut differ = Vec::new();
+        if !extra.is_empty() {
+            differ.push(format!(
+                "its rows have tools spec `{}` lacks: {extra}",
+                spec.name
+            ));
+        }
+        if !missing.is_empty() {
+            differ.push(format!(
+                "spec `{}` has tools its rows lack: {missing}",
+                spec.name
+            ));
+        }
+        return Err(Error::input(format!(
+            "--tasks `{}`: its tasks were made with other tools than spec `{}` (`{where_}`) has: {}; a pinned re-run replays tasks under the spec that made them\nhint: pin a run of `{}`, or run without --tasks",
+            prev.display(),
+            spec.name,
+            differ.join("; "),
+            spec.name
+        )));
+    }
+    let seed = field("/options/seed").and_then(serde_json::Value::as_u64);
+    let k = field("/options/repeats")
+        .and_then(serde_json::Value::as_u64)
+        .and_then(|r| u32::try_from(r).ok())
+        .filter(|r| *r > 0)
+        .unwrap_or(k);
     Ok((pinned, k, seed))
 }
 

@@ -309,7 +309,26 @@ pub fn select(prepared: &Prepared, cut: Cut) -> Selection {
 }
 
 /// Writes a selection's rows as a rows file (`sparring report` and
-/// `export` read it), creating the parent directory.
+/// `export` read it), creating the parent directory. A selection that kept
+/// nothing writes no file (an earlier file at `path` stays as it was) and
+/// returns the warning that says so.
+///
+/// # Errors
+///
+/// When the file cannot be written.
+pub fn write_selection(selection: &Selection, path: &Path) -> Result<Option<String>> {
+    if selection.rows.is_empty() {
+        return Ok(Some(format!(
+            "the {} cut kept nothing, so no file was written (`{}` was left as it was)",
+            selection.report.cut,
+            path.display()
+        )));
+    }
+    write_rows(&selection.rows, path)?;
+    Ok(None)
+}
+
+/// Writes rows as a rows file, creating the parent directory.
 ///
 /// # Errors
 ///
@@ -335,7 +354,9 @@ pub fn write_rows(rows: &[Row], path: &Path) -> Result<()> {
 }
 
 /// Writes prepared rows in one format (`Some`) or every format as a dataset
-/// folder (`None`, `-f all`).
+/// folder (`None`, `-f all`). A JSONL format whose cut keeps nothing writes
+/// no file (an earlier file at `out` stays as it was) and says so in its
+/// report's warnings, as `-f all` does for each of its formats.
 ///
 /// # Errors
 ///
@@ -348,13 +369,61 @@ pub fn export(prepared: Prepared, format: Option<Format>, out: &Path) -> Result<
         ..
     } = prepared;
     Ok(match format {
-        Some(f) => vec![sparring_io::export::export(
+        Some(Format::Parquet) => vec![sparring_io::export::export(
             &rows,
             holdout.as_deref(),
-            f,
+            Format::Parquet,
             &options,
             out,
         )?],
+        Some(f) => {
+            // Written beside `out` first: only a file with lines replaces it.
+            let mut name = out.as_os_str().to_owned();
+            name.push(".partial");
+            let partial = PathBuf::from(name);
+            let mut report =
+                sparring_io::export::export(&rows, holdout.as_deref(), f, &options, &partial)?;
+            let (index_from, index_to) = (
+                sparring_io::export::index_path(&partial),
+                sparring_io::export::index_path(out),
+            );
+            let mut files = Vec::new();
+            for file in std::mem::take(&mut report.files) {
+                let to = if file == partial {
+                    out.to_path_buf()
+                } else if file == index_from {
+                    index_to.clone()
+                } else {
+                    file.clone()
+                };
+                if report.written == 0 {
+                    std::fs::remove_file(&file).map_err(|e| io_error("remove", &file, &e))?;
+                } else {
+                    std::fs::rename(&file, &to).map_err(|e| io_error("write", &to, &e))?;
+                    files.push(to);
+                }
+            }
+            report.files = files;
+            if report.written == 0 {
+                report.warnings.push(format!(
+                    "the {} cut kept nothing, so no file was written (`{}` was left as it was)",
+                    report.cut.cut,
+                    out.display()
+                ));
+            }
+            vec![report]
+        }
         None => sparring_io::export::export_all(rows, holdout.as_deref(), &options, out)?,
     })
+}
+
+fn io_error(what: &str, path: &Path, e: &std::io::Error) -> Error {
+    Error::new(
+        crate::ErrorKind::Io,
+        format!(
+            "cannot {what} `{}`: {}",
+            path.display(),
+            e.to_string().to_lowercase()
+        ),
+    )
 }

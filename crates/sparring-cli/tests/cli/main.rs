@@ -237,6 +237,7 @@ fn cargo_run_finds_one_binary() {
 }
 
 mod agents;
+mod bank;
 mod docs;
 mod evaluate;
 mod example;
@@ -244,6 +245,7 @@ mod execute;
 mod grading;
 mod grid;
 mod models;
+mod new_user;
 mod policy;
 mod report;
 mod resume;

@@ -212,7 +212,7 @@ fn avg_turns_caps_each_model_rollout_at_its_own_drawn_cap() {
 }
 
 #[test]
-fn backend_errors_end_rows_and_the_run_goes_on_without_leaking_the_key() {
+fn backend_errors_end_rows_and_stop_the_run_without_leaking_the_key() {
     let f = fake(FakeOptions {
         behaviour: Behaviour::EchoKey(500),
         ..FakeOptions::default()
@@ -224,9 +224,13 @@ fn backend_errors_end_rows_and_the_run_goes_on_without_leaking_the_key() {
         f.server.base_url()
     );
     let o = simulate(&agent, &out, &["--budget", "5", "--retries", "1"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    // A backend that fails every request stops the run as a dead command
+    // agent does: exit 1, `agent_unavailable`; the rollouts in flight at
+    // the stop (all 5 at concurrency 8) are recorded.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("never replied"), "{}", stderr(&o));
     let rows = read_rows(&out.join("rows.jsonl"));
-    assert_eq!(rows.len(), 5, "every row recorded, the run went on");
+    assert_eq!(rows.len(), 5, "every row in flight recorded");
     assert_valid_rows(&rows);
     for row in &rows {
         assert_eq!(row["ended_by"], "backend_error");

@@ -5,7 +5,7 @@ use super::drawer::Drawer;
 use super::queue::{Job, Queue};
 use super::row::{behavior_signature, make_row, outcome, rollout_seed};
 use super::summary::Tally;
-use super::{DEAD_AGENT_ROWS, Done, Progress, RunError, Shared};
+use super::{Abort, DEAD_AGENT_ROWS, Done, Progress, RunError, Shared};
 use crate::context::scoped;
 use crate::rollout::{Setup, play};
 use crate::stages::{Stages, grade_row_under};
@@ -21,6 +21,7 @@ use tokio::task::JoinSet;
 pub(super) struct Out<'a> {
     pub(super) shared: Arc<Shared>,
     pub(super) cancel: Arc<AtomicBool>,
+    pub(super) abort: Arc<Abort>,
     pub(super) deadline: Option<f64>,
     pub(super) sink: &'a mut dyn RowSink,
     pub(super) tally: Tally,
@@ -41,6 +42,7 @@ pub(super) async fn execute(
     let Out {
         shared,
         cancel,
+        abort,
         deadline,
         sink,
         tally,
@@ -56,12 +58,15 @@ pub(super) async fn execute(
     let mut seq = 0u64;
     let mut stop: Option<StopReason> = None;
     let mut budget_hit = false;
+    let mut last_error = String::new();
+    // Rollouts dropped at an interrupt: they still lack their rows.
+    let mut dropped = 0u64;
     loop {
         // Fill: up to `concurrency` in flight (a whole batch when
         // reproducible, and only once the last batch is consumed).
         let may_fill = !options.reproducible || in_flight.is_empty();
         while may_fill && stop.is_none() && in_flight.len() < concurrency {
-            if cancel.load(Ordering::SeqCst) {
+            if cancel.load(Ordering::SeqCst) || abort.is_aborted() {
                 stop = Some(StopReason::Interrupted);
                 break;
             }
@@ -101,17 +106,41 @@ pub(super) async fn execute(
             break;
         }
         let mut finished = Vec::new();
-        if options.reproducible {
-            while let Some(joined) = in_flight.join_next().await {
-                if let Ok(done) = joined {
-                    finished.push(done);
+        let aborted = if options.reproducible {
+            loop {
+                tokio::select! {
+                    biased;
+                    () = abort.wait() => break true,
+                    joined = in_flight.join_next() => match joined {
+                        Some(Ok(done)) => finished.push(done),
+                        Some(Err(_)) => {}
+                        None => break false,
+                    },
                 }
             }
-            // Consumed in submission order, whatever order they finished in.
-            finished.sort_by_key(|(n, _)| *n);
-        } else if let Some(Ok(done)) = in_flight.join_next().await {
-            finished.push(done);
+        } else {
+            tokio::select! {
+                biased;
+                () = abort.wait() => true,
+                joined = in_flight.join_next() => {
+                    if let Some(Ok(done)) = joined {
+                        finished.push(done);
+                    }
+                    false
+                }
+            }
+        };
+        if aborted {
+            // Stopped now: what is in flight, or finished but not yet
+            // written, is dropped; a `--resume` runs it again.
+            dropped += (in_flight.len() + finished.len()) as u64;
+            in_flight.abort_all();
+            while in_flight.join_next().await.is_some() {}
+            stop = Some(StopReason::Interrupted);
+            break;
         }
+        // Consumed in submission order, whatever order they finished in.
+        finished.sort_by_key(|(n, _)| *n);
         for (_, mut done) in finished {
             tally.person_fallbacks += u64::from(done.transcript.person_fallbacks);
             if !done.transcript.person_errors.is_empty() {
@@ -124,6 +153,16 @@ pub(super) async fn execute(
                 Some(row) => row,
                 None => make_row(&done, shared, eval_run),
             };
+            if row.ended_by.is_error()
+                && cancel.load(Ordering::SeqCst)
+                && stop != Some(StopReason::AgentUnavailable)
+            {
+                // Interrupted: this error may be the interrupt's own doing
+                // (a signal that reached the agent too), so the rollout is
+                // dropped rather than kept as a failure; `--resume` runs it.
+                dropped += 1;
+                continue;
+            }
             if let Err(e) = sink.write(&row) {
                 in_flight.abort_all();
                 return Err(RunError::Sink {
@@ -134,25 +173,51 @@ pub(super) async fn execute(
             tally.add(&row, &done.task.grid_row, progress);
             queue.record(&done.task, done.repeat, outcome(&row));
             on_progress(progress);
+            if row.ended_by.is_error() {
+                row.error
+                    .as_deref()
+                    .unwrap_or("unknown")
+                    .clone_into(&mut last_error);
+            }
             if !tally.agent_replied && progress.errors >= DEAD_AGENT_ROWS && stop.is_none() {
                 stop = Some(StopReason::AgentUnavailable);
-                warnings.push(format!(
-                    "stopped after {} rows: the agent failed every request and never replied (last error: {})",
-                    tally.counter.rows(),
-                    row.error.as_deref().unwrap_or("unknown")
-                ));
                 cancel.store(true, Ordering::SeqCst);
             }
         }
+    }
+    if stop == Some(StopReason::AgentUnavailable) {
+        // Said once the rollouts in flight are in: how many rows there are
+        // and whether any of the late ones got a reply.
+        warnings.push(dead_agent_warning(
+            tally.counter.rows(),
+            tally.replied_rows,
+            &last_error,
+        ));
     }
     let more = queue.next().is_some() || drawer.is_some_and(|d| d.left() > 0);
     if stop.is_none() && budget_hit && more {
         stop = Some(StopReason::BudgetSpent);
     }
-    if stop == Some(StopReason::Interrupted) && !more {
+    if stop == Some(StopReason::Interrupted) && !more && dropped == 0 {
         stop = None;
     }
+    tally.dropped += dropped;
     Ok(stop)
+}
+
+/// The warning of an `agent_unavailable` stop: the rows written in all
+/// (the rollouts in flight at the stop finish), and "never replied" only
+/// when no row shows a reply.
+fn dead_agent_warning(rows: u64, replied: u64, last_error: &str) -> String {
+    if replied == 0 {
+        format!(
+            "stopped after {rows} rows: the agent failed every request and never replied (last error: {last_error})"
+        )
+    } else {
+        format!(
+            "stopped after {rows} rows: the first {DEAD_AGENT_ROWS} ended in errors before any reply; {replied} of the {rows} rows (rollouts in flight at the stop) show agent replies (last error: {last_error})"
+        )
+    }
 }
 
 async fn play_job(shared: &Shared, eval_run: u32, job: Job) -> Done {

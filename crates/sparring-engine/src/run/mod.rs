@@ -32,7 +32,7 @@ use sparring_types::{
 use sparring_world::World;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Progress of a run, reported after every row.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -43,8 +43,46 @@ pub struct Progress {
     pub total: u64,
     /// Graded rows that failed.
     pub failed: u64,
-    /// Rows that ended in an agent error.
+    /// Rows that ended in an error of the agent or its backend
+    /// (`agent_error`, `backend_error`).
     pub errors: u64,
+}
+
+/// Stops a run at once (a second Ctrl-C, SIGTERM): no rollout starts, the
+/// rollouts in flight are dropped, not written (a `--resume` runs them
+/// again), and the run ends `interrupted` with its summary as usual. Where
+/// [`RunConfig::cancel`] lets the rollouts in flight finish, this does not
+/// wait for them.
+#[derive(Debug, Default)]
+pub struct Abort {
+    set: AtomicBool,
+    notify: tokio::sync::Notify,
+}
+
+impl Abort {
+    /// Not yet set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Stops the run now.
+    pub fn abort(&self) {
+        self.set.store(true, Ordering::SeqCst);
+        // A permit is kept when nobody waits yet, so the next wait ends.
+        self.notify.notify_one();
+    }
+
+    /// Whether the run was told to stop now.
+    pub fn is_aborted(&self) -> bool {
+        self.set.load(Ordering::SeqCst)
+    }
+
+    /// Returns once [`Abort::abort`] was called.
+    pub(crate) async fn wait(&self) {
+        while !self.is_aborted() {
+            self.notify.notified().await;
+        }
+    }
 }
 
 /// Why a run could not go on. Failed rollouts are rows, not errors.
@@ -78,8 +116,14 @@ pub struct RunConfig {
     pub agent: Arc<dyn Agent>,
     /// Timing source (metadata, and `time_budget`).
     pub clock: Arc<dyn Clock>,
-    /// Set to stop scheduling new rollouts (Ctrl-C); rollouts in flight finish.
+    /// Set to stop scheduling new rollouts (Ctrl-C); rollouts in flight
+    /// finish, except those that end in an error of the agent or its
+    /// backend once it is set: such a rollout may have been cut by the same
+    /// interrupt (a signal that reached the agent too), so it is dropped,
+    /// not written, and a `--resume` runs it again.
     pub cancel: Arc<AtomicBool>,
+    /// Set to stop at once, dropping the rollouts in flight ([`Abort`]).
+    pub abort: Arc<Abort>,
     /// Rows already written, when resuming: per `(eval_run, task_id)` the
     /// outcome of each (see [`outcome`]). That many repeats of the task are
     /// not run again, they count against the budget, and their outcomes
@@ -122,6 +166,7 @@ impl RunConfig {
             agent,
             clock: Arc::new(NoClock),
             cancel: Arc::new(AtomicBool::new(false)),
+            abort: Arc::new(Abort::new()),
             done: BTreeMap::new(),
             executor: None,
             pinned: None,
@@ -161,8 +206,11 @@ impl Pinned {
     }
 }
 
-/// After this many rows, all agent errors and not one agent reply, a run
-/// stops: the agent is not working, and more rows would only repeat that.
+/// After this many rows, all errors of the agent or its backend
+/// (`agent_error`, `backend_error`) and not one agent reply, a run stops
+/// (`agent_unavailable`): the agent is not working, and more rows would only
+/// repeat that. A command agent that never starts answering and a model
+/// endpoint nobody serves stop the same way.
 pub const DEAD_AGENT_ROWS: u64 = 3;
 
 /// A finished rollout.
@@ -241,6 +289,7 @@ pub async fn run(
     let mut out = Out {
         shared: Arc::clone(&prepared.shared),
         cancel: Arc::clone(&config.cancel),
+        abort: Arc::clone(&config.abort),
         deadline: options.time_budget.map(|s| started + s * 1000.0),
         sink,
         tally: summary::Tally::default(),
@@ -280,7 +329,18 @@ pub async fn run(
                 d.drawn = d.plan.unique_left;
             }
         }
-        let mut queue = Queue::new(prepared.tasks.clone(), &options, done);
+        // The spec's seeds lead a planned run's tasks; a pinned run keeps
+        // its tasks' order.
+        let seeds = if prepared.plan.is_some() {
+            prepared
+                .tasks
+                .iter()
+                .take_while(|t| t.arm == sparring_types::Arm::Seed)
+                .count()
+        } else {
+            0
+        };
+        let mut queue = Queue::new(prepared.tasks.clone(), seeds, &options, done);
         let limit = prepared.per_run.saturating_sub(resumed_here);
         let before = out.tally.counter.rows();
         let stop = execute(&mut out, eval_run, &mut queue, drawer.as_mut(), limit).await?;
@@ -301,6 +361,47 @@ pub async fn run(
         }
     }
     let tier_mix = drawer.map(|d| d.tier_mix);
+    let seeds_dropped = match &prepared.plan {
+        Some(p) => {
+            let mut ran = std::mem::take(&mut out.tally.seeds_run);
+            // Rows kept from an earlier attempt ran too.
+            for t in &p.tasks {
+                if let Some(i) = t.situation.seed_index
+                    && config.done.keys().any(|(_, id)| *id == t.task_id)
+                {
+                    ran.insert(i);
+                }
+            }
+            summary::seeds_dropped(p, &spec, &ran)
+        }
+        None => Vec::new(),
+    };
+    let seed_rows = prepared.plan.as_ref().map_or(0, |p| {
+        p.tasks
+            .iter()
+            .filter(|t| t.arm == sparring_types::Arm::Seed)
+            .count() as u64
+            * k
+    });
+    if seed_rows > prepared.per_run {
+        out.warnings.push(format!(
+            "budget {} cannot pay for every seed: its {} seed task(s) take {k} rollouts each ({seed_rows} rows); {} seed(s) dropped (`search.seeds_dropped` in run.json); raise --budget to at least {seed_rows}",
+            prepared.per_run,
+            seed_rows / k.max(1),
+            seeds_dropped.len()
+        ));
+    } else if !seeds_dropped.is_empty() {
+        out.warnings.push(format!(
+            "{} seed(s) did not run before the run stopped ({stopped_because}); `search.seeds_dropped` in run.json lists them",
+            seeds_dropped.len()
+        ));
+    }
+    if out.tally.dropped > 0 {
+        out.warnings.push(format!(
+            "interrupted: {} rollout(s) in flight were dropped, not written; `--resume` runs them",
+            out.tally.dropped
+        ));
+    }
     let Out {
         tally, warnings, ..
     } = out;
@@ -314,6 +415,7 @@ pub async fn run(
         stopped_because,
         warnings,
         person: config.person.as_deref(),
+        seeds_dropped,
     })?;
     summary.agent = config.agent.describe();
     summary.seconds = (config.clock.millis() - started) / 1000.0;
@@ -368,13 +470,6 @@ async fn prepare(config: &RunConfig) -> Result<Prepared, RunError> {
     let planned = (tasks.len() as u64 + unique_tasks) * k;
     let per_run = options.budget.map_or(planned, |b| b.min(planned));
     let mut warnings = Vec::new();
-    if pinned.is_none() && spec.seeds.len() as u64 * k > per_run {
-        let dropped = spec.seeds.len() as u64 - per_run / k;
-        warnings.push(format!(
-            "budget {per_run} cannot pay for every seed: {dropped} seed(s) dropped; raise --budget to at least {}",
-            spec.seeds.len() as u64 * k
-        ));
-    }
     if options.reproducible && options.time_budget.is_some() {
         warnings.push(
             "`time_budget` with `reproducible`: where the clock stops the run depends on timing, so the rows before it may differ between runs".to_owned(),

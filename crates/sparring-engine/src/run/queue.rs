@@ -12,7 +12,9 @@ pub(super) struct Job {
     pub(super) repeat: u32,
 }
 
-/// Which rollouts come next: every task once, then every task again (a
+/// Which rollouts come next: the seeds first, each with all its repeats in
+/// turn (the budget pays for whole seeds, in the spec's order, before
+/// anything else), then every other task once, then every task again (a
 /// small budget spreads over tasks). Under `repeat_policy: successive` only
 /// the first [`defaults::SUCCESSIVE_FIRST`] rounds are queued up front; an
 /// ask's later repeats join the queue when its first rollouts are in and
@@ -21,6 +23,12 @@ pub(super) struct Job {
 /// follows the work in flight, not the run's size.
 pub(super) struct Queue {
     pub(super) tasks: Vec<Arc<Task>>,
+    /// The first `seeds` tasks are the spec's seeds, played first.
+    pub(super) seeds: usize,
+    /// The next seed job, counted over (seed task, round).
+    pub(super) seed_job: usize,
+    /// Later repeats of seeds (`successive`), ahead of every other job.
+    pub(super) ready_seeds: VecDeque<Job>,
     pub(super) k: u32,
     pub(super) first: u32,
     pub(super) round: u32,
@@ -34,8 +42,10 @@ pub(super) struct Queue {
 }
 
 impl Queue {
+    /// A queue over `tasks` whose first `seeds` are the spec's seeds.
     pub(super) fn new(
         tasks: Vec<Arc<Task>>,
+        seeds: usize,
         options: &SimulateOptions,
         done: BTreeMap<String, Vec<String>>,
     ) -> Self {
@@ -56,11 +66,14 @@ impl Queue {
                 })
                 .collect(),
             outcomes: if first < k { done } else { BTreeMap::new() },
+            seeds: seeds.min(tasks.len()),
+            seed_job: 0,
+            ready_seeds: VecDeque::new(),
+            cursor: seeds.min(tasks.len()),
             tasks,
             k,
             first,
             round: 0,
-            cursor: 0,
             ready: VecDeque::new(),
             extra: VecDeque::new(),
             skipped: 0,
@@ -79,10 +92,27 @@ impl Queue {
     }
 
     pub(super) fn next(&mut self) -> Option<Job> {
+        let first = self.first as usize;
+        while self.seed_job < self.seeds * first {
+            let (t, round) = (self.seed_job / first, self.seed_job % first);
+            self.seed_job += 1;
+            let task = &self.tasks[t];
+            let round = u32::try_from(round).unwrap_or(u32::MAX);
+            if round < self.done_before(task) {
+                continue;
+            }
+            return Some(Job {
+                task: Arc::clone(task),
+                repeat: round,
+            });
+        }
+        if let Some(job) = self.ready_seeds.pop_front() {
+            return Some(job);
+        }
         while self.round < self.first {
             if self.cursor >= self.tasks.len() {
                 self.round += 1;
-                self.cursor = 0;
+                self.cursor = self.seeds;
                 continue;
             }
             let task = &self.tasks[self.cursor];
@@ -135,11 +165,19 @@ impl Queue {
             self.skipped += u64::from(self.k.saturating_sub(from));
             return;
         }
+        let seed = self.tasks[..self.seeds]
+            .iter()
+            .any(|t| t.task_id == task.task_id);
         for repeat in from..self.k {
-            self.ready.push_back(Job {
+            let job = Job {
                 task: Arc::clone(task),
                 repeat,
-            });
+            };
+            if seed {
+                self.ready_seeds.push_back(job);
+            } else {
+                self.ready.push_back(job);
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use super::{Progress, RunError};
 use crate::model_people::{WriterReport, keep_error};
-use crate::plan::{Plan, Task};
+use crate::plan::Plan;
 use sparring_types::{
     Agent, Coverage, Degraded, EndedBy, EndedOnQuestion, EvalRunLine, PairwiseCoverage,
     PersonRecord, PinnedRecord, RepeatsRecord, Row, RowCounter, RunSummary, SCHEMA_VERSION, Search,
@@ -21,6 +21,12 @@ pub(super) struct Tally {
     pub(super) user_left: u64,
     pub(super) tools_run: BTreeSet<String>,
     pub(super) agent_replied: bool,
+    /// Rows with at least one agent reply.
+    pub(super) replied_rows: u64,
+    /// Rollouts dropped at an interrupt (not written).
+    pub(super) dropped: u64,
+    /// Indices (in the spec's `seeds`) of the seeds a row of which ran.
+    pub(super) seeds_run: BTreeSet<usize>,
     pub(super) signatures: BTreeSet<String>,
     pub(super) since_new_signature: u64,
     pub(super) skipped: u64,
@@ -36,6 +42,9 @@ impl Tally {
             self.grid_rows_run.insert(grid_row.to_vec());
         }
         self.counter.add(row);
+        if let Some(i) = row.situation.seed_index {
+            self.seeds_run.insert(i);
+        }
         self.situations_run.insert(row.scenario_id.clone());
         if let Some(tool) = row.situation.axes.get("tool") {
             self.tools_run.insert(tool.clone());
@@ -43,11 +52,17 @@ impl Tally {
         if row.passed() == Some(false) {
             progress.failed += 1;
         }
-        if row.ended_by == EndedBy::AgentError {
+        if row.ended_by.is_error() {
             progress.errors += 1;
         }
-        self.agent_replied |= row.timings.agent_requests > 0 && row.ended_by != EndedBy::AgentError
-            || row.messages.len() > 2;
+        let replied = row
+            .messages
+            .iter()
+            .any(|m| m.role == sparring_types::Role::Assistant);
+        if replied {
+            self.replied_rows += 1;
+        }
+        self.agent_replied |= replied || row.timings.agent_requests > 0 && !row.ended_by.is_error();
         if let Some(last) = row.messages.last()
             && last.role == sparring_types::Role::Assistant
             && last.tool_calls.is_empty()
@@ -79,6 +94,8 @@ pub(super) struct Ending<'a> {
     pub(super) stopped_because: StopReason,
     pub(super) warnings: Vec<String>,
     pub(super) person: Option<&'a dyn Agent>,
+    /// The seeds no rollout of which ran.
+    pub(super) seeds_dropped: Vec<String>,
 }
 
 /// The run's summary (`run.json`), but for the agent's name and the
@@ -94,6 +111,7 @@ pub(super) fn summarise(end: Ending<'_>) -> Result<RunSummary, RunError> {
         stopped_because,
         warnings,
         person,
+        seeds_dropped,
     } = end;
     let Tally {
         counter,
@@ -145,12 +163,9 @@ pub(super) fn summarise(end: Ending<'_>) -> Result<RunSummary, RunError> {
         tools_run: tools_run.into_iter().filter(|t| t != "none").collect(),
     };
     let rows = counts.rows;
-    let (tier_mix, seeds_dropped) = match (&prepared.plan, tier_mix) {
-        (Some(p), Some(tiers)) => (
-            Some(tier_record(&tiers, options)),
-            seeds_dropped(p, options, spec, prepared.per_run),
-        ),
-        _ => (None, Vec::new()),
+    let tier_mix = match (&prepared.plan, tier_mix) {
+        (Some(_), Some(tiers)) => Some(tier_record(&tiers, options)),
+        _ => None,
     };
     let (writer, writer_errors) = writer_record(prepared.writer_report.as_ref());
     let mut errors = Vec::new();
@@ -264,23 +279,18 @@ fn tier_record(tiers: &BTreeMap<String, u64>, options: &SimulateOptions) -> Tier
     }
 }
 
-/// The seeds the budget could not pay for (`total` rows per eval run).
-fn seeds_dropped(plan: &Plan, options: &SimulateOptions, spec: &Spec, total: u64) -> Vec<String> {
-    let paid = (total / u64::from(options.repeats.max(1))) as usize;
-    let seed_tasks: Vec<&Task> = plan
+/// The seeds of the plan no rollout of which ran (`ran`: indices into the
+/// spec's `seeds`), in the spec's order: the budget could not pay for them,
+/// or the run stopped first.
+pub(super) fn seeds_dropped(plan: &Plan, spec: &Spec, ran: &BTreeSet<usize>) -> Vec<String> {
+    let planned: BTreeSet<usize> = plan
         .tasks
         .iter()
         .filter(|t| t.arm == sparring_types::Arm::Seed)
+        .filter_map(|t| t.situation.seed_index)
         .collect();
-    seed_tasks
-        .iter()
-        .skip(paid)
-        .filter(|t| t.phrasing == 0)
-        .filter_map(|t| {
-            t.situation
-                .seed_index
-                .and_then(|i| spec.seeds.get(i))
-                .cloned()
-        })
+    planned
+        .difference(ran)
+        .filter_map(|i| spec.seeds.get(*i).cloned())
         .collect()
 }
