@@ -231,12 +231,18 @@ fn attach_labels(rows: &str, labels: &str, kind: &str, author: &str) -> PyResult
                             i + 1
                         ))
                     })?,
+                author: opt_str(&v, "author"),
             })
         })
         .collect::<PyResult<_>>()?;
-    let labelled =
-        sparring::grading::attach_labels(&mut rows, &labels, Path::new("labels"), kind, author)
-            .map_err(|e| py_err(&e))?;
+    let labelled = sparring::grading::attach_labels(
+        &mut rows,
+        &labels,
+        Path::new("labels"),
+        kind,
+        Some(author),
+    )
+    .map_err(|e| py_err(&e))?;
     encode(&json!({"rows": rows, "labelled": labelled}))
 }
 

@@ -8,7 +8,7 @@ use super::summary::Tally;
 use super::{Abort, DEAD_AGENT_ROWS, Done, Progress, RunError, Shared};
 use crate::context::scoped;
 use crate::rollout::{Setup, play};
-use crate::stages::{Stages, grade_row_under};
+use crate::stages::{Combine, Stages, grade_row_under};
 use serde_json::json;
 use sparring_types::hash::short_id;
 use sparring_types::{RolloutContext, RowSink, StopReason, defaults};
@@ -280,6 +280,9 @@ async fn play_job(shared: &Shared, eval_run: u32, job: Job) -> Done {
                 conduct: options.grade,
                 grader: Some(grader),
                 judge: None,
+                // As `grade` and `simulate --grade`: the caller's hook has
+                // the last word.
+                combine: Combine::Last,
             };
             grade_row_under(&mut row, stages, Some(&shared.policy), &scoring_run_id).await;
             row.behavior_signature = behavior_signature(&row);
