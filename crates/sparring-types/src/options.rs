@@ -590,6 +590,7 @@ mod tests {
             let value = match *name {
                 "unique_situations" => json!(true),
                 "person" | "writer" | "agent" => json!("openai:m"),
+                "agent_timeout" => json!(2.0),
                 _ => json!(2),
             };
             let patch = OptionsPatch::from_value(&json!({ *alias: value.clone() })).unwrap();
