@@ -17,6 +17,7 @@ macro_rules! outln {
 
 mod asks;
 mod calibrate;
+mod evaluate;
 mod export;
 mod grade;
 mod grid;
@@ -40,6 +41,9 @@ enum Command {
     /// Play an agent against simulated people in a sandbox world and write
     /// one row per conversation
     Simulate(Box<simulate::Args>),
+    /// Run every ask of a fixed list (`--eval-set FILE`) once per repeat and
+    /// print how each scored, then the report
+    Evaluate(Box<evaluate::Args>),
     /// Score a run's rows: pass@1 with a 95 % interval over tasks, pass@k,
     /// pass^k, per category
     Report(score::ReportArgs),
@@ -119,6 +123,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<ExitCode> = match cli.command {
         Command::Simulate(args) => simulate::run(&args),
+        Command::Evaluate(args) => evaluate::run(&args),
         Command::Report(args) => score::report(&args),
         Command::Delta(args) => score::delta(&args),
         Command::JudgeAgreement(args) => score::judge_agreement(&args),

@@ -3,8 +3,9 @@
 
 use crate::progress::{PlainProgress, progress_bar, progress_line};
 use anyhow::{Context as _, Result};
+use sparring::types::OptionsPatch;
 use sparring::types::StopReason;
-use sparring::{Cancel, Progress, Simulation, reports};
+use sparring::{Cancel, Progress, Simulation, SimulationResult, reports};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -13,8 +14,49 @@ use std::time::Instant;
 pub(crate) use crate::simulate_args::Args;
 
 pub(crate) fn run(args: &Args) -> Result<ExitCode> {
-    let cli = args.patch();
-    let mut sim = Simulation::from_file(&args.spec)?;
+    let sim = Simulation::from_file(&args.spec)?;
+    let (result, signal) = drive(sim, args.patch(), args)?;
+    let summary = &result.summary;
+    let out = result.out.clone().unwrap_or_default();
+    if summary.counts.rows == 0 {
+        // A run may end before its first rollout (a tiny --time-budget,
+        // an early Ctrl-C): nothing to report, and nothing wrong with that.
+        if !args.quiet {
+            eprintln!("no rows were written, so there is no report");
+        }
+    } else {
+        let rows = reports::read_rows_for_scoring(&out)?;
+        out!(
+            "{}",
+            reports::render(&reports::report(&rows, &reports::ReportOptions::default())?)
+        );
+    }
+    Ok(exit_code(&result, signal))
+}
+
+/// 128 + the signal that stopped the run (as shells report a process the
+/// signal ended), 1 when the agent never answered, else success.
+pub(crate) fn exit_code(result: &SimulationResult, signal: i32) -> ExitCode {
+    match signal {
+        s if s > 0 => ExitCode::from(u8::try_from(128 + s).unwrap_or(130)),
+        _ if result.summary.stopped_because == StopReason::AgentUnavailable => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
+    }
+}
+
+/// Runs `sim` with the command line's options (`cli`, over the spec's),
+/// progress on stderr, Ctrl-C and SIGTERM stopping it, and the summary
+/// line and warnings at the end. Returns the result and the signal that
+/// stopped the run (0 for none).
+pub(crate) fn drive(
+    sim: Simulation,
+    cli: OptionsPatch,
+    args: &Args,
+) -> Result<(SimulationResult, i32)> {
+    let mut sim = match args.dimensions()? {
+        Some(d) => sim.dimensions(&d)?,
+        None => sim,
+    };
     let cancel = Cancel::new();
     let quiet = args.quiet;
     let bar = progress_bar(quiet);
@@ -82,25 +124,8 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             eprintln!("warning: {w}");
         }
     }
-    if summary.counts.rows == 0 {
-        // A run may end before its first rollout (a tiny --time-budget,
-        // an early Ctrl-C): nothing to report, and nothing wrong with that.
-        if !quiet {
-            eprintln!("no rows were written, so there is no report");
-        }
-    } else {
-        let rows = reports::read_rows_for_scoring(&out)?;
-        out!(
-            "{}",
-            reports::render(&reports::report(&rows, &reports::ReportOptions::default())?)
-        );
-    }
-    Ok(match signal.load(Ordering::SeqCst) {
-        // 128 + the signal, as shells report a process the signal ended.
-        s if s > 0 => ExitCode::from(u8::try_from(128 + s).unwrap_or(130)),
-        _ if summary.stopped_because == StopReason::AgentUnavailable => ExitCode::from(1),
-        _ => ExitCode::SUCCESS,
-    })
+    let signal = signal.load(Ordering::SeqCst);
+    Ok((result, signal))
 }
 
 /// SIGINT (Ctrl-C) and SIGTERM. The first Ctrl-C stops the run once the

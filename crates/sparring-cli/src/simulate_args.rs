@@ -6,7 +6,7 @@ use sparring::types::values::{
     AvgTurns, Budget, Concurrency, Effort, MaxTokens, Phrasings, Repeats, Retries, Rpm, Runs,
     Share, Situations, Temperature, TimeBudget, Timeout, TopLogprobs, TopP, Turns,
 };
-use sparring::types::{Mode, OptionsPatch, Patience, RepeatPolicy};
+use sparring::types::{Mode, OptionsPatch, Patience, RepeatPolicy, WorldPatch};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -15,7 +15,7 @@ pub(crate) struct Args {
     pub(crate) spec: PathBuf,
     /// The agent: `openai:MODEL[@URL]`, `anthropic:MODEL`, or a command speaking agent
     /// protocol v1 (`command:` prefix optional); `#key=VAR` names the key's variable
-    #[arg(long)]
+    #[arg(long, visible_alias = "backend")]
     pub(crate) agent: Option<String>,
     /// Directory for rows.jsonl, run.json and run.log [default: runs/<spec name>]
     #[arg(long)]
@@ -41,7 +41,7 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) max_tool_steps: Option<Turns>,
     /// Seconds the agent may take per request (per HTTP attempt for models) [default: 60]
-    #[arg(long)]
+    #[arg(long, visible_alias = "timeout")]
     pub(crate) agent_timeout: Option<Timeout>,
     /// Wordings written per situation (n) [default: 1]
     #[arg(long)]
@@ -78,7 +78,7 @@ pub(crate) struct Args {
     pub(crate) retries: Option<Retries>,
     /// Who writes the asks: `template` (offline), or a backend spec
     /// (`openai:MODEL[@URL]`, `anthropic:MODEL`, `command:CMD`) [default: template]
-    #[arg(long)]
+    #[arg(long, visible_alias = "simulator")]
     pub(crate) writer: Option<String>,
     /// Who plays the person: `template` (offline), or a backend spec [default: template]
     #[arg(long, visible_alias = "user-model")]
@@ -121,6 +121,13 @@ pub(crate) struct Args {
     /// Grade each row with the conduct checks
     #[arg(long)]
     pub(crate) grade: bool,
+    /// The world's fault rate, 0 to 1: `options.world.fault_rate` [default: 0.1]
+    #[arg(long)]
+    pub(crate) fault_rate: Option<Share>,
+    /// Pin a situation axis over the spec's `axes`: `AXIS=V1,V2` (repeatable) or a
+    /// JSON object as `axes` takes it (docs/axes.md)
+    #[arg(long, value_name = "AXIS=VALUES")]
+    pub(crate) dimensions: Vec<String>,
     /// Answer tool calls with your own world: a command speaking JSON lines, or
     /// an http(s):// URL taking one POST per call (docs/world.md); faults still
     /// come from the sandbox first
@@ -159,7 +166,11 @@ impl Args {
             phrasings: self.phrasings,
             hard_share: self.hard_share,
             grid_effort: self.grid_effort,
-            world: None,
+            world: self.fault_rate.map(|rate| {
+                let mut world = serde_json::Map::new();
+                world.insert("fault_rate".to_owned(), rate.get().into());
+                WorldPatch(world)
+            }),
             temperature: self.temperature,
             top_p: self.top_p,
             max_tokens: self.max_tokens,
@@ -178,5 +189,38 @@ impl Args {
             reproducible: self.reproducible.then_some(true),
             runs: self.runs,
         }
+    }
+
+    /// `--dimensions` as the JSON object `axes` takes, when given: each
+    /// `AXIS=V1,V2` pins one axis; a JSON object is merged in as it is.
+    pub(crate) fn dimensions(&self) -> Result<Option<serde_json::Value>, crate::UsageError> {
+        if self.dimensions.is_empty() {
+            return Ok(None);
+        }
+        let mut out = serde_json::Map::new();
+        for d in &self.dimensions {
+            if d.trim_start().starts_with('{') {
+                let value: serde_json::Value = serde_json::from_str(d).map_err(|e| {
+                    crate::UsageError(format!("--dimensions `{d}` is not a JSON object: {e}"))
+                })?;
+                if let serde_json::Value::Object(map) = value {
+                    out.extend(map);
+                }
+                continue;
+            }
+            let Some((axis, values)) = d.split_once('=') else {
+                return Err(crate::UsageError(format!(
+                    "--dimensions `{d}`: expected AXIS=V1,V2 (e.g. stance=hurried,manipulative)"
+                )));
+            };
+            let values: Vec<serde_json::Value> = values
+                .split(',')
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(|v| v.to_owned().into())
+                .collect();
+            out.insert(axis.trim().to_owned(), values.into());
+        }
+        Ok(Some(serde_json::Value::Object(out)))
     }
 }

@@ -45,6 +45,7 @@
 //! ```
 
 pub mod axes;
+pub mod context;
 pub mod defaults;
 pub mod goal;
 pub mod grade;

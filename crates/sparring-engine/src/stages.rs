@@ -186,6 +186,18 @@ pub const GOAL_NOT_MET: &str = "goal_not_met";
 /// Grades one row in place with the given stages. Earlier grades on the row
 /// are replaced; `scoring_run_id` goes to `lineage.scoring_run_id`.
 pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) {
+    grade_row_under(row, stages, None, scoring_run_id).await;
+}
+
+/// [`grade_row`] with the conduct checks under a given policy (a run's
+/// spec's, read once), as [`conduct_stage_under`]: the in-run grader hook's
+/// path, so its rows keep the conduct verdict `simulate --grade` gives.
+pub async fn grade_row_under(
+    row: &mut Row,
+    stages: Stages<'_>,
+    policy: Option<&crate::policy::Policy>,
+    scoring_run_id: &str,
+) {
     let mut grades = Vec::new();
     // Markers are recomputed so rows from older runs or other tools get them.
     for (k, v) in grade::markers(&row.messages) {
@@ -197,7 +209,7 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
         row.conduct_checks = None;
         grades.push(verdict);
     } else if stages.conduct {
-        grades.push(conduct_stage(row));
+        grades.push(conduct_stage_under(row, policy));
     }
     if let Some(grader) = stages.grader.filter(|_| !row.ended_by.is_unfinished()) {
         let verdict = match grader.grade(row).await {

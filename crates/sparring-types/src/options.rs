@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 #[serde(deny_unknown_fields)]
 pub struct OptionsPatch {
     /// The agent as a backend spec or command line.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "backend", skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
     /// Output directory.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -63,7 +63,7 @@ pub struct OptionsPatch {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub patience: Option<Patience>,
     /// Seconds an agent may take per request (per HTTP attempt for models).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "timeout", skip_serializing_if = "Option::is_none")]
     pub agent_timeout: Option<Timeout>,
     /// Wordings written per situation (n).
     #[serde(
@@ -107,7 +107,7 @@ pub struct OptionsPatch {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retries: Option<Retries>,
     /// Who writes the asks: `template` or a backend spec.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "simulator", skip_serializing_if = "Option::is_none")]
     pub writer: Option<String>,
     /// Who plays the person: `template` or a backend spec.
     #[serde(alias = "user_model", skip_serializing_if = "Option::is_none")]
@@ -141,13 +141,17 @@ pub struct OptionsPatch {
 /// [`OptionsPatch`]'s serde declaration, never listed by hand.
 pub fn option_names() -> Vec<&'static str> {
     let mut names = crate::introspect::field_names::<OptionsPatch>();
-    for (alias, _) in OPTION_ALIASES {
+    for (alias, _) in OPTION_ALIASES.iter().chain(NESTED_ALIASES) {
         if !names.contains(alias) {
             names.push(alias);
         }
     }
     names
 }
+
+/// Top-level names of nested options, as the seeds use them: name → where
+/// it lives. `options.fault_rate` is `options.world.fault_rate`.
+pub(crate) const NESTED_ALIASES: &[(&str, &str)] = &[("fault_rate", "world.fault_rate")];
 
 /// Other names options answer to, as the seed documents them: alias → name.
 /// Serde reads them (`#[serde(alias)]`); this list only feeds the
@@ -159,6 +163,9 @@ pub(crate) const OPTION_ALIASES: &[(&str, &str)] = &[
     ("rollouts_per_prompt", "repeats"),
     ("unique", "unique_situations"),
     ("user_model", "person"),
+    ("simulator", "writer"),
+    ("backend", "agent"),
+    ("timeout", "agent_timeout"),
 ];
 
 /// The preset of a mode: what it sets, below anything given explicitly.
@@ -208,6 +215,10 @@ impl OptionsPatch {
         let Some(map) = value.as_object() else {
             return Err((String::new(), "must be an object".to_owned()));
         };
+        let value = &nest_aliases(map)?;
+        let Some(map) = value.as_object() else {
+            return Err((String::new(), "must be an object".to_owned()));
+        };
         let names = option_names();
         for (key, v) in map {
             if !names.contains(&key.as_str()) {
@@ -220,8 +231,10 @@ impl OptionsPatch {
                 WorldPatch::from_value(v).map_err(|(p, m)| (format!("/world{p}"), m))?;
                 continue;
             }
-            if matches!(key.as_str(), "writer" | "person" | "user_model")
-                && v.as_str().is_none_or(|s| s.trim().is_empty())
+            if matches!(
+                key.as_str(),
+                "writer" | "simulator" | "person" | "user_model"
+            ) && v.as_str().is_none_or(|s| s.trim().is_empty())
             {
                 return Err((
                     format!("/{key}"),
@@ -368,6 +381,37 @@ impl OptionsPatch {
         .filter_map(|(name, set)| set.then_some(name))
         .collect()
     }
+}
+
+/// `options` with the top-level names of nested options moved where they
+/// live (`fault_rate` into `world`); giving both is an error.
+fn nest_aliases(map: &Map<String, Value>) -> Result<Value, (String, String)> {
+    let mut out = map.clone();
+    for (alias, path) in NESTED_ALIASES {
+        let Some(v) = out.remove(*alias) else {
+            continue;
+        };
+        let Some((outer, inner)) = path.split_once('.') else {
+            continue;
+        };
+        let nested = out
+            .entry((*outer).to_owned())
+            .or_insert_with(|| Value::Object(Map::new()));
+        let Some(nested) = nested.as_object_mut() else {
+            return Err((format!("/{outer}"), "must be an object".to_owned()));
+        };
+        if nested.contains_key(inner) {
+            return Err((
+                format!("/{alias}"),
+                format!("`{alias}` is `{path}`; give one of them, not both"),
+            ));
+        }
+        let mut one = Map::new();
+        one.insert(inner.to_owned(), v.clone());
+        WorldPatch::from_value(&Value::Object(one)).map_err(|(_, m)| (format!("/{alias}"), m))?;
+        nested.insert(inner.to_owned(), v);
+    }
+    Ok(Value::Object(out))
 }
 
 /// The message of a value serde refused: the value type's own message when
@@ -545,13 +589,52 @@ mod tests {
         for (alias, name) in OPTION_ALIASES {
             let value = match *name {
                 "unique_situations" => json!(true),
-                "person" => json!("openai:m"),
+                "person" | "writer" | "agent" => json!("openai:m"),
+                "agent_timeout" => json!(2.0),
                 _ => json!(2),
             };
             let patch = OptionsPatch::from_value(&json!({ *alias: value.clone() })).unwrap();
             let back = serde_json::to_value(&patch).unwrap();
             assert_eq!(back[*name], value, "{alias} -> {name}");
         }
+    }
+
+    #[test]
+    fn the_seeds_names_are_the_options() {
+        let p = OptionsPatch::from_value(&json!({
+            "simulator": "template", "backend": "openai:m", "timeout": 5, "fault_rate": 0.25,
+        }))
+        .unwrap();
+        assert_eq!(p.writer.as_deref(), Some("template"));
+        assert_eq!(p.agent.as_deref(), Some("openai:m"));
+        assert_eq!(p.agent_timeout.map(Timeout::get), Some(5.0));
+        let resolved = p.resolve();
+        assert!((resolved.world.fault_rate - 0.25).abs() < 1e-12);
+        // A top-level `fault_rate` keeps the other world options.
+        let p = OptionsPatch::from_value(&json!({"fault_rate": 0.5, "world": {"page_size": 3}}))
+            .unwrap()
+            .resolve();
+        assert_eq!(p.world.page_size, 3);
+        for (bad, at, needle) in [
+            (json!({"fault_rate": 2}), "/fault_rate", "from 0 to 1"),
+            (
+                json!({"fault_rate": 0.1, "world": {"fault_rate": 0.2}}),
+                "/fault_rate",
+                "not both",
+            ),
+            (json!({"simulator": ""}), "/simulator", "backend spec"),
+            (
+                json!({"fault_rat": 0.1}),
+                "/fault_rat",
+                "did you mean `fault_rate`",
+            ),
+            (json!({"timeot": 3}), "/timeot", "did you mean `timeout`"),
+        ] {
+            let (pointer, message) = OptionsPatch::from_value(&bad).unwrap_err();
+            assert_eq!(pointer, at, "{bad}");
+            assert!(message.contains(needle), "{bad}: {message}");
+        }
+        assert!(option_names().contains(&"fault_rate"));
     }
 
     #[test]

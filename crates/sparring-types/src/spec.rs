@@ -20,6 +20,7 @@ pub(crate) const SPEC_KEYS: &[&str] = &[
     "policy",
     "world",
     "policy_rules",
+    "dimensions",
 ];
 
 /// Every key the spec parser accepts, section by section (`spec`, the
@@ -223,7 +224,14 @@ impl Spec {
                 OptionsPatch::from_value(v).map_err(|(p, m)| err(format!("/options{p}"), m))?
             }
         };
-        let axes = match top.get("axes") {
+        // `dimensions` is the seeds' name for `axes`.
+        if top.contains_key("dimensions") && top.contains_key("axes") {
+            return Err(err(
+                "/dimensions",
+                "`dimensions` is an alias of `axes`; give one of them, not both",
+            ));
+        }
+        let axes = match top.get("axes").or_else(|| top.get("dimensions")) {
             None => AxesSpec::default(),
             Some(v) => {
                 let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
@@ -255,6 +263,18 @@ impl Spec {
             world,
             policy_rules,
         })
+    }
+
+    /// Pins axes over the spec's own `axes` (`dimensions` given by a caller):
+    /// each axis named in `value` takes the values given there, the other
+    /// pins stay, and `forbid` pairs are added. Errors point into `value`
+    /// as if it were the spec's `axes`.
+    pub fn pin_axes(&mut self, value: &Value) -> Result<(), SpecError> {
+        let names: Vec<String> = self.tools.iter().map(|t| t.name.clone()).collect();
+        let given = crate::axes::parse(value, &names)?;
+        self.axes.pins.extend(given.pins);
+        self.axes.forbid.extend(given.forbid);
+        Ok(())
     }
 
     /// The tool called `name`.
@@ -553,6 +573,48 @@ pub fn record_id(fields: &Map<String, Value>, id_keys: &[String]) -> Option<Stri
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc(extra: &Value) -> Value {
+        let mut d = json!({
+            "name": "t", "system_prompt": "Help.",
+            "tools": [{"name": "get_order", "inputSchema": {"type": "object",
+                "properties": {"order_id": {"type": "string"}}}}],
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            d[k] = v.clone();
+        }
+        d
+    }
+
+    #[test]
+    fn dimensions_is_axes() {
+        let spec = Spec::from_value(&doc(&json!({"dimensions": {"stance": ["hurried"]}}))).unwrap();
+        assert_eq!(spec.axes.pin("stance"), Some(&["hurried".to_owned()][..]));
+        let e = Spec::from_value(&doc(
+            &json!({"dimensions": {"stance": "hurried"}, "axes": {"stance": "confused"}}),
+        ))
+        .unwrap_err();
+        assert_eq!(e.pointer, "/dimensions");
+        let e =
+            Spec::from_value(&doc(&json!({"dimensions": {"stanse": ["hurried"]}}))).unwrap_err();
+        assert!(e.message.contains("did you mean `stance`"), "{e}");
+    }
+
+    #[test]
+    fn pinned_axes_merge_over_the_specs() {
+        let mut spec = Spec::from_value(&doc(
+            &json!({"axes": {"stance": ["confused"], "history": ["fresh"]}}),
+        ))
+        .unwrap();
+        spec.pin_axes(&json!({"stance": ["hurried", "skeptical"]}))
+            .unwrap();
+        assert_eq!(spec.axes.pin("stance").unwrap(), ["hurried", "skeptical"]);
+        assert_eq!(spec.axes.pin("history").unwrap(), ["fresh"]);
+        assert!(spec.pin_axes(&json!({"stance": ["rushed"]})).is_err());
+    }
+
     /// `docs/spec.md` names every key the parser accepts, in backticks.
     #[test]
     fn the_spec_reference_names_every_key_the_parser_accepts() {

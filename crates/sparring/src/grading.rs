@@ -184,7 +184,31 @@ impl Grading {
     /// policies (or none with `judge` rules) for a judge without a rubric,
     /// or a stage that cannot start.
     pub async fn start(settings: &GradeSettings, env: &Env, rows: &[Row]) -> Result<Self> {
-        if !settings.conduct && settings.grader.is_none() && settings.judge.is_none() {
+        Self::start_with(settings, env, rows, None).await
+    }
+
+    /// [`Grading::start`] with a grader of the caller's (a closure, a
+    /// Python callable) in place of `settings.grader`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Grading::start`]; a grader given both ways.
+    pub async fn start_with(
+        settings: &GradeSettings,
+        env: &Env,
+        rows: &[Row],
+        given: Option<Arc<dyn Grader>>,
+    ) -> Result<Self> {
+        if given.is_some() && settings.grader.is_some() {
+            return Err(Error::input(
+                "two graders: give a grader command or URL, or a grader of your own, not both",
+            ));
+        }
+        if !settings.conduct
+            && settings.grader.is_none()
+            && given.is_none()
+            && settings.judge.is_none()
+        {
             return Err(Error::input(
                 "nothing to grade with: --no-conduct and no --grader or --judge",
             ));
@@ -192,11 +216,15 @@ impl Grading {
         if settings.rubric.is_some() && settings.judge.is_none() {
             return Err(Error::input("--rubric needs --judge BACKEND"));
         }
-        let grader = settings
-            .grader
-            .as_deref()
-            .map(|g| start_grader(g, settings.timeout, env))
-            .transpose()?;
+        let given_name = given.as_ref().map(|g| g.describe());
+        let grader = match given {
+            Some(g) => Some(g),
+            None => settings
+                .grader
+                .as_deref()
+                .map(|g| start_grader(g, settings.timeout, env))
+                .transpose()?,
+        };
         // `--judge` without `--rubric`: the `judge` rules of the rows' policy.
         let from_policy = match (&settings.judge, &settings.rubric) {
             (Some(_), None) => Some(
@@ -221,7 +249,7 @@ impl Grading {
         };
         let identity = serde_json::json!({
             "conduct": settings.conduct,
-            "grader": settings.grader,
+            "grader": settings.grader.clone().or(given_name),
             "judge": settings.judge,
             "rubric_hash": judge.as_ref().map(|j| j.rubric_hash()),
         });

@@ -36,8 +36,12 @@
 //! ```
 //!
 //! An agent of your own plugs in as a closure ([`types::agent_fn`]) through
-//! [`Simulation::agent_impl`], and rows can stay in memory
-//! ([`Output::Memory`]).
+//! [`Simulation::agent_impl`], or as a plain function played single turn
+//! with a tools handle ([`single_turn`]); a grader hook of your own grades
+//! every row as it finishes ([`Simulation::grader`]), and
+//! [`current_rollout`] tells your agent, grader or world which rollout it is
+//! answering. Rows can stay in memory ([`Output::Memory`]). A fixed list of
+//! asks is evaluated, ask by ask, with [`evaluation::EvalSet`].
 //!
 //! # Errors and failures
 //!
@@ -56,15 +60,20 @@
 mod backends;
 pub mod calibrate;
 mod error;
+pub mod evaluation;
 pub mod grading;
+mod log_slot;
 pub mod preview;
 pub mod reports;
 mod simulation;
+pub mod single_turn;
 pub mod training;
 
 pub use backends::Env;
 pub use error::{Error, ErrorKind, Result};
+pub use log_slot::LogSlot;
 pub use simulation::{Cancel, Output, Simulation, SimulationResult};
+pub use sparring_engine::context::current_rollout;
 
 pub use sparring_engine as engine;
 pub use sparring_grid as grid;

@@ -10,6 +10,7 @@
 
 use crate::backends::{self, Env, ModelSettings};
 use crate::error::{Error, ErrorKind, Result};
+use crate::log_slot::LogSlot;
 use sparring_engine::plan::PlanError;
 use sparring_engine::run::{self as engine, Abort, Clock, Pinned, Progress, RunConfig};
 use sparring_io::lock::RunLock;
@@ -19,8 +20,8 @@ use sparring_io::spec_file::load_spec;
 use sparring_llm::{BackendSpec, Limiter, Sampling};
 use sparring_types::values::Repeats;
 use sparring_types::{
-    Agent, Degraded, OptionsPatch, Row, RowCounter, RowSink, RunSummary, SimulateOptions, Spec,
-    ToolExecutor,
+    Agent, Degraded, Grader, OptionsPatch, Row, RowCounter, RowSink, RunSummary, SimulateOptions,
+    Spec, ToolExecutor,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -125,6 +126,8 @@ pub struct Simulation {
     cancel: Cancel,
     on_progress: Option<OnProgress>,
     env: Env,
+    grader: Option<Arc<dyn Grader>>,
+    log_slot: Option<LogSlot>,
 }
 
 impl std::fmt::Debug for Simulation {
@@ -180,6 +183,8 @@ impl Simulation {
             cancel: Cancel::new(),
             on_progress: None,
             env: Env::process(),
+            grader: None,
+            log_slot: None,
         }
     }
 
@@ -218,6 +223,21 @@ impl Simulation {
     pub fn agent_impl(mut self, agent: Arc<dyn Agent>) -> Self {
         self.agent = Some(AgentChoice::Given(agent));
         self
+    }
+
+    /// Pins situation axes over the spec's own `axes` (the seeds'
+    /// `dimensions`): `{"stance": ["hurried"]}` pins that axis and keeps the
+    /// others; `forbid` pairs are added.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Input`] naming the axis or value at fault.
+    pub fn dimensions(mut self, value: &serde_json::Value) -> Result<Self> {
+        self.spec.pin_axes(value).map_err(|e| {
+            let at = e.pointer.trim_start_matches("/axes");
+            Error::input(format!("dimensions at `{at}`: {}", e.message))
+        })?;
+        Ok(self)
     }
 
     /// Options over the spec's `options` (what is set here wins).
@@ -298,6 +318,22 @@ impl Simulation {
         self
     }
 
+    /// A grader hook whose verdict every row gets as it finishes (after the
+    /// conduct checks when `grade` is set); see `docs/grading.md`.
+    #[must_use]
+    pub fn grader(mut self, grader: Arc<dyn Grader>) -> Self {
+        self.grader = Some(grader);
+        self
+    }
+
+    /// A slot the run fills with its log (`run.log`) once it is open, so
+    /// the caller's own agent, grader or world can write lines there.
+    #[must_use]
+    pub fn log_slot(mut self, slot: LogSlot) -> Self {
+        self.log_slot = Some(slot);
+        self
+    }
+
     /// Where API keys are looked up ([`Env::process`] by default).
     #[must_use]
     pub fn env(mut self, env: Env) -> Self {
@@ -352,6 +388,8 @@ impl Simulation {
             cancel,
             on_progress,
             env,
+            grader,
+            log_slot,
         } = self;
         let where_ = spec_path
             .as_ref()
@@ -554,6 +592,8 @@ impl Simulation {
             degraded: roles.degraded,
             cancel,
             on_progress,
+            grader,
+            log_slot,
         })
     }
 }
@@ -584,6 +624,8 @@ struct Prepared {
     degraded: Vec<Degraded>,
     cancel: Cancel,
     on_progress: Option<OnProgress>,
+    grader: Option<Arc<dyn Grader>>,
+    log_slot: Option<LogSlot>,
 }
 
 struct Wall(Instant);
@@ -631,6 +673,8 @@ impl Prepared {
             degraded,
             cancel,
             on_progress,
+            grader,
+            log_slot,
         } = self;
         // A new run logs into `run.log.new` until its agent, writer, person
         // and world have started; only then are the old run's files
@@ -643,6 +687,9 @@ impl Prepared {
             }),
             None => None,
         };
+        if let (Some(slot), Some(log)) = (&log_slot, &log) {
+            slot.fill(log.sink());
+        }
         let started = start_all(agent, writer, person, execute, timeout, log.as_ref()).await;
         let (agent, writer_agent, person_agent, executor) = match started {
             Ok(s) => s,
@@ -708,6 +755,7 @@ impl Prepared {
             person: person_agent,
             written_asks,
             pinned,
+            grader,
         };
         let mut summary =
             engine::run(config, &mut sink, &mut report)

@@ -239,6 +239,7 @@ fn cargo_run_finds_one_binary() {
 mod agents;
 mod bank;
 mod docs;
+mod evaluate;
 mod example;
 mod execute;
 mod grading;

@@ -3,11 +3,15 @@
 
 use super::drawer::Drawer;
 use super::queue::{Job, Queue};
-use super::row::{make_row, outcome, rollout_seed};
+use super::row::{behavior_signature, make_row, outcome, rollout_seed};
 use super::summary::Tally;
 use super::{Abort, DEAD_AGENT_ROWS, Done, Progress, RunError, Shared};
+use crate::context::scoped;
 use crate::rollout::{Setup, play};
-use sparring_types::{RowSink, StopReason, defaults};
+use crate::stages::{Combine, Stages, grade_row_under};
+use serde_json::json;
+use sparring_types::hash::short_id;
+use sparring_types::{RolloutContext, RowSink, StopReason, defaults};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::task::JoinSet;
@@ -137,7 +141,7 @@ pub(super) async fn execute(
         }
         // Consumed in submission order, whatever order they finished in.
         finished.sort_by_key(|(n, _)| *n);
-        for (_, done) in finished {
+        for (_, mut done) in finished {
             tally.person_fallbacks += u64::from(done.transcript.person_fallbacks);
             if !done.transcript.person_errors.is_empty() {
                 tally.person_errors.insert(
@@ -145,7 +149,10 @@ pub(super) async fn execute(
                     done.transcript.person_errors.clone(),
                 );
             }
-            let row = make_row(&done, shared, eval_run);
+            let row = match done.graded.take() {
+                Some(row) => row,
+                None => make_row(&done, shared, eval_run),
+            };
             if row.ended_by.is_error()
                 && cancel.load(Ordering::SeqCst)
                 && stop != Some(StopReason::AgentUnavailable)
@@ -231,27 +238,57 @@ async fn play_job(shared: &Shared, eval_run: u32, job: Job) -> Done {
         .clone()
         .with_seed(job.task.situation.world_seed);
     world.schedule_all(&job.task.situation.faults);
-    let transcript = play(
-        Setup {
-            task: &job.task,
-            system_prompt: &shared.spec.system_prompt,
-            options,
-            rollout_seed,
-            rollout_index: job.task.index as u64 * u64::from(options.repeats)
-                + u64::from(job.repeat),
-            request_prefix: &prefix,
-            executor: shared.executor.as_deref(),
-            person_model: shared.person_model.as_deref(),
-        },
-        world,
-        Arc::clone(&shared.tools),
-        shared.agent.as_ref(),
-        shared.clock.as_ref(),
-    )
-    .await;
-    Done {
-        task: job.task,
-        repeat: job.repeat,
-        transcript,
-    }
+    let rollout_index = job.task.index as u64 * u64::from(options.repeats) + u64::from(job.repeat);
+    let context = RolloutContext {
+        prompt: job.task.ask.clone(),
+        rollout_index,
+        seed: rollout_seed,
+    };
+    // The agent, the caller's world and the grader hook all see which
+    // rollout they are answering.
+    scoped(context, async {
+        let transcript = play(
+            Setup {
+                task: &job.task,
+                system_prompt: &shared.spec.system_prompt,
+                options,
+                rollout_seed,
+                rollout_index,
+                request_prefix: &prefix,
+                executor: shared.executor.as_deref(),
+                person_model: shared.person_model.as_deref(),
+            },
+            world,
+            Arc::clone(&shared.tools),
+            shared.agent.as_ref(),
+            shared.clock.as_ref(),
+        )
+        .await;
+        let mut done = Done {
+            task: job.task,
+            repeat: job.repeat,
+            transcript,
+            graded: None,
+        };
+        if let Some(grader) = shared.grader.as_deref() {
+            let mut row = make_row(&done, shared, eval_run);
+            let scoring_run_id = short_id(
+                "grade",
+                &json!({"run": shared.run_id, "grader": grader.describe()}),
+            );
+            let stages = Stages {
+                conduct: options.grade,
+                grader: Some(grader),
+                judge: None,
+                // As `grade` and `simulate --grade`: the caller's hook has
+                // the last word.
+                combine: Combine::Last,
+            };
+            grade_row_under(&mut row, stages, Some(&shared.policy), &scoring_run_id).await;
+            row.behavior_signature = behavior_signature(&row);
+            done.graded = Some(row);
+        }
+        done
+    })
+    .await
 }

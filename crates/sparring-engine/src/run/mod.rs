@@ -26,7 +26,8 @@ use queue::Queue;
 use serde_json::{Value, json};
 use sparring_types::hash::{sha256_hex, short_id};
 use sparring_types::{
-    Agent, EvalRunLine, Row, RowSink, RunSummary, SimulateOptions, Spec, StopReason, ToolExecutor,
+    Agent, EvalRunLine, Grader, Row, RowSink, RunSummary, SimulateOptions, Spec, StopReason,
+    ToolExecutor,
 };
 use sparring_world::World;
 use std::collections::{BTreeMap, BTreeSet};
@@ -144,6 +145,12 @@ pub struct RunConfig {
     /// wrote in the earlier attempt (read from its rows), kept so the tasks
     /// on disk keep their ids.
     pub written_asks: BTreeMap<String, Vec<String>>,
+    /// A grader hook (`grader=` of the Python package) whose verdict every
+    /// row gets as it finishes, after the conduct checks when `grade` is
+    /// set: inside the rollout's task, so [`crate::context::current_rollout`]
+    /// names the rollout, and before the row counts towards `successive`
+    /// repeats and progress.
+    pub grader: Option<Arc<dyn Grader>>,
 }
 
 impl RunConfig {
@@ -166,6 +173,7 @@ impl RunConfig {
             writer: None,
             person: None,
             written_asks: BTreeMap::new(),
+            grader: None,
         }
     }
 }
@@ -210,6 +218,8 @@ struct Done {
     task: Arc<Task>,
     repeat: u32,
     transcript: Transcript,
+    /// The row, already graded by the run's grader hook, when it has one.
+    graded: Option<Row>,
 }
 
 /// The run id: stable for the same spec, seed and options. Options of the
@@ -260,6 +270,7 @@ struct Shared {
     person_model: Option<Arc<ModelPerson>>,
     /// The spec's policy, read once, that `grade` checks rows against.
     policy: crate::policy::Policy,
+    grader: Option<Arc<dyn Grader>>,
 }
 
 /// Plays every task (seeds first) `repeats` times, up to `budget` rows, and
@@ -521,6 +532,7 @@ async fn prepare(config: &RunConfig) -> Result<Prepared, RunError> {
         replayed_from: pinned.map(|p| p.from_run.clone()),
         person_model,
         policy,
+        grader: config.grader.clone(),
     });
     Ok(Prepared {
         shared,
