@@ -295,18 +295,17 @@ fn import(
             first(sparring_types::Role::User),
         ),
     };
-    let row_id = match id("row_id")? {
-        Some(r) => r,
-        None => {
-            let key = sparring_types::hash::short_id(
-                "line",
-                &serde_json::json!([&task_id, &messages_value, &tools_value]),
-            );
-            let n = seen.entry(key).or_default();
-            let id = imported_row_id(&task_id, &messages_value, &tools_value, *n);
-            *n += 1;
-            id
-        }
+    let row_id = if let Some(r) = id("row_id")? {
+        r
+    } else {
+        let key = sparring_types::hash::short_id(
+            "line",
+            &serde_json::json!([&task_id, &messages_value, &tools_value]),
+        );
+        let n = seen.entry(key).or_default();
+        let id = imported_row_id(&task_id, &messages_value, &tools_value, *n);
+        *n += 1;
+        id
     };
     let reward = match map.get("reward") {
         None | Some(Value::Null) => None,
