@@ -804,7 +804,7 @@ fn start_slow(out: &Path, pidfile: &Path, resume: bool) -> std::process::Child {
 
 #[cfg(unix)]
 fn wait_for_rows(rows: &Path, n: usize) {
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_mins(1);
     while std::fs::read_to_string(rows).map_or(0, |t| t.lines().count()) < n {
         assert!(Instant::now() < deadline, "the run never wrote {n} rows");
         std::thread::sleep(Duration::from_millis(20));

@@ -534,14 +534,14 @@ pub fn attach_labels(
         )));
     }
     let author = author.map(str::trim).filter(|a| !a.is_empty());
-    if let Some(i) = labels.iter().position(|l| l.author.is_none()) {
-        if author.is_none() {
-            return Err(Error::input(format!(
-                "`{}`: label {} has no `author`, and --author names nobody; give --author NAME (who gave the labels) or an `author` on each line",
-                labels_file.display(),
-                i + 1
-            )));
-        }
+    if let Some(i) = labels.iter().position(|l| l.author.is_none())
+        && author.is_none()
+    {
+        return Err(Error::input(format!(
+            "`{}`: label {} has no `author`, and --author names nobody; give --author NAME (who gave the labels) or an `author` on each line",
+            labels_file.display(),
+            i + 1
+        )));
     }
     let mut by_id = BTreeMap::new();
     let known: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.row_id.as_str()).collect();

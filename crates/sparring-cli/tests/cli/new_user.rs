@@ -550,7 +550,7 @@ fn an_empty_cut_writes_nothing_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // Ungraded foreign rows: every cut keeps nothing.
-    let ungraded: String = FOREIGN.lines().take(2).map(|l| format!("{l}\n")).collect();
+    let ungraded: String = FOREIGN.lines().take(2).flat_map(|l| [l, "\n"]).collect();
     write(d, "ungraded.jsonl", &ungraded);
     write(d, "chat.jsonl", FOREIGN);
     write(d, "old.jsonl", "keep me\n");
