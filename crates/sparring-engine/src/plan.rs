@@ -281,12 +281,11 @@ fn finish_plan(
         // The tool condition is sampled, not covered: a scheduled fault on the
         // tool's first call for a share `fault_rate` of situations, drawn from
         // its own stream so the other draws do not move. A spec's pins and
-        // forbidden pairs on `tool_condition` narrow the draw.
+        // forbidden pairs on `tool_condition` narrow the draw. A situation
+        // with tool `none` gets one too: the world fires it on the rollout's
+        // first call of any tool (`sparring_world::ANY_TOOL`).
         let mut condition = Stream::derive(options.seed, "plan/tool_condition", &[r as u64]);
-        let fault = match model {
-            Some(_) => draw_condition(&axes, row, options, &mut condition),
-            None => None,
-        };
+        let fault = draw_condition(&axes, row, options, &mut condition);
         axes_map.insert(
             "tool_condition".to_owned(),
             fault.map_or("ok", FaultKind::as_str).to_owned(),

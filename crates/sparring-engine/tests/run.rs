@@ -345,7 +345,30 @@ async fn tool_conditions_schedule_faults_that_rows_record() {
                 assert!(content.contains(r#""kind":"fault""#), "{content}");
             }
         }
+        // A situation without a tool meets its fault on the first call of
+        // any tool; a row says whether its fault fired.
+        let first_tool = row
+            .messages
+            .iter()
+            .find(|m| m.role == sparring_types::Role::Tool);
+        if tool == "none" {
+            assert_eq!(
+                scheduled[0]["fired"],
+                first_tool.is_some(),
+                "{:?}",
+                row.situation.faults
+            );
+            if let Some(m) = first_tool {
+                assert_eq!(scheduled[0]["fired_on"].as_str(), m.name.as_deref());
+            }
+        } else if first.is_none() {
+            assert_eq!(scheduled[0]["fired"], false, "{:?}", row.situation.faults);
+        }
     }
+    assert!(
+        faulted.iter().any(|r| r.situation.axes["tool"] == "none"),
+        "situations without a tool draw faults too"
+    );
     let (calm, _) = simulate(ScriptedAgent::competent(), graded(4)).await;
     assert!(calm.iter().all(|r| r.situation.faults.is_empty()));
     assert!(calm.iter().all(|r| {

@@ -171,4 +171,25 @@ pub mod world {
     /// Words an argument must share, in order, with its parameter's
     /// description before it counts as an echo of the description.
     pub const ECHO_MIN_WORDS: u32 = 2;
+
+    /// Upper bound of `records_per_entity`, `records_per_list` and
+    /// `page_size`: every entity's ids are made when first touched, so the
+    /// bound keeps one rollout's memory and time small.
+    pub const MAX_RECORDS: u32 = 10_000;
+    /// Upper bound of `array_items`.
+    pub const MAX_ARRAY_ITEMS: u32 = 100;
+    /// Upper bound of `max_depth`.
+    pub const MAX_DEPTH_BOUND: u32 = 32;
+    /// Upper bound of `id_digits`.
+    pub const MAX_ID_DIGITS: u32 = 18;
+    /// Longest string the record generator makes, whatever a schema's
+    /// `minLength` asks (a longer minimum is not met).
+    pub const MAX_STRING_CHARS: usize = 4_096;
+    /// Most items the record generator puts in one array, whatever a
+    /// schema's `minItems` asks.
+    pub const MAX_GENERATED_ITEMS: u64 = 1_000;
+    /// Most values (strings, numbers, objects, array items …) in one
+    /// generated record: past it, arrays stop growing and optional fields
+    /// are left out, so nested `minItems` cannot multiply into millions.
+    pub const MAX_GENERATED_VALUES: u64 = 20_000;
 }

@@ -23,6 +23,8 @@
 //! - [`ToolExecutor`]: the caller's own world answering tool calls in place
 //!   of the sandbox (`execute`), with the [`RolloutContext`] of each call.
 //! - [`WorldOptions`]: every number the sandbox world uses (`options.world`).
+//! - [`world_spec`]: the spec's `world:` section ([`WorldSpec`]), what the
+//!   world is told per tool (ids, `requires`, `effects`, `returns`, `creates`).
 //! - [`seed`]: seed derivation by SHA-256 and the one random stream type,
 //!   [`seed::Stream`], so every draw is reproducible per seed.
 //! - [`hash`]: canonical JSON and SHA-256 for ids that are stable across runs.
@@ -68,6 +70,7 @@ mod unique;
 pub mod values;
 pub mod words;
 mod world_options;
+pub mod world_spec;
 
 pub use agent::{
     Agent, AgentError, AgentErrorKind, AgentReply, AgentRequest, BoxFuture, CutShort, Finish,
@@ -94,3 +97,4 @@ pub use tool::ToolSpec;
 pub use unique::{Duplicate, first_duplicate};
 pub use values::{Arm, Mode, Patience, RepeatPolicy, Stage, Stance, Tier, Vocabulary};
 pub use world_options::{WorldOptions, WorldPatch};
+pub use world_spec::WorldSpec;

@@ -3,6 +3,7 @@
 use crate::axes::AxesSpec;
 use crate::options::OptionsPatch;
 use crate::tool::ToolSpec;
+use crate::world_spec::WorldSpec;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
@@ -17,6 +18,7 @@ pub(crate) const SPEC_KEYS: &[&str] = &[
     "options",
     "axes",
     "policy",
+    "world",
     "policy_rules",
 ];
 
@@ -57,6 +59,8 @@ pub struct Spec {
     pub options: OptionsPatch,
     /// Pins and forbidden pairs of the situation axes (`axes`).
     pub axes: AxesSpec,
+    /// What the world is told per tool beyond the tools' words (`world`).
+    pub world: WorldSpec,
     /// Corrections to the reading of the policy (`policy_rules`).
     pub policy_rules: crate::policy::PolicyRulesSpec,
 }
@@ -226,6 +230,13 @@ impl Spec {
                 crate::axes::parse(v, &names)?
             }
         };
+        let world = match top.get("world") {
+            None => WorldSpec::default(),
+            Some(v) => {
+                let keys: Vec<String> = fixtures.keys().cloned().collect();
+                crate::world_spec::parse(v, &tools, &keys)?
+            }
+        };
         let policy_rules = match top.get("policy_rules") {
             None => crate::policy::PolicyRulesSpec::default(),
             Some(v) => {
@@ -241,6 +252,7 @@ impl Spec {
             fixtures,
             options,
             axes,
+            world,
             policy_rules,
         })
     }

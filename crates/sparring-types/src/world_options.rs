@@ -118,14 +118,16 @@ impl WorldPatch {
                 }
                 "timeout_secs" | "retry_after_secs" | "records_per_entity" | "records_per_list"
                 | "page_size" | "id_digits" | "array_items" | "max_depth" | "echo_min_words" => {
-                    let ok = v
-                        .as_u64()
-                        .is_some_and(|n| n >= 1 && u32::try_from(n).is_ok());
+                    let max = match key.as_str() {
+                        "records_per_entity" | "records_per_list" | "page_size" => d::MAX_RECORDS,
+                        "array_items" => d::MAX_ARRAY_ITEMS,
+                        "max_depth" => d::MAX_DEPTH_BOUND,
+                        "id_digits" => d::MAX_ID_DIGITS,
+                        _ => u32::MAX,
+                    };
+                    let ok = v.as_u64().is_some_and(|n| n >= 1 && n <= u64::from(max));
                     if !ok {
-                        return Err(at("must be an integer >= 1"));
-                    }
-                    if key == "id_digits" && v.as_u64().is_some_and(|n| n > 18) {
-                        return Err(at("must be at most 18"));
+                        return Err(at(&format!("must be an integer from 1 to {max}")));
                     }
                 }
                 other => {
@@ -184,6 +186,26 @@ mod tests {
         assert!(WorldPatch::from_value(&json!({"page_size": 0})).is_err());
         assert!(WorldPatch::from_value(&json!({"page_size": "3"})).is_err());
         assert!(WorldPatch::from_value(&json!({"timeout_weight": -1})).is_err());
+    }
+
+    #[test]
+    fn sizes_have_upper_bounds_named_in_the_message() {
+        for (key, max) in [
+            ("records_per_entity", d::MAX_RECORDS),
+            ("page_size", d::MAX_RECORDS),
+            ("array_items", d::MAX_ARRAY_ITEMS),
+            ("max_depth", d::MAX_DEPTH_BOUND),
+            ("id_digits", d::MAX_ID_DIGITS),
+        ] {
+            assert!(WorldPatch::from_value(&json!({key: max})).is_ok(), "{key}");
+            let e = WorldPatch::from_value(&json!({key: u64::from(max) + 1})).unwrap_err();
+            assert_eq!(e.0, format!("/{key}"));
+            assert_eq!(e.1, format!("must be an integer from 1 to {max}"));
+        }
+        let e = WorldPatch::from_value(&json!({"records_per_entity": 1e7})).unwrap_err();
+        assert!(e.1.contains("from 1 to 10000"), "{}", e.1);
+        let e = WorldPatch::from_value(&json!({"timeout_secs": 1e11})).unwrap_err();
+        assert!(e.1.contains(&u32::MAX.to_string()), "{}", e.1);
     }
 
     #[test]

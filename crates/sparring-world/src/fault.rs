@@ -143,6 +143,10 @@ pub struct FaultRecord {
     /// The 1-based index, among the rollout's calls, of the call it hit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<u64>,
+    /// For a fault scheduled on any tool (`tool: "none"`), the tool whose
+    /// call it hit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fired_on: Option<String>,
 }
 
 impl FaultRecord {

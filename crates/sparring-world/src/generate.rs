@@ -10,7 +10,11 @@
 
 use crate::vocab;
 use serde_json::{Map, Number, Value, json};
+use sparring_types::defaults::world::{
+    MAX_GENERATED_ITEMS, MAX_GENERATED_VALUES, MAX_STRING_CHARS,
+};
 use sparring_types::seed::Stream;
+use std::cell::Cell;
 
 /// What generation needs besides the schema.
 pub(crate) struct Ctx<'a> {
@@ -20,6 +24,31 @@ pub(crate) struct Ctx<'a> {
     pub array_items: u64,
     /// Depth at which objects and arrays stop growing.
     pub max_depth: u32,
+    /// Values one record may still hold ([`MAX_GENERATED_VALUES`] at the
+    /// start): a schema's sizes cannot make a record without end.
+    pub budget: Cell<u64>,
+}
+
+impl<'a> Ctx<'a> {
+    /// A context with a full budget.
+    pub(crate) fn new(root: &'a Value, array_items: u64, max_depth: u32) -> Self {
+        Self {
+            root,
+            array_items,
+            max_depth,
+            budget: Cell::new(MAX_GENERATED_VALUES),
+        }
+    }
+
+    /// Takes one value from the budget; `false` once it is spent.
+    fn spend(&self) -> bool {
+        let left = self.budget.get();
+        if left == 0 {
+            return false;
+        }
+        self.budget.set(left - 1);
+        true
+    }
 }
 
 fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
@@ -38,6 +67,7 @@ pub(crate) fn from_schema(
     stream: &mut Stream,
     depth: u32,
 ) -> Value {
+    ctx.spend();
     let Some(map) = schema.as_object() else {
         // `true` (anything) or a non-schema: a plausible value by name.
         return from_name(name, stream);
@@ -178,8 +208,10 @@ fn object(map: &Map<String, Value>, ctx: &Ctx<'_>, stream: &mut Stream, depth: u
     let mut out = Map::new();
     if let Some(props) = map.get("properties").and_then(Value::as_object) {
         for (k, s) in props {
-            // Deep optional structure is where records stop growing.
-            let keep = required.contains(&k.as_str()) || depth < ctx.max_depth;
+            // Deep optional structure is where records stop growing, and
+            // a spent budget keeps only what is required.
+            let keep =
+                required.contains(&k.as_str()) || (depth < ctx.max_depth && ctx.budget.get() > 0);
             if keep {
                 out.insert(k.clone(), from_schema(s, k, ctx, stream, depth + 1));
             }
@@ -210,6 +242,7 @@ fn array(
     if let Some(max) = max {
         n = n.min(max);
     }
+    n = n.min(MAX_GENERATED_ITEMS);
     let item_name = sparring_types::singular(name);
     let mut items: Vec<Value> = Vec::new();
     if let Some(prefix) = map.get("prefixItems").and_then(Value::as_array) {
@@ -221,7 +254,7 @@ fn array(
     let item_schema = map.get("items").cloned().unwrap_or(Value::Bool(true));
     let unique = map.get("uniqueItems") == Some(&Value::Bool(true));
     let mut tries = 0;
-    while (items.len() as u64) < n && tries < n * 8 + 8 {
+    while (items.len() as u64) < n && tries < n * 8 + 8 && ctx.budget.get() > 0 {
         tries += 1;
         let v = from_schema(&item_schema, &item_name, ctx, stream, depth + 1);
         if unique && items.contains(&v) {
@@ -254,13 +287,18 @@ fn string(map: &Map<String, Value>, name: &str, stream: &mut Stream) -> Value {
             other => other.to_string(),
         },
     };
-    let min = map.get("minLength").and_then(Value::as_u64).unwrap_or(0) as usize;
+    // A minimum past the cap is not met: a string of a terabyte is no
+    // record.
+    let min = usize::try_from(map.get("minLength").and_then(Value::as_u64).unwrap_or(0))
+        .unwrap_or(usize::MAX)
+        .min(MAX_STRING_CHARS);
     let max = map
         .get("maxLength")
         .and_then(Value::as_u64)
-        .map(|m| m as usize);
-    while s.chars().count() < min {
-        s.push('x');
+        .map(|m| usize::try_from(m).unwrap_or(usize::MAX));
+    let have = s.chars().count();
+    if have < min {
+        s.extend(std::iter::repeat_n('x', min - have));
     }
     if let Some(max) = max
         && s.chars().count() > max
@@ -527,12 +565,38 @@ mod tests {
     use super::*;
 
     fn gen_for(schema: &Value, seed: u64) -> Value {
-        let ctx = Ctx {
-            root: schema,
-            array_items: 2,
-            max_depth: 8,
-        };
+        let ctx = Ctx::new(schema, 2, 8);
         from_schema(schema, "x", &ctx, &mut Stream::derive(seed, "g", &[]), 0)
+    }
+
+    fn values_in(v: &Value) -> usize {
+        match v {
+            Value::Array(a) => 1 + a.iter().map(values_in).sum::<usize>(),
+            Value::Object(o) => 1 + o.values().map(values_in).sum::<usize>(),
+            _ => 1,
+        }
+    }
+
+    #[test]
+    fn sizes_are_capped() {
+        let started = std::time::Instant::now();
+        let long = gen_for(
+            &json!({"type": "string", "minLength": 1_000_000_000_000u64}),
+            1,
+        );
+        assert_eq!(long.as_str().unwrap().len(), MAX_STRING_CHARS);
+        let nested = json!({"type": "array", "minItems": 100_000, "items":
+            {"type": "array", "minItems": 100_000, "items":
+                {"type": "object", "required": ["a"], "properties": {"a": {"type": "string", "minLength": 100_000}}}}});
+        let v = gen_for(&nested, 1);
+        assert!(
+            values_in(&v) as u64 <= MAX_GENERATED_VALUES + 2,
+            "{}",
+            values_in(&v)
+        );
+        assert!(v.as_array().unwrap().len() as u64 <= MAX_GENERATED_ITEMS);
+        // Well under a second on this machine, in a debug build.
+        assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
+use sparring_types::world_spec::{ROLE_PREFIXES, without_role};
 use sparring_types::{ToolSpec, singular};
 
 /// What a tool does to the world, read from its verb.
@@ -24,6 +25,23 @@ pub enum Operation {
     Other,
 }
 
+/// Money a tool moves: `amount` out of the `from` record's balance and
+/// into the `to` record's, where those records have a balance field.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Money {
+    /// The money verb (`transfer`, `pay`, `withdraw`, `deposit`, `refund`,
+    /// `charge`).
+    pub verb: String,
+    /// The parameter holding the amount.
+    pub amount: String,
+    /// The id parameter of the record money leaves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// The id parameter of the record money reaches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+}
+
 /// A tool as the world understands it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ToolModel {
@@ -31,6 +49,8 @@ pub struct ToolModel {
     pub name: String,
     /// What it does.
     pub operation: Operation,
+    /// The verb of its name (`cancel`), empty when it has none.
+    pub verb: String,
     /// The entity it is about (a fixtures key such as `orders`), if any.
     pub entity: Option<String>,
     /// The parameter that carries the entity's id, if any.
@@ -50,6 +70,17 @@ pub struct ToolModel {
     /// A bare `id` with no entity in the tool's name: the id is looked up
     /// among every entity's records.
     pub any_entity: bool,
+    /// Money the tool moves, for a money verb with a numeric amount.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub money: Option<Money>,
+    /// For a read whose noun is a field of its target (`get_balance`),
+    /// the fields it answers with the record's id.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<String>,
+    /// The object phrase of the name (`balance`, `data_usage`,
+    /// `order_details`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
     /// Which rule decided what, in words, for `--explain`.
     pub why: Vec<String>,
 }
@@ -58,7 +89,9 @@ const READ: &[&str] = &[
     "get", "find", "search", "list", "lookup", "check", "show", "fetch", "read", "view", "track",
     "query", "retrieve", "describe", "count", "lookup",
 ];
-const LIST_VERBS: &[&str] = &["search", "list", "find", "query"];
+/// Verbs that read a list whatever the noun (`find_orders_by_email` is a
+/// list by its plural; `find_user_id_by_email` finds one user).
+const LIST_VERBS: &[&str] = &["search", "list", "query"];
 const CREATE: &[&str] = &[
     "create", "book", "add", "place", "open", "submit", "register", "schedule", "new", "make",
     "send", "issue", "post", "insert", "request",
@@ -157,6 +190,10 @@ const STATUS_WORDS: &[&str] = &[
 ];
 /// Parameter-name endings that mark an id.
 const ID_SUFFIXES: &[&str] = &["id", "number", "code", "no", "ref"];
+/// Verbs that move money when the tool takes an amount.
+const MONEY_VERBS: &[&str] = &["transfer", "pay", "withdraw", "deposit", "refund", "charge"];
+/// Money verbs that put the amount into the record they name.
+const MONEY_IN: &[&str] = &["deposit", "refund"];
 
 /// Splits a tool or parameter name into lowercase words (`getOrder`,
 /// `get_order`, `get-order` → `get`, `order`).
@@ -221,9 +258,12 @@ fn is_plural(noun: &str) -> bool {
     singular(noun) != noun
 }
 
-fn verb_of(words: &[String]) -> Option<(usize, Operation, String)> {
+fn verb_of(words: &[String], money: bool) -> Option<(usize, Operation, String)> {
     for (i, w) in words.iter().enumerate() {
         let w = w.as_str();
+        if money && MONEY_VERBS.contains(&w) && w != "refund" {
+            return Some((i, Operation::Update, w.to_owned()));
+        }
         if READ.contains(&w) {
             return Some((i, Operation::Read, w.to_owned()));
         }
@@ -267,6 +307,9 @@ fn id_stem(param: &str, schema: Option<&Value>, nouns: &[String]) -> Option<Opti
     if !is_string_or_int {
         return None;
     }
+    // A role word names the entity of its stem: `from_account_id` is an
+    // account (the one money leaves).
+    let stem = without_role(&stem).to_owned();
     if last == "id" {
         return Some(Some(stem));
     }
@@ -283,7 +326,8 @@ fn id_stem(param: &str, schema: Option<&Value>, nouns: &[String]) -> Option<Opti
 pub fn infer_tool(tool: &ToolSpec, entities: &[String]) -> ToolModel {
     let name_words = name_words(&tool.name);
     let mut why = Vec::new();
-    let (verb_at, operation, verb) = match verb_of(&name_words) {
+    let amount = amount_param(tool);
+    let (verb_at, operation, verb) = match verb_of(&name_words, amount.is_some()) {
         Some(found) => found,
         None => (usize::MAX, Operation::Other, String::new()),
     };
@@ -415,11 +459,37 @@ pub fn infer_tool(tool: &ToolSpec, entities: &[String]) -> ToolModel {
         why.push(format!("head noun `{h}` of the name: entity `{e}`"));
         entity = Some(e);
     }
+    // Money moves between the records its ids name; its target is the
+    // record money leaves (else the one it reaches).
+    let money = amount
+        .filter(|_| MONEY_VERBS.contains(&verb.as_str()))
+        .map(|amount| money_of(&verb, amount, &stems));
+    if let Some(m) = &money
+        && let Some(p) = m.from.as_ref().or(m.to.as_ref())
+        && let Some((_, s)) = stems.iter().find(|(q, _)| q == p)
+    {
+        let e = entity_for(s, entities);
+        why.push(format!(
+            "money verb `{verb}` with `{}`: moves the amount {}{} (balance fields)",
+            m.amount,
+            m.from
+                .as_ref()
+                .map_or(String::new(), |f| format!("out of `{f}`")),
+            m.to.as_ref().map_or(String::new(), |t| format!(
+                "{}into `{t}`",
+                if m.from.is_some() { " and " } else { "" }
+            )),
+        ));
+        id_param = Some(p.clone());
+        entity = Some(e);
+    }
+    // Two ids of one entity are both checked (`from_account_id`,
+    // `to_account_id`); only the target's own id is not a reference.
     let references: Vec<(String, String)> = stems
         .iter()
         .filter(|(p, _)| Some(p) != id_param.as_ref())
         .map(|(p, s)| (p.clone(), entity_for(s, entities)))
-        .filter(|(_, e)| Some(e) != entity.as_ref())
+        .filter(|(p, e)| Some(e) != entity.as_ref() || role_word(p))
         .collect();
     for (p, e) in &references {
         why.push(format!("`{p}` refers to a record of `{e}`"));
@@ -450,9 +520,18 @@ pub fn infer_tool(tool: &ToolSpec, entities: &[String]) -> ToolModel {
     if tool.name == "calculate" || verb.is_empty() && name_words.iter().any(|w| w == "calculate") {
         why.push("`calculate`: evaluates the arithmetic expression".to_owned());
     }
+    // The object phrase, status words aside, for reads of a field
+    // (`get_data_usage` → `data_usage`).
+    let phrase: Vec<&str> = object
+        .iter()
+        .filter(|w| !STATUS_WORDS.contains(&w.as_str()))
+        .map(String::as_str)
+        .collect();
+    let head = (!phrase.is_empty()).then(|| phrase.join("_")).or(head);
     ToolModel {
         name: tool.name.clone(),
         operation,
+        verb,
         entity,
         id_param,
         references,
@@ -460,7 +539,80 @@ pub fn infer_tool(tool: &ToolSpec, entities: &[String]) -> ToolModel {
         switch,
         list,
         any_entity,
+        money,
+        fields: Vec::new(),
+        head,
         why,
+    }
+}
+
+/// Whether a parameter starts with a role word (`to_account_id`).
+fn role_word(param: &str) -> bool {
+    param
+        .split('_')
+        .next()
+        .is_some_and(|w| ROLE_PREFIXES.contains(&w))
+}
+
+/// The parameter that holds an amount of money: `amount`, or a numeric
+/// `*_amount` / `amount_*`.
+fn amount_param(tool: &ToolSpec) -> Option<String> {
+    tool.parameter_names()
+        .into_iter()
+        .find(|p| {
+            let words = name_words(p);
+            let numeric = tool
+                .parameter(p)
+                .and_then(|s| s.get("type"))
+                .and_then(Value::as_str)
+                .is_none_or(|t| t == "number" || t == "integer");
+            numeric && words.iter().any(|w| w == "amount")
+        })
+        .map(str::to_owned)
+}
+
+/// Which ids money leaves and reaches: role words first (`from_`, `to_`),
+/// else the verb (a deposit or refund goes into its one record, the other
+/// verbs take out of the first and give to the second).
+fn money_of(verb: &str, amount: String, stems: &[(String, String)]) -> Money {
+    let source = stems
+        .iter()
+        .find(|(p, _)| crate::rules::is_source(p))
+        .map(|(p, _)| p.clone());
+    let destination = stems
+        .iter()
+        .find(|(p, _)| crate::rules::is_destination(p))
+        .map(|(p, _)| p.clone());
+    let (from, to) = if source.is_some() || destination.is_some() {
+        (source, destination)
+    } else {
+        // Who owns what is not where money goes.
+        let plain: Vec<&String> = stems
+            .iter()
+            .filter(|(p, _)| {
+                !crate::rules::bare_stem(p).starts_with("customer") && !p.starts_with("user")
+            })
+            .map(|(p, _)| p)
+            .collect();
+        let plain = if plain.is_empty() {
+            stems.iter().map(|(p, _)| p).collect()
+        } else {
+            plain
+        };
+        if MONEY_IN.contains(&verb) {
+            (None, plain.first().map(|p| (*p).clone()))
+        } else {
+            (
+                plain.first().map(|p| (*p).clone()),
+                plain.get(1).map(|p| (*p).clone()),
+            )
+        }
+    };
+    Money {
+        verb: verb.to_owned(),
+        amount,
+        from,
+        to,
     }
 }
 
@@ -537,7 +689,9 @@ mod tests {
         let none: Vec<String> = Vec::new();
         let m = infer_tool(&tool("find_user_id_by_email", &["email"]), &none);
         assert_eq!(m.entity.as_deref(), Some("users"));
-        assert!(m.list && m.id_param.is_none());
+        assert!(!m.list && m.id_param.is_none());
+        let m = infer_tool(&tool("find_orders_by_email", &["email"]), &none);
+        assert!(m.list);
         let m = infer_tool(&tool("get_customer_by_phone", &["phone_number"]), &none);
         assert_eq!(m.entity.as_deref(), Some("customers"));
         assert_eq!(m.id_param, None);

@@ -11,6 +11,8 @@ use crate::shape;
 use serde_json::Value;
 
 /// Whole values that are never real data (compared lowercase, trimmed).
+/// Personal-looking values (`John Smith`, `123 Main St`, zip `12345`) are
+/// not here: real people have them.
 pub const PLACEHOLDERS: &[&str] = &[
     "string",
     "str",
@@ -22,8 +24,6 @@ pub const PLACEHOLDERS: &[&str] = &[
     "test@test.com",
     "john doe",
     "jane doe",
-    "john smith",
-    "jane smith",
     "first last",
     "firstname lastname",
     "first name",
@@ -36,13 +36,6 @@ pub const PLACEHOLDERS: &[&str] = &[
     "bar",
     "foo bar",
     "xxx",
-    "123",
-    "1234",
-    "12345",
-    "123456",
-    "1234567",
-    "12345678",
-    "123456789",
     "abc",
     "abc123",
     "example",
@@ -60,7 +53,21 @@ pub const PLACEHOLDERS: &[&str] = &[
     "your_order_id",
     "order_id_here",
     "insert id here",
-    "123 main st",
+];
+
+/// Digit runs that stand in for an id (only for id parameters: a zip or
+/// an amount may well be `12345`).
+const ID_PLACEHOLDERS: &[&str] = &[
+    "0",
+    "1",
+    "123",
+    "1234",
+    "12345",
+    "123456",
+    "1234567",
+    "12345678",
+    "123456789",
+    "0000",
 ];
 
 /// Email local parts that only stand for an address.
@@ -96,9 +103,12 @@ pub(crate) struct ParamEcho {
     pub description_words: Vec<String>,
     /// Quoted examples in the description, lowercase.
     pub examples: Vec<String>,
-    /// Whether the parameter names a record or a person (an id, an email,
-    /// a name, a phone): copying its example is then an echo.
+    /// Whether the parameter names a record or reaches a person (an id,
+    /// an email, a phone): copying its example is then an echo. Names are
+    /// not: the example `John` is also a real first name.
     pub identifying: bool,
+    /// Whether the parameter is an id (`*_id`, `*_number`, `*_code`).
+    pub id_like: bool,
     /// The parameter has an `enum`: validation already decides.
     pub enumerated: bool,
     /// What a real value looks like, for the hint.
@@ -135,7 +145,9 @@ impl ParamEcho {
         }
         let description_words = text_words(&unquoted);
         let last = name_words.last().map_or("", String::as_str);
-        let identifying = matches!(last, "id" | "number" | "code" | "email" | "name" | "phone")
+        let id_like = matches!(last, "id" | "number" | "code");
+        let identifying = id_like
+            || matches!(last, "email" | "phone")
             || name.contains("email")
             || name.contains("phone");
         let enumerated =
@@ -147,6 +159,7 @@ impl ParamEcho {
             description_words,
             examples,
             identifying,
+            id_like,
             enumerated,
             looks_like: None,
         }
@@ -158,7 +171,9 @@ impl ParamEcho {
         if v.is_empty() || self.enumerated {
             return None;
         }
-        if PLACEHOLDERS.contains(&v.as_str()) {
+        if PLACEHOLDERS.contains(&v.as_str())
+            || (self.id_like && ID_PLACEHOLDERS.contains(&v.as_str()))
+        {
             return Some(format!("`{value}` is a placeholder"));
         }
         if self.forms.contains(&v) {
@@ -181,17 +196,13 @@ impl ParamEcho {
         if alnum.len() >= 3 && alnum.iter().all(|c| *c == '0') && !v.starts_with('#') {
             return Some(format!("`{value}` is a mask, not a value"));
         }
-        if let Some((local, domain)) = v.split_once('@') {
-            let reserved = [
-                "example.com",
-                "example.org",
-                "example.net",
-                "domain.com",
-                "email.com",
-            ];
-            if reserved.contains(&domain) || EMAIL_LOCALS.contains(&local) {
-                return Some(format!("`{value}` is a template email address"));
-            }
+        // A stand-in name at any domain is a template; a person's own
+        // name at a reserved domain (`noah.brown7@example.com`) is how test
+        // data and tau2's users look, and is accepted.
+        if let Some((local, _)) = v.split_once('@')
+            && EMAIL_LOCALS.contains(&local)
+        {
+            return Some(format!("`{value}` is a template email address"));
         }
         if self.identifying && self.examples.contains(&v) {
             return Some(format!(
@@ -291,9 +302,18 @@ mod tests {
             assert!(email.echo(v, 2).is_some(), "{v}");
         }
         let name = ParamEcho::new("name", Some(&json!({"type": "string"})));
-        for v in ["John Doe", "first name", "full name", "[name]", "$NAME"] {
+        for v in [
+            "John Doe",
+            "first name",
+            "full name",
+            "[name]",
+            "$NAME",
+            "foo",
+        ] {
             assert!(name.echo(v, 2).is_some(), "{v}");
         }
+        let id = ParamEcho::new("user_id", Some(&json!({"type": "string"})));
+        assert!(id.echo("12345", 2).is_some());
     }
 
     #[test]
@@ -308,6 +328,32 @@ mod tests {
         }
         let name = ParamEcho::new("full_name", Some(&json!({"type": "string"})));
         assert!(name.echo("Grace Kim", 2).is_none());
+        assert!(name.echo("John Smith", 2).is_none());
+        for v in ["noah.brown7@example.com", "john.smith@example.com"] {
+            assert!(email.echo(v, 2).is_none(), "{v}");
+        }
+        let first = ParamEcho::new(
+            "first_name",
+            Some(
+                &json!({"type": "string", "description": "The first name of the customer, such as 'John'."}),
+            ),
+        );
+        assert!(
+            first.echo("John", 2).is_none(),
+            "a real first name, also the example"
+        );
+        let zip = ParamEcho::new(
+            "zip",
+            Some(&json!({"type": "string", "description": "The zip code, such as '12345'."})),
+        );
+        assert!(zip.echo("12345", 2).is_none());
+        let street = ParamEcho::new(
+            "address1",
+            Some(
+                &json!({"type": "string", "description": "The first line of the address, such as '123 Main St'."}),
+            ),
+        );
+        assert!(street.echo("123 Main St", 2).is_none());
         let reason = ParamEcho::new(
             "reason",
             Some(

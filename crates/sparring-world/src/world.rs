@@ -6,6 +6,8 @@ use crate::generate::{self, Ctx};
 use crate::infer::{Operation, ToolModel, infer_tool, status_after};
 use crate::refuse::ParamEcho;
 use crate::result::{ErrorKind, ToolResult};
+use crate::rulebook::{self, ToolRules};
+use crate::rules::{Reading, RuleReader};
 use crate::shape::{IdShape, description_example};
 use serde_json::{Map, Value, json};
 use sparring_types::seed::Stream;
@@ -105,6 +107,10 @@ struct Shared {
     fixtures: BTreeMap<String, BTreeMap<String, Record>>,
     known_values: HashSet<String>,
     options: WorldOptions,
+    /// What each tool obeys, in the order of `tools`.
+    rules: Vec<ToolRules>,
+    /// Status values each entity (singular) has, as the rules learned them.
+    statuses: BTreeMap<String, Vec<String>>,
 }
 
 /// A sandbox world for one rollout.
@@ -125,7 +131,13 @@ pub struct World {
     created: u64,
     calls: u64,
     faults: Vec<FaultRecord>,
+    /// (tool index, record id) of every call a once-only tool made.
+    once: BTreeSet<(usize, String)>,
 }
+
+/// The tool name a scheduled fault carries when the situation has no tool:
+/// it fires on the rollout's first call of any tool.
+pub const ANY_TOOL: &str = "none";
 
 fn describe_entity_source(tool: &ToolSpec, param: &str) -> Option<(IdShape, String)> {
     let schema = tool.parameter(param)?;
@@ -153,11 +165,35 @@ impl World {
     /// A world with explicit options (the run's resolved `options.world`).
     pub fn with_options(spec: &Spec, seed: u64, options: WorldOptions) -> Self {
         let fixture_keys: Vec<String> = spec.fixtures.keys().cloned().collect();
-        let models: Vec<ToolModel> = spec
+        let mut models: Vec<ToolModel> = spec
             .tools
             .iter()
             .map(|t| infer_tool(t, &fixture_keys))
             .collect();
+        for (model, tool) in models.iter_mut().zip(&spec.tools) {
+            if let Some(declared) = spec.world.tool(&tool.name) {
+                rulebook::declare(model, tool, declared, &fixture_keys);
+            }
+        }
+        refine(&mut models, spec, &fixture_keys);
+        let reader = RuleReader::new(&spec.tools, &models, &spec.fixtures, &spec.system_prompt);
+        let readings = reader.read_all(&spec.system_prompt);
+        let rules = rulebook::compile(&spec.tools, &models, readings, &spec.world);
+        // Statuses as the records write them (`Suspended`), so a status the
+        // words set is written the same way (`Active`, not `active`).
+        let mut statuses: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (entity, records) in &spec.fixtures {
+            let list = statuses.entry(singular(entity)).or_default();
+            for s in records
+                .iter()
+                .filter_map(|r| r.get("status"))
+                .filter_map(Value::as_str)
+            {
+                if !list.iter().any(|x| x == s) {
+                    list.push(s.to_owned());
+                }
+            }
+        }
         let mut fixtures: BTreeMap<String, BTreeMap<String, Record>> = BTreeMap::new();
         let mut known_values = HashSet::new();
         let mut entities: BTreeMap<String, Entity> = BTreeMap::new();
@@ -303,11 +339,14 @@ impl World {
             .tools
             .iter()
             .zip(&models)
-            .map(|(t, m)| {
+            .zip(&rules)
+            .map(|((t, m), r)| {
                 t.parameter_names()
                     .into_iter()
                     .map(|p| {
                         let mut echo = ParamEcho::new(p, t.parameter(p));
+                        // Values named in words are checked as an enum.
+                        echo.enumerated |= r.enums.iter().any(|e| e.param == p);
                         let entity = if Some(p) == m.id_param.as_deref() {
                             m.entity.clone()
                         } else {
@@ -347,6 +386,8 @@ impl World {
             fixtures,
             known_values,
             options,
+            rules,
+            statuses,
         });
         let generated = Arc::new(lazy_ids(&shared));
         Self {
@@ -357,6 +398,7 @@ impl World {
             created: 0,
             calls: 0,
             faults: Vec::new(),
+            once: BTreeSet::new(),
         }
     }
 
@@ -371,6 +413,7 @@ impl World {
         self.created = 0;
         self.calls = 0;
         self.faults.clear();
+        self.once.clear();
         self
     }
 
@@ -442,7 +485,8 @@ impl World {
             || self.generated_ids(entity).is_some_and(|g| g.contains(id))
     }
 
-    /// Schedules a fault on the first call to `tool`.
+    /// Schedules a fault on the first call to `tool`; with [`ANY_TOOL`]
+    /// (`none`, a situation without a tool), on the first call of any tool.
     pub fn schedule(&mut self, tool: &str, kind: FaultKind) {
         self.faults.push(FaultRecord {
             tool: tool.to_owned(),
@@ -450,6 +494,7 @@ impl World {
             source: "scheduled".to_owned(),
             fired: false,
             call: None,
+            fired_on: None,
         });
     }
 
@@ -479,10 +524,13 @@ impl World {
         if let Some(f) = self
             .faults
             .iter_mut()
-            .find(|f| f.source == "scheduled" && f.tool == tool && !f.fired)
+            .find(|f| f.source == "scheduled" && (f.tool == tool || f.tool == ANY_TOOL) && !f.fired)
         {
             f.fired = true;
             f.call = Some(call);
+            if f.tool == ANY_TOOL {
+                f.fired_on = Some(tool.to_owned());
+            }
             return Some(f.kind);
         }
         let rate = self.shared.options.fault_rate;
@@ -500,6 +548,7 @@ impl World {
             source: "random".to_owned(),
             fired: true,
             call: Some(call),
+            fired_on: None,
         });
         Some(kind)
     }
@@ -513,6 +562,7 @@ impl World {
             source: source.to_owned(),
             fired: true,
             call: Some(self.calls),
+            fired_on: None,
         });
     }
 
@@ -572,6 +622,25 @@ impl World {
             );
         }
         let model = &shared.models[index];
+        for e in &shared.rules[index].enums {
+            if let Some(Value::String(given)) = args.get(&e.param)
+                && !e.values.contains(given)
+            {
+                let values: Vec<String> = e.values.iter().map(|v| format!("'{v}'")).collect();
+                return ToolResult::err_hint(
+                    ErrorKind::InvalidArguments,
+                    format!(
+                        "invalid arguments for `{}` at `/{}`: `{given}` is not one of {}; the rule is \"{}\" ({})",
+                        spec.name,
+                        e.param,
+                        values.join(", "),
+                        e.sentence,
+                        e.source.describe(&spec.name)
+                    ),
+                    format!("`{}` must be one of {}", e.param, values.join(", ")),
+                );
+            }
+        }
         if let Some(refusal) = self.echo_refusal(index, model, args) {
             return refusal;
         }
@@ -678,14 +747,43 @@ impl World {
         self.overlay.get_mut(entity)?.get_mut(id)
     }
 
+    /// A record by reference: a fixture in place, anything else
+    /// materialised in this rollout's memory first (a generated record is
+    /// made once, not on every look).
+    fn peek(&mut self, entity: &str, id: &str) -> Option<&Record> {
+        let in_overlay = self.overlay.get(entity).is_some_and(|o| o.contains_key(id));
+        let in_fixtures = !in_overlay
+            && self
+                .shared
+                .fixtures
+                .get(entity)
+                .is_some_and(|f| f.contains_key(id));
+        if in_fixtures {
+            return self.shared.fixtures.get(entity).and_then(|f| f.get(id));
+        }
+        self.record_mut(entity, id).map(|r| &*r)
+    }
+
     /// Checks the ids an argument list names besides the target: each must
-    /// exist, and a record that says who owns it must be owned by them.
+    /// exist; a record that says who owns it must be owned by them; and a
+    /// record that names an owner must have the target's owner (a payment
+    /// method of the order's own customer), unless money is sent to it.
     fn check_references(
         &mut self,
         model: &ToolModel,
         args: &Record,
         target: Option<&Record>,
     ) -> Option<ToolResult> {
+        let one = model
+            .entity
+            .as_deref()
+            .map_or("record".to_owned(), |e| singular(e).replace('_', " "));
+        let own_id = model
+            .id_param
+            .as_ref()
+            .and_then(|p| args.get(p))
+            .and_then(id_text)
+            .unwrap_or_default();
         for (param, entity) in &model.references {
             let Some(id) = args.get(param).and_then(id_text) else {
                 continue;
@@ -701,26 +799,532 @@ impl World {
                 && let Some(owner) = target.get(param).and_then(id_text)
                 && owner != id
             {
-                let one = model
-                    .entity
-                    .as_deref()
-                    .map_or("record".to_owned(), |e| singular(e).replace('_', " "));
-                let own_id = model
-                    .id_param
-                    .as_ref()
-                    .and_then(|p| args.get(p))
-                    .and_then(id_text)
-                    .unwrap_or_default();
                 return Some(ToolResult::err_hint(
                     ErrorKind::Refused,
                     format!("{one} `{own_id}` belongs to {param} `{owner}`, not `{id}`"),
                     format!("check the {param} with the customer"),
                 ));
             }
+            // The owner lists what it owns (`customer.line_ids`): a target
+            // not on the list is someone else's.
+            if is_owner(param)
+                && let (Some(target), Some(target_entity)) = (target, model.entity.as_deref())
+            {
+                let key = self.shared.entities.get(target_entity).map_or_else(
+                    || format!("{}_id", singular(target_entity)),
+                    |e| e.id_key.clone(),
+                );
+                let target_id = target
+                    .get(&key)
+                    .and_then(id_text)
+                    .unwrap_or_else(|| own_id.clone());
+                let lists = [
+                    format!("{}_ids", singular(target_entity)),
+                    target_entity.to_owned(),
+                ];
+                let missing = self.peek(entity, &id).and_then(|owner| {
+                    lists.iter().find_map(|list| {
+                        let Some(Value::Array(items)) = owner.get(list) else {
+                            return None;
+                        };
+                        let listed = items.iter().all(|v| id_text(v).is_some());
+                        let has = items
+                            .iter()
+                            .any(|v| id_text(v).as_deref() == Some(target_id.as_str()));
+                        (listed && !has).then(|| list.clone())
+                    })
+                });
+                if let Some(list) = missing {
+                    return Some(ToolResult::err_hint(
+                        ErrorKind::Refused,
+                        format!(
+                            "{one} `{target_id}` is not among the {list} of {param} `{id}`: it belongs to someone else"
+                        ),
+                        format!("check the {param} and the {one} with the customer"),
+                    ));
+                }
+            }
+            if crate::rules::is_destination(param) || is_owner(param) {
+                continue;
+            }
+            let Some(referenced) = self.peek(entity, &id) else {
+                continue;
+            };
+            let owners: Vec<(&str, Option<String>)> = OWNER_FIELDS
+                .iter()
+                .map(|f| (*f, referenced.get(*f).and_then(id_text)))
+                .collect();
+            for (field, theirs) in owners {
+                let ours = target
+                    .and_then(|t| t.get(field))
+                    .and_then(id_text)
+                    .or_else(|| args.get(field).and_then(id_text));
+                if let (Some(theirs), Some(ours)) = (theirs, ours)
+                    && theirs != ours
+                {
+                    let what = singular(entity).replace('_', " ");
+                    let whose = if target.is_some() {
+                        format!("{one} `{own_id}` is {field} `{ours}`'s")
+                    } else {
+                        format!("this call is for {field} `{ours}`")
+                    };
+                    return Some(ToolResult::err_hint(
+                        ErrorKind::Refused,
+                        format!("{what} `{id}` belongs to {field} `{theirs}`, and {whose}"),
+                        format!(
+                            "use a {what} of {field} `{ours}`; check the {param} with the customer"
+                        ),
+                    ));
+                }
+            }
         }
         None
     }
 
+    /// Ids inside object and list arguments (`flights[0].flight_number`)
+    /// of an entity the spec gives records of: a write naming one that
+    /// does not exist is not found.
+    fn check_nested(&self, args: &Record) -> Option<ToolResult> {
+        fn walk(world: &World, value: &Value, at: &str, depth: u32) -> Option<ToolResult> {
+            if depth > 3 {
+                return None;
+            }
+            match value {
+                Value::Array(items) => items
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, v)| walk(world, v, &format!("{at}/{i}"), depth + 1)),
+                Value::Object(map) => map.iter().find_map(|(k, v)| {
+                    if let (Some(stem), Some(id)) = (rulebook::stem_of(k), id_text(v)) {
+                        let e = rulebook::entity_named(
+                            crate::rules::bare_stem(&stem),
+                            &world.fixture_keys(),
+                        );
+                        if world.shared.fixtures.contains_key(&e) && !world.exists(&e, &id) {
+                            let found = world.not_found(&e, k, &id);
+                            return Some(match found {
+                                ToolResult::Err {
+                                    kind,
+                                    message,
+                                    hint,
+                                } => ToolResult::Err {
+                                    kind,
+                                    message: format!("{message} (at `{at}/{k}`)"),
+                                    hint,
+                                },
+                                other => other,
+                            });
+                        }
+                    }
+                    walk(world, v, &format!("{at}/{k}"), depth + 1)
+                }),
+                _ => None,
+            }
+        }
+        args.iter()
+            .filter(|(_, v)| v.is_array() || v.is_object())
+            .find_map(|(k, v)| walk(self, v, k, 0))
+    }
+
+    fn fixture_keys(&self) -> Vec<String> {
+        self.shared.fixtures.keys().cloned().collect()
+    }
+
+    /// The record a rule's name points at in this call (`from_account`,
+    /// `account`, `order`): an id parameter's stem, the target (or the
+    /// record being created), or the first id of that entity.
+    fn named_record(
+        model: &ToolModel,
+        args: &Record,
+        name: &str,
+        created: Option<(&str, &str)>,
+    ) -> Option<(String, String)> {
+        let ids: Vec<(&String, &String)> = model
+            .id_param
+            .iter()
+            .zip(model.entity.iter())
+            .chain(model.references.iter().map(|(p, e)| (p, e)))
+            .collect();
+        let arg = |p: &str| args.get(p).and_then(id_text);
+        for (p, e) in &ids {
+            if rulebook::stem_of(p).is_some_and(|s| s == name) {
+                return arg(p).map(|id| ((*e).clone(), id));
+            }
+        }
+        if let Some((e, id)) = created
+            && singular(e) == singular(name)
+        {
+            return Some((e.to_owned(), id.to_owned()));
+        }
+        if let (Some(p), Some(e)) = (&model.id_param, &model.entity)
+            && singular(e) == singular(name)
+        {
+            return arg(p).map(|id| (e.clone(), id));
+        }
+        ids.iter()
+            .filter(|(p, e)| {
+                singular(e) == singular(name)
+                    || rulebook::stem_of(p).is_some_and(|s| crate::rules::bare_stem(&s) == name)
+            })
+            .find_map(|(p, e)| arg(p).map(|id| ((*e).clone(), id)))
+    }
+
+    /// A rule's field, read from the records as they stand.
+    fn field_value(
+        &self,
+        model: &ToolModel,
+        args: &Record,
+        path: &sparring_types::world_spec::FieldPath,
+        created: Option<(&str, &str)>,
+    ) -> Option<Value> {
+        let (entity, id) = Self::named_record(model, args, &path.record, created)?;
+        let record = self.record(&entity, &id)?;
+        match &path.field {
+            Some(f) => rulebook::get_path(&record, f).cloned(),
+            None => Some(Value::Object(record)),
+        }
+    }
+
+    /// Why the rules forbid this call, if they do. `target` is the record
+    /// acted on (none for a create).
+    #[allow(clippy::too_many_lines)]
+    fn state_refusal(
+        &mut self,
+        index: usize,
+        model: &ToolModel,
+        args: &Record,
+        target: Option<(&str, &str, &Record)>,
+    ) -> Option<ToolResult> {
+        let shared = Arc::clone(&self.shared);
+        let rules = &shared.rules[index];
+        if let Some((entity, id, current)) = target {
+            let one = || singular(entity).replace('_', " ");
+            let status = current.get("status").and_then(Value::as_str);
+            // A repeat of a transition: the record already has the status
+            // the call would leave.
+            let done: Option<std::borrow::Cow<'_, str>> = match &model.operation {
+                Operation::StateChange(verb) => Some(match &rules.sets_status {
+                    Some((v, _)) => v.as_str().into(),
+                    None => status_after(verb).into(),
+                }),
+                Operation::Update => rules.sets_status.as_ref().map(|(v, _)| v.as_str().into()),
+                _ => None,
+            };
+            if let (Some(done), Some(status)) = (&done, status)
+                && crate::rules::same_words(status, done)
+            {
+                let one = one();
+                return Some(ToolResult::err_hint(
+                    ErrorKind::Refused,
+                    format!("{one} `{id}` is already {status}"),
+                    format!("tell the customer the {one} is already {status}"),
+                ));
+            }
+            if let Some(status) = status
+                && TERMINAL_STATUSES
+                    .iter()
+                    .any(|t| t.eq_ignore_ascii_case(status))
+                && done
+                    .as_deref()
+                    .is_none_or(|d| !crate::rules::same_words(d, status))
+            {
+                let one = one();
+                return Some(ToolResult::err_hint(
+                    ErrorKind::Refused,
+                    format!("{one} `{id}` is {status} and can no longer be changed"),
+                    format!("tell the customer the {one} is {status}"),
+                ));
+            }
+        }
+        let target_one = target.map(|(e, _, _)| singular(e));
+        for p in &rules.preconditions {
+            // The record's value of the field: the target's in place, a
+            // named record's looked up.
+            let found: Option<(String, String, String)> = match &p.param {
+                Some(param) => {
+                    let entity = model
+                        .references
+                        .iter()
+                        .find(|(q, _)| q == param)
+                        .map(|(_, e)| e.clone())
+                        .or_else(|| {
+                            (model.id_param.as_ref() == Some(param))
+                                .then(|| model.entity.clone())
+                                .flatten()
+                        });
+                    let id = args.get(param).and_then(id_text);
+                    match (entity, id) {
+                        (Some(e), Some(id)) => {
+                            let value = self
+                                .peek(&e, &id)
+                                .and_then(|r| r.get(&p.field))
+                                .and_then(Value::as_str)
+                                .map(str::to_owned);
+                            value.map(|v| (e, id, v))
+                        }
+                        _ => None,
+                    }
+                }
+                None => target.and_then(|(e, id, r)| {
+                    let value = r.get(&p.field).and_then(Value::as_str)?;
+                    // Most calls pass: nothing is copied for them.
+                    let applies = target_one.as_deref() == Some(p.entity.as_str());
+                    (applies && !rulebook::satisfies(p, value))
+                        .then(|| (e.to_owned(), id.to_owned(), value.to_owned()))
+                }),
+            };
+            let Some((entity, id, value)) = found else {
+                continue;
+            };
+            let value = value.as_str();
+            if rulebook::satisfies(p, value) {
+                continue;
+            }
+            let one = singular(&entity).replace('_', " ");
+            let why = if p.allowed {
+                format!(
+                    "`{}` needs {} that is {}",
+                    model.name,
+                    article(&one),
+                    p.values.join(" or ")
+                )
+            } else {
+                format!(
+                    "`{}` may not act on {} that is {value}",
+                    model.name,
+                    article(&one)
+                )
+            };
+            return Some(ToolResult::err_hint(
+                ErrorKind::Refused,
+                format!(
+                    "{one} `{id}` is {value}: {why}; the rule is \"{}\" ({})",
+                    p.sentence,
+                    p.source.describe(&model.name)
+                ),
+                format!("tell the customer the {one} is {value}, so this cannot be done"),
+            ));
+        }
+        if let (Some(sentence), Some((entity, id, _))) = (&rules.once, target)
+            && self.once.iter().any(|(t, i)| *t == index && i == id)
+        {
+            let one = singular(entity).replace('_', " ");
+            return Some(ToolResult::err_hint(
+                ErrorKind::Refused,
+                format!(
+                    "`{}` was already used on {one} `{id}` and acts on {} only once: \"{sentence}\"",
+                    model.name,
+                    article(&one)
+                ),
+                format!("tell the customer the {one} was already changed this way"),
+            ));
+        }
+        // An amount an action takes is more than nothing (a refuel of -1 GB,
+        // a transfer of 0).
+        if let Some((param, a)) =
+            args.iter()
+                .filter(|(k, _)| k.contains("amount"))
+                .find_map(|(k, v)| {
+                    rulebook::number(v)
+                        .filter(|_| v.is_number())
+                        .map(|a| (k, a))
+                })
+            && a <= 0.0
+        {
+            return Some(ToolResult::err_hint(
+                ErrorKind::Refused,
+                format!("`{param}` is {a}: the amount must be more than 0"),
+                format!("ask the customer for the amount to {}", model.verb),
+            ));
+        }
+        if let Some(m) = &model.money {
+            let amount = args.get(&m.amount).and_then(rulebook::number);
+            if let (Some(a), Some(from)) = (amount, &m.from)
+                && let Some((entity, id)) = Self::id_of(model, args, from)
+                && let Some((field, balance)) = self.peek(&entity, &id).and_then(balance_of)
+                && balance + 1e-9 < a
+            {
+                let one = singular(&entity).replace('_', " ");
+                return Some(ToolResult::err_hint(
+                    ErrorKind::Refused,
+                    format!(
+                        "insufficient funds: {one} `{id}` has {field} {balance}, and the {} needs {a}",
+                        m.verb
+                    ),
+                    format!("tell the customer the {one} does not cover {a}"),
+                ));
+            }
+        }
+        let created = target.map(|(e, id, _)| (e, id));
+        for c in &rules.declared.requires {
+            let left = self.field_value(model, args, &c.left, created);
+            let right = rulebook::operand_value(&c.right, args, &|p| {
+                self.field_value(model, args, p, created)
+            });
+            // A condition about a record the call does not name cannot be
+            // checked, and holds.
+            if Self::named_record(model, args, &c.left.record, created).is_none() {
+                continue;
+            }
+            if rulebook::holds(c, left.as_ref(), right.as_ref()) {
+                continue;
+            }
+            let shown = left
+                .as_ref()
+                .map_or_else(|| "nothing".to_owned(), rulebook::plain);
+            let (_, id) =
+                Self::named_record(model, args, &c.left.record, created).unwrap_or_default();
+            let field = c.left.field.as_deref().unwrap_or("");
+            let against = right
+                .as_ref()
+                .map(|r| format!(" (against {})", rulebook::plain(r)))
+                .unwrap_or_default();
+            return Some(ToolResult::err_hint(
+                ErrorKind::Refused,
+                format!(
+                    "`{}` needs `{}`: {} `{id}` has {field} {shown}{against} (the spec's `world` section)",
+                    model.name, c.text, c.left.record
+                ),
+                format!(
+                    "tell the customer why: the {} does not allow it",
+                    c.left.record.replace('_', " ")
+                ),
+            ));
+        }
+        None
+    }
+
+    /// The (entity, id) an id parameter names in this call.
+    fn id_of(model: &ToolModel, args: &Record, param: &str) -> Option<(String, String)> {
+        let entity = if model.id_param.as_deref() == Some(param) {
+            model.entity.clone()
+        } else {
+            model
+                .references
+                .iter()
+                .find(|(p, _)| p == param)
+                .map(|(_, e)| e.clone())
+        }?;
+        Some((entity, args.get(param).and_then(id_text)?))
+    }
+
+    /// What a successful call changes beyond its own record's fields: the
+    /// status its words name, fields they clear, money moved, amounts
+    /// added, declared effects, the once-only mark.
+    fn after_effects(
+        &mut self,
+        index: usize,
+        model: &ToolModel,
+        args: &Record,
+        target: Option<(&str, &str)>,
+    ) {
+        let shared = Arc::clone(&self.shared);
+        let rules = &shared.rules[index];
+        if let Some((entity, id)) = target {
+            let known: &[String] = match &rules.sets_status {
+                Some(_) => shared
+                    .statuses
+                    .get(&singular(entity))
+                    .map_or(&[], Vec::as_slice),
+                None => &[],
+            };
+            if let Some(record) = self.record_mut(entity, id) {
+                if model.operation == Operation::Update
+                    && let Some((value, _)) = &rules.sets_status
+                {
+                    record.insert(
+                        "status".to_owned(),
+                        Value::String(rulebook::in_house_case(value, known)),
+                    );
+                }
+                for (field, _) in &rules.clears {
+                    if record.contains_key(field) {
+                        record.insert(field.clone(), Value::Null);
+                    }
+                }
+                // An amount adds to the field its verb names
+                // (`refuel_data(gb_amount)` → `data_refueling_gb`).
+                if model.money.is_none()
+                    && model.operation == Operation::Update
+                    && model.verb.len() >= 4
+                    && let Some((_, amount)) = args
+                        .iter()
+                        .find(|(k, v)| k.contains("amount") && rulebook::number(v).is_some())
+                {
+                    let stem = model.verb.trim_end_matches('e');
+                    let field = record
+                        .iter()
+                        .find(|(k, v)| k.contains(stem) && v.is_number())
+                        .map(|(k, _)| k.clone());
+                    if let Some(f) = field
+                        && let (Some(cur), Some(a)) = (record.get(&f), rulebook::number(amount))
+                        && let Some(sum) = rulebook::add(cur, a)
+                    {
+                        record.insert(f, sum);
+                    }
+                }
+            }
+            if rules.once.is_some() {
+                self.once.insert((index, id.to_owned()));
+            }
+        }
+        // Fields the declared effects change: an inferred money move leaves
+        // them to the declaration.
+        let declared: Vec<(String, String, String)> = rules
+            .declared
+            .effects
+            .iter()
+            .filter_map(|e| {
+                let (entity, id) = Self::named_record(model, args, &e.target.record, target)?;
+                Some((entity, id, e.target.field.clone()?))
+            })
+            .collect();
+        if let Some(m) = &model.money
+            && let Some(a) = args.get(&m.amount).and_then(rulebook::number)
+        {
+            for (param, sign) in [(&m.from, -1.0), (&m.to, 1.0)] {
+                let Some(param) = param else { continue };
+                let Some((entity, id)) = Self::id_of(model, args, param) else {
+                    continue;
+                };
+                let field = self.peek(&entity, &id).and_then(balance_of).map(|(f, _)| f);
+                if declared
+                    .iter()
+                    .any(|(e, i, f)| *e == entity && *i == id && Some(f) == field.as_ref())
+                {
+                    continue;
+                }
+                if let Some(record) = self.record_mut(&entity, &id)
+                    && let Some((field, _)) = balance_of(record)
+                    && let Some(cur) = record.get(&field)
+                    && let Some(new) = rulebook::add(cur, sign * a)
+                {
+                    record.insert(field, new);
+                }
+            }
+        }
+        for e in &rules.declared.effects {
+            let Some((entity, id)) = Self::named_record(model, args, &e.target.record, target)
+            else {
+                continue;
+            };
+            let value = rulebook::operand_value(&e.value, args, &|p| {
+                self.field_value(model, args, p, target)
+            });
+            let Some(value) = value else { continue };
+            let Some(field) = e.target.field.clone() else {
+                continue;
+            };
+            if let Some(record) = self.record_mut(&entity, &id) {
+                let current = rulebook::get_path(record, &field).cloned();
+                if let Some(new) = rulebook::apply(e, current.as_ref(), &value) {
+                    rulebook::set_path(record, &field, new);
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_lines)]
     fn perform(&mut self, index: usize, model: &ToolModel, args: &Record) -> ToolResult {
         if model.operation == Operation::Other && model.entity.is_none() && !model.any_entity {
             return Self::other(model, args);
@@ -753,8 +1357,12 @@ impl World {
         let Some(entity) = model.entity.clone() else {
             return ToolResult::Ok(json!({"status": "done"}));
         };
+        let acts = !matches!(model.operation, Operation::Read | Operation::Other);
+        if acts && let Some(missing) = self.check_nested(args) {
+            return missing;
+        }
         if model.operation == Operation::Create {
-            return self.create(&entity, model, args);
+            return self.create(index, &entity, model, args);
         }
         let id = model
             .id_param
@@ -768,6 +1376,10 @@ impl World {
             if let Some(refusal) = self.check_references(model, args, None) {
                 return refusal;
             }
+            if let Some(refusal) = self.state_refusal(index, model, args, None) {
+                return refusal;
+            }
+            self.after_effects(index, model, args, None);
             return ToolResult::Ok(json!({"status": "done"}));
         };
         let param = model.id_param.clone().unwrap_or_default();
@@ -794,64 +1406,43 @@ impl World {
             return refusal;
         }
         let one = singular(&entity).replace('_', " ");
-        let status = current
-            .get("status")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        let acts = !matches!(model.operation, Operation::Read | Operation::Other);
-        if let Operation::StateChange(verb) = &model.operation {
-            let done = status_after(verb);
-            if status
-                .as_deref()
-                .is_some_and(|s| s.eq_ignore_ascii_case(&done))
-            {
-                return ToolResult::err_hint(
-                    ErrorKind::Refused,
-                    format!("{one} `{id}` is already {done}"),
-                    format!("tell the customer the {one} is already {done}"),
-                );
-            }
+        if acts
+            && let Some(refusal) =
+                self.state_refusal(index, model, args, Some((&entity, &id, &current)))
+        {
+            return refusal;
         }
-        if acts {
-            if let (Some(required), Some(status)) = (&model.requires_status, &status)
-                && !status.eq_ignore_ascii_case(required)
-            {
-                return ToolResult::err_hint(
-                    ErrorKind::Refused,
-                    format!(
-                        "{one} `{id}` is {status}, not {required}: `{}` needs {} {one}",
-                        model.name,
-                        sparring_types::words::with_article(required)
-                    ),
-                    format!("tell the customer the {one} is {status}"),
-                );
-            }
-            if let Some(status) = &status
-                && TERMINAL_STATUSES.contains(&status.to_lowercase().as_str())
-                && !matches!(&model.operation, Operation::StateChange(v) if status_after(v) == *status)
-            {
-                return ToolResult::err_hint(
-                    ErrorKind::Refused,
-                    format!("{one} `{id}` is {status} and can no longer be changed"),
-                    format!("tell the customer the {one} is {status}"),
-                );
-            }
-        }
+        let shared = Arc::clone(&self.shared);
+        let rules = &shared.rules[index];
         match &model.operation {
             Operation::Read | Operation::Other | Operation::Create => {
-                let Some(record) = self.record_mut(&entity, &id) else {
-                    return self.not_found(&entity, &param, &id);
-                };
-                ToolResult::Ok(Value::Object(record.clone()))
+                if !rules.declared.requires.is_empty()
+                    && let Some(refusal) =
+                        self.state_refusal(index, model, args, Some((&entity, &id, &current)))
+                {
+                    return refusal;
+                }
+                let id_key = shared.entities.get(&entity).map(|e| e.id_key.as_str());
+                match self.record_mut(&entity, &id) {
+                    Some(record) => ToolResult::Ok(answer_record(id_key, model, record)),
+                    None => self.not_found(&entity, &param, &id),
+                }
             }
             Operation::StateChange(verb) => {
-                let done = status_after(verb);
+                let done = rules.sets_status.as_ref().map_or_else(
+                    || status_after(verb),
+                    |(v, _)| {
+                        let known = shared.statuses.get(&singular(&entity));
+                        rulebook::in_house_case(v, known.map_or(&[], Vec::as_slice))
+                    },
+                );
                 let Some(record) = self.record_mut(&entity, &id) else {
                     return self.not_found(&entity, &param, &id);
                 };
                 record.insert("status".to_owned(), Value::String(done));
-                set_fields(record, args, model);
-                ToolResult::Ok(Value::Object(record.clone()))
+                set_fields(record, args, model, false);
+                self.after_effects(index, model, args, Some((&entity, &id)));
+                self.record_answer(&entity, &id, &param)
             }
             Operation::Update => {
                 if let Some((field, on)) = &model.switch
@@ -871,9 +1462,23 @@ impl World {
                 if let Some((field, on)) = &model.switch {
                     record.insert(field.clone(), Value::Bool(*on));
                 }
-                set_fields(record, args, model);
-                ToolResult::Ok(Value::Object(record.clone()))
+                // A request (an exchange, a return) records what is asked;
+                // a change replaces the old items with the new ones.
+                let replaces = !matches!(model.verb.as_str(), "exchange" | "return" | "request");
+                if model.money.is_none() {
+                    set_fields(record, args, model, replaces);
+                }
+                self.after_effects(index, model, args, Some((&entity, &id)));
+                self.record_answer(&entity, &id, &param)
             }
+        }
+    }
+
+    /// The record as it stands after a write.
+    fn record_answer(&mut self, entity: &str, id: &str, param: &str) -> ToolResult {
+        match self.record_mut(entity, id) {
+            Some(r) => ToolResult::Ok(Value::Object(r.clone())),
+            None => self.not_found(entity, param, id),
         }
     }
 
@@ -903,8 +1508,17 @@ impl World {
         ToolResult::Ok(json!({"status": "done", "tool": model.name}))
     }
 
-    fn create(&mut self, entity: &str, model: &ToolModel, args: &Record) -> ToolResult {
+    fn create(
+        &mut self,
+        index: usize,
+        entity: &str,
+        model: &ToolModel,
+        args: &Record,
+    ) -> ToolResult {
         if let Some(refusal) = self.check_references(model, args, None) {
+            return refusal;
+        }
+        if let Some(refusal) = self.state_refusal(index, model, args, None) {
             return refusal;
         }
         let Some(e) = self.shared.entities.get(entity).cloned() else {
@@ -935,8 +1549,31 @@ impl World {
         self.overlay
             .entry(entity.to_owned())
             .or_default()
-            .insert(id, record.clone());
-        ToolResult::Ok(Value::Object(record))
+            .insert(id.clone(), record);
+        // The new record is in the lists of the records it names (a new
+        // booking is in the user's reservations).
+        let list_names = [entity.to_owned(), format!("{}_ids", singular(entity))];
+        for (param, other) in &model.references {
+            let Some(owner) = args.get(param).and_then(id_text) else {
+                continue;
+            };
+            if let Some(r) = self.record_mut(other, &owner) {
+                for name in &list_names {
+                    if let Some(Value::Array(items)) = r.get_mut(name) {
+                        let ids_only = items.iter().all(|v| v.is_string() || v.is_number());
+                        if ids_only
+                            && !items
+                                .iter()
+                                .any(|v| id_text(v).as_deref() == Some(id.as_str()))
+                        {
+                            items.push(Value::String(id.clone()));
+                        }
+                    }
+                }
+            }
+        }
+        self.after_effects(index, model, args, Some((entity, &id)));
+        self.record_answer(entity, &id, &e.id_key)
     }
 
     fn search(
@@ -1025,7 +1662,9 @@ impl World {
                 matches.push(Value::Object(record));
             }
         }
-        if matches.is_empty() && !filters.is_empty() {
+        // A list with no match is an empty list; a lookup of one record
+        // that matches nothing is not found.
+        if matches.is_empty() && !filters.is_empty() && !model.list {
             let given: Vec<String> = filters
                 .iter()
                 .map(|(k, v)| format!("{k} `{}`", plain(v)))
@@ -1061,11 +1700,7 @@ impl World {
             && let Some(root) = self.shared.tools[*tool].output_schema.as_ref()
             && let Some(schema) = root.pointer(ptr)
         {
-            let ctx = Ctx {
-                root,
-                array_items: u64::from(options.array_items),
-                max_depth: options.max_depth,
-            };
+            let ctx = Ctx::new(root, u64::from(options.array_items), options.max_depth);
             if let Value::Object(map) = generate::from_schema(schema, entity, &ctx, &mut stream, 0)
             {
                 record = map;
@@ -1090,11 +1725,7 @@ impl World {
                         .map_or(Value::Null, |i| Value::String(i.clone()))
                 } else {
                     let root = &self.shared.tools[*tool].parameters;
-                    let ctx = Ctx {
-                        root,
-                        array_items: u64::from(options.array_items),
-                        max_depth: options.max_depth,
-                    };
+                    let ctx = Ctx::new(root, u64::from(options.array_items), options.max_depth);
                     match self.shared.tools[*tool].parameter(field) {
                         Some(schema) => generate::from_schema(schema, field, &ctx, &mut stream, 1),
                         None => generate::from_name(field, &mut stream),
@@ -1174,7 +1805,14 @@ impl World {
             .shared
             .models
             .iter()
-            .map(|m| serde_json::to_value(m).unwrap_or(Value::Null))
+            .zip(&self.shared.rules)
+            .map(|(m, r)| {
+                let mut v = serde_json::to_value(m).unwrap_or(Value::Null);
+                if let Some(obj) = v.as_object_mut() {
+                    obj.insert("rules".to_owned(), Value::Array(r.explain()));
+                }
+                v
+            })
             .collect();
         json!({"entities": entities, "tools": tools, "options": self.shared.options})
     }
@@ -1251,13 +1889,143 @@ const OWNERS: &[&str] = &[
     "customer", "user", "account", "owner", "client", "member", "patient", "person", "tenant",
 ];
 
-fn set_fields(record: &mut Record, args: &Record, model: &ToolModel) {
-    for (k, v) in args {
-        let owner_ref = model.references.iter().any(|(p, _)| p == k) && is_owner(k);
-        if Some(k) != model.id_param.as_ref() && !owner_ref {
-            record.insert(k.clone(), v.clone());
+/// A record's answer: the whole record, or for a read of fields
+/// (`get_balance`) the id and those fields.
+fn answer_record(id_key: Option<&str>, model: &ToolModel, record: &Record) -> Value {
+    if !model.fields.is_empty() {
+        let mut out = Record::new();
+        if let Some(key) = id_key
+            && let Some(id) = record.get(key)
+        {
+            out.insert(key.to_owned(), id.clone());
+        }
+        for f in &model.fields {
+            if let Some(v) = rulebook::get_path(record, f) {
+                out.insert(f.clone(), v.clone());
+            }
+        }
+        if out.len() > 1 {
+            return Value::Object(out);
         }
     }
+    Value::Object(record.clone())
+}
+
+/// `a order` → `an order`.
+fn article(noun: &str) -> String {
+    let vowel = noun.chars().next().is_some_and(|c| "aeiou".contains(c));
+    format!("{} {noun}", if vowel { "an" } else { "a" })
+}
+
+/// Fields that say who owns a record.
+const OWNER_FIELDS: &[&str] = &[
+    "customer_id",
+    "user_id",
+    "owner_id",
+    "client_id",
+    "member_id",
+];
+
+/// A record's balance: the field `balance` or `*_balance` holding a number.
+fn balance_of(record: &Record) -> Option<(String, f64)> {
+    let field = record
+        .iter()
+        .filter(|(k, v)| (k.as_str() == "balance" || k.ends_with("_balance")) && v.is_number())
+        .map(|(k, _)| k.clone())
+        .min_by_key(|k| (k != "balance", k.len()))?;
+    let value = record.get(&field).and_then(Value::as_f64)?;
+    Some((field, value))
+}
+
+/// Stores a write's arguments in the record's own structure: a field it
+/// has is replaced; a field only a nested object has (`address.zip`) is
+/// replaced there; `new_item_ids` beside `item_ids` replaces those items
+/// in the record's list of items (when `replaces`); anything else is added.
+fn set_fields(record: &mut Record, args: &Record, model: &ToolModel, replaces: bool) {
+    let mut done: Vec<&String> = Vec::new();
+    if replaces {
+        for (k, new) in args {
+            let Some(old_key) = k.strip_prefix("new_") else {
+                continue;
+            };
+            let Some(old) = args.get(old_key) else {
+                continue;
+            };
+            if replace_items(record, old_key, old, new) {
+                done.push(k);
+                if let Some((key, _)) = args.get_key_value(old_key) {
+                    done.push(key);
+                }
+            }
+        }
+    }
+    for (k, v) in args {
+        let owner_ref = model.references.iter().any(|(p, _)| p == k) && is_owner(k);
+        if Some(k) == model.id_param.as_ref() || owner_ref || done.contains(&k) {
+            continue;
+        }
+        if record.contains_key(k) {
+            record.insert(k.clone(), v.clone());
+            continue;
+        }
+        let nested = record
+            .iter()
+            .find(|(_, inner)| inner.as_object().is_some_and(|o| o.contains_key(k)))
+            .map(|(name, _)| name.clone());
+        match nested
+            .and_then(|n| record.get_mut(&n))
+            .and_then(Value::as_object_mut)
+        {
+            Some(inner) => {
+                inner.insert(k.clone(), v.clone());
+            }
+            None => {
+                record.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// Replaces `old` ids (`item_ids`) with `new` ones in the record's list of
+/// objects keyed by that id (`items[].item_id`), position by position.
+fn replace_items(record: &mut Record, old_key: &str, old: &Value, new: &Value) -> bool {
+    let key = match old_key.strip_suffix('s') {
+        Some(one) if old.is_array() => one.to_owned(),
+        _ => old_key.to_owned(),
+    };
+    let pairs: Vec<(String, Value)> = match (old, new) {
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
+            .iter()
+            .zip(b)
+            .filter_map(|(x, y)| Some((id_text(x)?, y.clone())))
+            .collect(),
+        (a, b) if !a.is_array() && !b.is_array() => {
+            id_text(a).map(|x| vec![(x, b.clone())]).unwrap_or_default()
+        }
+        _ => return false,
+    };
+    if pairs.is_empty() {
+        return false;
+    }
+    let Some(list) = record.values_mut().find_map(|v| {
+        v.as_array_mut()
+            .filter(|items| items.iter().any(|i| i.get(&key).is_some()))
+    }) else {
+        return false;
+    };
+    let mut used = vec![false; list.len()];
+    let mut any = false;
+    for (from, to) in pairs {
+        if let Some(at) = (0..list.len()).find(|&i| {
+            !used[i] && list[i].get(&key).and_then(id_text).as_deref() == Some(from.as_str())
+        }) && let Some(item) = list[at].as_object_mut()
+        {
+            item.insert(key.clone(), to);
+            used[at] = true;
+            any = true;
+        }
+    }
+    any
 }
 
 fn field_matches(record: &Record, key: &str, given: &Value) -> bool {
@@ -1345,4 +2113,166 @@ fn format_example(schema: Option<&Value>) -> Option<String> {
         }
         .to_owned(),
     )
+}
+
+/// Corrects what names alone gave with what the words and fixtures show:
+/// a tool whose words set another record's status acts on that record
+/// (`send_payment_request` "Sets bill status to …" acts on the bill), and a
+/// read whose noun is a field of an id's record answers that field
+/// (`get_balance(account_id)` answers the account's `balance`).
+fn refine(models: &mut [ToolModel], spec: &Spec, fixture_keys: &[String]) {
+    let reader = RuleReader::new(&spec.tools, models, &spec.fixtures, &spec.system_prompt);
+    for r in reader.read_all(&spec.system_prompt) {
+        let Reading::SetsStatus {
+            tool,
+            entity: Some(e),
+            ..
+        } = r
+        else {
+            continue;
+        };
+        if spec
+            .world
+            .tool(&tool)
+            .is_some_and(|d| d.creates.is_some() || !d.ids.is_empty() || d.returns.is_some())
+        {
+            continue;
+        }
+        let Some(m) = models.iter_mut().find(|m| m.name == tool) else {
+            continue;
+        };
+        if m.entity.as_deref().map(singular).as_deref() == Some(e.as_str()) {
+            continue;
+        }
+        let Some(at) = m.references.iter().position(|(_, re)| singular(re) == e) else {
+            continue;
+        };
+        let (p, re) = m.references.remove(at);
+        if let (Some(old), Some(oe)) = (m.id_param.take(), m.entity.take()) {
+            m.references.push((old, oe));
+        }
+        m.why.push(format!(
+            "its words set the status of a `{e}`: it acts on `{re}` named by `{p}`"
+        ));
+        m.id_param = Some(p);
+        m.entity = Some(re);
+        if m.operation == Operation::Create {
+            m.operation = Operation::Update;
+        }
+        m.list = false;
+    }
+    let fields = entity_fields(spec, models);
+    for m in models.iter_mut() {
+        if m.operation != Operation::Read || !m.fields.is_empty() || m.any_entity {
+            continue;
+        }
+        let Some(head) = m.head.clone() else { continue };
+        let matching = |e: &str| -> Vec<String> {
+            fields
+                .get(e)
+                .map(|fs| {
+                    fs.iter()
+                        .filter(|f| names_field(&head, f))
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        if let (Some(e), Some(_)) = (m.entity.clone(), &m.id_param) {
+            // `get_account_balance(account_id)`: the target's own field.
+            let last = head.rsplit('_').next().unwrap_or(&head).to_owned();
+            if last != singular(&e) && !head.ends_with(&singular(&e)) {
+                let own: Vec<String> = fields
+                    .get(&e)
+                    .map(|fs| {
+                        fs.iter()
+                            .filter(|f| names_field(&last, f))
+                            .cloned()
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if !own.is_empty() {
+                    m.why.push(format!(
+                        "`{last}` is a field of `{e}`: answers {}",
+                        own.join(", ")
+                    ));
+                    m.fields = own;
+                }
+            }
+            continue;
+        }
+        // The noun names no entity of its own: it is a field of the record
+        // one of the ids names (the last such id).
+        let phantom = m
+            .entity
+            .as_ref()
+            .is_none_or(|e| !fixture_keys.contains(e) && !fields.contains_key(e));
+        if !phantom {
+            continue;
+        }
+        let found = m
+            .references
+            .iter()
+            .rev()
+            .map(|(p, e)| (p.clone(), e.clone(), matching(e)))
+            .find(|(_, _, f)| !f.is_empty());
+        if let Some((p, e, f)) = found {
+            m.why.push(format!(
+                "`{head}` is a field of `{e}`: reads the record `{p}` names and answers {}",
+                f.join(", ")
+            ));
+            m.references.retain(|(q, _)| *q != p);
+            m.id_param = Some(p);
+            m.entity = Some(e);
+            m.list = false;
+            m.fields = f;
+        }
+    }
+}
+
+/// Whether a field is what a noun names: itself (`balance`), a form of it
+/// (`available_balance`, `balance_usd`), or for a two-word noun its first
+/// word's fields (`data_usage` → `data_used_gb`, `data_refueling_gb`).
+fn names_field(noun: &str, field: &str) -> bool {
+    if field == noun
+        || field.starts_with(&format!("{noun}_"))
+        || field.ends_with(&format!("_{noun}"))
+    {
+        return true;
+    }
+    match noun.split_once('_') {
+        Some((first, _)) if first.len() >= 3 => field.starts_with(&format!("{first}_")),
+        _ => false,
+    }
+}
+
+/// The fields each entity's records are known to have: the fixtures'
+/// keys and the properties of output schemas of the entity's tools.
+fn entity_fields(spec: &Spec, models: &[ToolModel]) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (entity, records) in &spec.fixtures {
+        let set = out.entry(entity.clone()).or_default();
+        for r in records {
+            if let Some(fields) = r.as_object() {
+                set.extend(fields.keys().cloned());
+            }
+        }
+    }
+    for (m, t) in models.iter().zip(&spec.tools) {
+        let (Some(e), Some(out_schema), Some(_)) = (&m.entity, &t.output_schema, &m.id_param)
+        else {
+            continue;
+        };
+        let schema = record_pointer(out_schema).and_then(|p| out_schema.pointer(&p).cloned());
+        if let Some(props) = schema
+            .as_ref()
+            .and_then(|s| s.get("properties"))
+            .and_then(Value::as_object)
+        {
+            out.entry(e.clone())
+                .or_default()
+                .extend(props.keys().cloned());
+        }
+    }
+    out
 }

@@ -237,6 +237,7 @@ fn cargo_run_finds_one_binary() {
 }
 
 mod agents;
+mod bank;
 mod docs;
 mod example;
 mod execute;

@@ -1,0 +1,664 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_pass_by_value
+)]
+//! The rules the world keeps: read from the spec's words (tool
+//! descriptions, policy sentences) and declared in its `world:` section;
+//! memory after writes; role-prefixed ids and field reads; faults on tool
+//! `none`.
+
+use serde_json::{Value, json};
+use sparring_io::spec_file::load_spec;
+use sparring_types::Spec;
+use sparring_world::{FaultKind, World};
+use std::path::Path;
+
+fn example(name: &str) -> Spec {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../examples/{name}/spec.yaml"));
+    load_spec(&path).unwrap()
+}
+
+fn call(w: &mut World, tool: &str, args: Value) -> Value {
+    w.call(tool, &args).to_json()
+}
+
+fn refused_with(answer: &Value, needles: &[&str]) {
+    assert_eq!(answer["error"]["kind"], "refused", "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    for n in needles {
+        assert!(message.contains(n), "`{n}` not in: {message}");
+    }
+}
+
+#[test]
+fn support_desk_refuses_the_three_forbidden_calls_with_the_rule() {
+    let mut w = World::new(&example("support-desk"), 0);
+    // #W1002 is shipped, #W1001 pending, #W1003 delivered.
+    let cancel = call(&mut w, "cancel_order", json!({"order_id": "#W1002"}));
+    refused_with(
+        &cancel,
+        &["#W1002", "shipped", "\"Cancel a pending order.\""],
+    );
+    let refund = call(
+        &mut w,
+        "refund_order",
+        json!({"order_id": "#W1001", "reason": "changed my mind"}),
+    );
+    refused_with(
+        &refund,
+        &[
+            "pending",
+            "\"Refund a shipped or delivered order in full.\"",
+        ],
+    );
+    let address = call(
+        &mut w,
+        "update_shipping_address",
+        json!({"order_id": "#W1003", "address": "4 Lake Drive, Austin, TX 78701"}),
+    );
+    refused_with(
+        &address,
+        &[
+            "delivered",
+            "\"Change the shipping address of a pending order.\"",
+        ],
+    );
+    // What the rules allow goes through and is remembered.
+    let ok = call(&mut w, "cancel_order", json!({"order_id": "#W1001"}));
+    assert_eq!(ok["result"]["status"], "cancelled", "{ok}");
+    let refund = call(
+        &mut w,
+        "refund_order",
+        json!({"order_id": "#W1002", "reason": "arrived broken"}),
+    );
+    assert_eq!(refund["result"]["status"], "refunded", "{refund}");
+    let moved = call(
+        &mut w,
+        "update_shipping_address",
+        json!({"order_id": "#W1005", "address": "4 Lake Drive, Austin, TX 78701"}),
+    );
+    assert_eq!(moved["ok"], true, "{moved}");
+    // The explanation shows each rule beside the sentence it came from.
+    let explain = w.explain();
+    let cancel_rules = explain["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "cancel_order")
+        .unwrap()["rules"]
+        .clone();
+    let sentences: Vec<&str> = cancel_rules
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["sentence"].as_str())
+        .collect();
+    assert!(
+        sentences.contains(&"Cancel a pending order."),
+        "{cancel_rules}"
+    );
+    assert!(
+        sentences.contains(&"Only orders that are pending can be cancelled."),
+        "{cancel_rules}"
+    );
+    assert!(
+        sentences.contains(&"Shipped or delivered orders can be refunded, not cancelled."),
+        "{cancel_rules}"
+    );
+}
+
+#[test]
+fn bank_moves_money_and_a_later_read_shows_it() {
+    let mut w = World::new(&example("bank"), 0);
+    let before = call(&mut w, "get_balance", json!({"account_id": "A-1001"}));
+    assert_eq!(
+        before["result"],
+        json!({"account_id": "A-1001", "balance": 2500.0}),
+        "{before}"
+    );
+    let moved = call(
+        &mut w,
+        "transfer_money",
+        json!({"from_account_id": "A-1001", "to_account_id": "A-1002", "amount": 250}),
+    );
+    assert_eq!(moved["ok"], true, "{moved}");
+    let after = call(&mut w, "get_balance", json!({"account_id": "A-1001"}));
+    assert_eq!(after["result"]["balance"], 2250.0, "{after}");
+    let into = call(&mut w, "get_account", json!({"account_id": "A-1002"}));
+    assert_eq!(into["result"]["balance"], 10450.5, "{into}");
+    // Too much: insufficient funds, nothing moves.
+    let much = call(
+        &mut w,
+        "transfer_money",
+        json!({"from_account_id": "A-1001", "to_account_id": "A-1002", "amount": 5000}),
+    );
+    refused_with(&much, &["insufficient funds", "2250"]);
+    assert_eq!(
+        call(&mut w, "get_balance", json!({"account_id": "A-1001"}))["result"]["balance"],
+        2250.0
+    );
+    // Out of a frozen account: the policy's sentence.
+    let frozen = call(
+        &mut w,
+        "transfer_money",
+        json!({"from_account_id": "A-2001", "to_account_id": "A-2002", "amount": 10}),
+    );
+    refused_with(
+        &frozen,
+        &[
+            "A-2001",
+            "frozen",
+            "\"Never move money out of an account that is frozen.\"",
+        ],
+    );
+    // Into a frozen account: "Money can only be moved into an account that is active."
+    let into_frozen = call(
+        &mut w,
+        "transfer_money",
+        json!({"from_account_id": "A-2002", "to_account_id": "A-2001", "amount": 10}),
+    );
+    refused_with(
+        &into_frozen,
+        &["A-2001", "only be moved into an account that is active"],
+    );
+    // Between two customers' accounts is fine for the world (a transfer
+    // reaches anyone); an unknown account is not found.
+    let unknown = call(
+        &mut w,
+        "transfer_money",
+        json!({"from_account_id": "A-1001", "to_account_id": "A-9999", "amount": 1}),
+    );
+    assert_eq!(unknown["error"]["kind"], "not_found", "{unknown}");
+}
+
+#[test]
+fn declared_rules_require_and_change() {
+    let mut w = World::new(&example("bank"), 0);
+    let paid = call(
+        &mut w,
+        "pay_payee",
+        json!({"account_id": "A-1001", "payee_id": "P-1", "amount": 80.25}),
+    );
+    assert_eq!(paid["ok"], true, "{paid}");
+    assert_eq!(w.record("payees", "P-1").unwrap()["total_paid"], 80.25);
+    assert_eq!(w.record("accounts", "A-1001").unwrap()["balance"], 2419.75);
+    // `payee.status == active`, declared: the closed payee is refused.
+    let closed = call(
+        &mut w,
+        "pay_payee",
+        json!({"account_id": "A-1001", "payee_id": "P-3", "amount": 5}),
+    );
+    refused_with(
+        &closed,
+        &["payee.status == active", "P-3", "closed", "`world` section"],
+    );
+    // Another customer's payee is someone else's.
+    let theirs = call(
+        &mut w,
+        "pay_payee",
+        json!({"account_id": "A-1001", "payee_id": "P-2", "amount": 5}),
+    );
+    refused_with(&theirs, &["P-2", "C-200", "C-100"]);
+    // A created payee is in its customer's list, and can be paid.
+    let added = call(
+        &mut w,
+        "add_payee",
+        json!({"customer_id": "C-100", "name": "Harbor Gym", "iban": "GB82WEST12345698765432"}),
+    );
+    let id = added["result"]["payee_id"].as_str().unwrap().to_owned();
+    assert_eq!(added["result"]["customer_id"], "C-100");
+    let customer = w.record("customers", "C-100").unwrap();
+    assert!(
+        customer["payee_ids"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(id)),
+        "{customer:?}"
+    );
+    let listed = call(&mut w, "list_payees", json!({"customer_id": "C-100"}));
+    assert!(
+        listed["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["payee_id"] == id.as_str()),
+        "{listed}"
+    );
+    // A search with no match is an empty list.
+    let none = call(&mut w, "list_transfers", json!({"account_id": "A-1002"}));
+    assert_eq!(none["result"], json!([]), "{none}");
+    // The explanation shows what was declared beside what was read.
+    let explain = w.explain();
+    let pay = explain["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "pay_payee")
+        .unwrap();
+    let rules: Vec<&str> = pay["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["rule"].as_str())
+        .collect();
+    assert!(
+        rules.contains(&"payee.status == active") && rules.contains(&"payee.total_paid += amount"),
+        "{pay}"
+    );
+}
+
+#[test]
+fn declared_ids_returns_and_creates() {
+    let spec = Spec::from_value(&json!({
+        "name": "ledger", "system_prompt": "",
+        "tools": [
+            {"name": "move_funds", "inputSchema": {"type": "object", "properties": {
+                "src": {"type": "string"}, "dst": {"type": "string"}, "sum": {"type": "number"}}}},
+            {"name": "peek", "inputSchema": {"type": "object", "properties": {"acct": {"type": "string"}}}},
+            {"name": "open_box", "inputSchema": {"type": "object", "properties": {
+                "acct": {"type": "string"}, "label": {"type": "string"}}}},
+        ],
+        "world": {
+            "move_funds": {"ids": {"src": "account", "dst": "account"},
+                "requires": ["account.balance >= sum", "account.status in [active, 'on hold']"],
+                "effects": ["account.balance -= sum"]},
+            "peek": {"ids": {"acct": "account"}, "returns": "account.balance"},
+            "open_box": {"ids": {"acct": "account"}, "creates": "box", "effects": ["box.owner = acct", "account.boxes append label"]},
+        },
+        "fixtures": {"accounts": [
+            {"account_id": "X1", "status": "active", "balance": 10},
+            {"account_id": "X2", "status": "dormant", "balance": 99},
+        ]},
+    }))
+    .unwrap();
+    let mut w = World::new(&spec, 0);
+    let moved = call(
+        &mut w,
+        "move_funds",
+        json!({"src": "X1", "dst": "X2", "sum": 4}),
+    );
+    assert_eq!(moved["ok"], true, "{moved}");
+    assert_eq!(
+        call(&mut w, "peek", json!({"acct": "X1"}))["result"],
+        json!({"account_id": "X1", "balance": 6})
+    );
+    refused_with(
+        &call(
+            &mut w,
+            "move_funds",
+            json!({"src": "X1", "dst": "X2", "sum": 7}),
+        ),
+        &["account.balance >= sum", "6"],
+    );
+    refused_with(
+        &call(
+            &mut w,
+            "move_funds",
+            json!({"src": "X2", "dst": "X1", "sum": 1}),
+        ),
+        &["in [active, 'on hold']", "dormant"],
+    );
+    assert_eq!(
+        call(&mut w, "peek", json!({"acct": "X9"}))["error"]["kind"],
+        "not_found"
+    );
+    let boxed = call(
+        &mut w,
+        "open_box",
+        json!({"acct": "X1", "label": "savings jar"}),
+    );
+    assert_eq!(boxed["result"]["owner"], "X1", "{boxed}");
+    assert_eq!(
+        w.record("accounts", "X1").unwrap()["boxes"],
+        json!(["savings jar"])
+    );
+}
+
+fn tau2_like() -> Spec {
+    Spec::from_value(&json!({
+        "name": "shop", "system_prompt": "# Exchange delivered order\n\nAfter user confirmation, the order status will be changed to 'exchange requested'.\n",
+        "tools": [
+            {"name": "get_order_details", "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string"}}}},
+            {"name": "get_user_details", "inputSchema": {"type": "object", "properties": {"user_id": {"type": "string"}}}},
+            {"name": "modify_pending_order_address", "description": "Modify the shipping address of a pending order.",
+             "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string"},
+                "address1": {"type": "string"}, "city": {"type": "string"}, "zip": {"type": "string"}}}},
+            {"name": "modify_pending_order_items", "description": "Modify items in a pending order. For a pending order, this function can only be called once.",
+             "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string"},
+                "item_ids": {"type": "array", "items": {"type": "string"}}, "new_item_ids": {"type": "array", "items": {"type": "string"}}}}},
+            {"name": "exchange_delivered_order_items", "description": "Exchange items in a delivered order.",
+             "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string"},
+                "item_ids": {"type": "array", "items": {"type": "string"}}, "payment_method_id": {"type": "string"}}}},
+            {"name": "return_delivered_order_items", "description": "Return some items of a delivered order. The order status will be changed to 'return requested'.",
+             "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string"}, "item_ids": {"type": "array", "items": {"type": "string"}}}}},
+            {"name": "cancel_pending_order", "description": "Cancel a pending order.",
+             "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string"},
+                "reason": {"type": "string", "description": "The reason, which should be either 'no longer needed' or 'ordered by mistake'."}}}},
+            {"name": "book_order", "inputSchema": {"type": "object", "properties": {"user_id": {"type": "string"}, "note": {"type": "string"}}}},
+        ],
+        "fixtures": {
+            "users": [{"user_id": "u1", "orders": ["#W1"]}, {"user_id": "u2", "orders": []}],
+            "orders": [
+                {"order_id": "#W1", "user_id": "u1", "status": "pending",
+                 "address": {"address1": "1 Oak Street", "city": "Austin", "zip": "78701"},
+                 "items": [{"item_id": "I1", "price": 5}, {"item_id": "I2", "price": 7}]},
+                {"order_id": "#W2", "user_id": "u1", "status": "delivered", "items": [{"item_id": "I3"}]},
+                {"order_id": "#W3", "user_id": "u1", "status": "delivered", "items": [{"item_id": "I4"}]},
+            ],
+            "payment_methods": [{"payment_method_id": "pm1", "user_id": "u1"}, {"payment_method_id": "pm2", "user_id": "u2"}],
+        },
+    }))
+    .unwrap()
+}
+
+#[test]
+fn memory_keeps_the_record_shape_and_refuses_repeats() {
+    let mut w = World::new(&tau2_like(), 0);
+    // A nested address is replaced in place, not pasted beside it.
+    let moved = call(
+        &mut w,
+        "modify_pending_order_address",
+        json!({"order_id": "#W1", "address1": "9 Elm Road", "city": "Denver", "zip": "80202"}),
+    );
+    assert_eq!(moved["ok"], true, "{moved}");
+    let order = call(&mut w, "get_order_details", json!({"order_id": "#W1"}))["result"].clone();
+    assert_eq!(
+        order["address"],
+        json!({"address1": "9 Elm Road", "city": "Denver", "zip": "80202"})
+    );
+    assert!(
+        order.get("address1").is_none() && order.get("zip").is_none(),
+        "{order}"
+    );
+    // New items replace old ones in the order's items; once only.
+    let items = call(
+        &mut w,
+        "modify_pending_order_items",
+        json!({"order_id": "#W1", "item_ids": ["I2"], "new_item_ids": ["I9"]}),
+    );
+    assert_eq!(
+        items["result"]["items"],
+        json!([{"item_id": "I1", "price": 5}, {"item_id": "I9", "price": 7}]),
+        "{items}"
+    );
+    let again = call(
+        &mut w,
+        "modify_pending_order_items",
+        json!({"order_id": "#W1", "item_ids": ["I1"], "new_item_ids": ["I8"]}),
+    );
+    refused_with(
+        &again,
+        &["only once", "this function can only be called once"],
+    );
+    // The status the words name; a second exchange is refused.
+    let exchanged = call(
+        &mut w,
+        "exchange_delivered_order_items",
+        json!({"order_id": "#W2", "item_ids": ["I3"], "payment_method_id": "pm1"}),
+    );
+    assert_eq!(
+        exchanged["result"]["status"], "exchange requested",
+        "{exchanged}"
+    );
+    let second = call(
+        &mut w,
+        "exchange_delivered_order_items",
+        json!({"order_id": "#W2", "item_ids": ["I3"], "payment_method_id": "pm1"}),
+    );
+    refused_with(&second, &["already exchange requested"]);
+    // Another user's payment method is someone else's.
+    let theirs = call(
+        &mut w,
+        "exchange_delivered_order_items",
+        json!({"order_id": "#W3", "item_ids": ["I4"], "payment_method_id": "pm2"}),
+    );
+    refused_with(&theirs, &["pm2", "u2", "u1"]);
+    let returned = call(
+        &mut w,
+        "return_delivered_order_items",
+        json!({"order_id": "#W3", "item_ids": ["I4"]}),
+    );
+    assert_eq!(
+        returned["result"]["status"], "return requested",
+        "{returned}"
+    );
+    // An enum in words is enforced like a schema enum.
+    let reason = w
+        .call(
+            "cancel_pending_order",
+            &json!({"order_id": "#W1", "reason": "changed my mind"}),
+        )
+        .to_json();
+    assert_eq!(reason["error"]["kind"], "invalid_arguments", "{reason}");
+    assert!(
+        reason["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("'no longer needed', 'ordered by mistake'")
+    );
+    // A create joins the list of the record it names.
+    let booked = call(
+        &mut w,
+        "book_order",
+        json!({"user_id": "u2", "note": "gift"}),
+    );
+    let id = booked["result"]["order_id"].as_str().unwrap().to_owned();
+    let user = call(&mut w, "get_user_details", json!({"user_id": "u2"}));
+    assert_eq!(user["result"]["orders"], json!([id]), "{user}");
+}
+
+#[test]
+fn role_prefixed_ids_and_field_reads() {
+    let spec = Spec::from_value(&json!({
+        "name": "telco", "system_prompt": "",
+        "tools": [
+            {"name": "get_data_usage", "inputSchema": {"type": "object", "properties": {"customer_id": {"type": "string"}, "line_id": {"type": "string"}}}},
+            {"name": "refuel_data", "description": "Refuels data for a line.", "inputSchema": {"type": "object", "properties": {
+                "customer_id": {"type": "string"}, "line_id": {"type": "string"}, "gb_amount": {"type": "number"}}}},
+            {"name": "move_line", "inputSchema": {"type": "object", "properties": {
+                "line_id": {"type": "string"}, "new_customer_id": {"type": "string"}}}},
+        ],
+        "fixtures": {
+            "customers": [{"customer_id": "C1"}, {"customer_id": "C2"}],
+            "lines": [{"line_id": "L1", "customer_id": "C1", "data_used_gb": 15.1, "data_refueling_gb": 0, "status": "Active", "plan": "P9"}],
+        },
+    }))
+    .unwrap();
+    let mut w = World::new(&spec, 0);
+    let usage = call(
+        &mut w,
+        "get_data_usage",
+        json!({"customer_id": "C1", "line_id": "L1"}),
+    );
+    assert_eq!(
+        usage["result"],
+        json!({"line_id": "L1", "data_used_gb": 15.1, "data_refueling_gb": 0}),
+        "{usage}"
+    );
+    refused_with(
+        &call(
+            &mut w,
+            "get_data_usage",
+            json!({"customer_id": "C2", "line_id": "L1"}),
+        ),
+        &["belongs to customer_id `C1`"],
+    );
+    assert_eq!(
+        call(
+            &mut w,
+            "refuel_data",
+            json!({"customer_id": "C1", "line_id": "L1", "gb_amount": 2.0})
+        )["ok"],
+        true
+    );
+    assert_eq!(
+        call(
+            &mut w,
+            "get_data_usage",
+            json!({"customer_id": "C1", "line_id": "L1"})
+        )["result"]["data_refueling_gb"],
+        2.0
+    );
+    // `new_customer_id` names a customer, not a `new_customers` entity.
+    let explain = w.explain();
+    assert!(
+        explain["entities"].get("new_customers").is_none(),
+        "{}",
+        explain["entities"]
+    );
+    assert_eq!(
+        call(
+            &mut w,
+            "move_line",
+            json!({"line_id": "L1", "new_customer_id": "C9"})
+        )["error"]["kind"],
+        "not_found"
+    );
+    assert_eq!(
+        call(
+            &mut w,
+            "move_line",
+            json!({"line_id": "L1", "new_customer_id": "C2"})
+        )["ok"],
+        true
+    );
+}
+
+#[test]
+fn a_fault_on_tool_none_fires_on_the_first_call_of_any_tool() {
+    let mut w = World::new(&example("support-desk"), 0);
+    w.schedule_all(&[json!({"tool": "none", "kind": "server_error"})]);
+    assert_eq!(w.faults()[0]["fired"], false);
+    let first = call(
+        &mut w,
+        "find_orders_by_email",
+        json!({"email": "ana.lima@mail.test"}),
+    );
+    assert_eq!(first["error"]["kind"], "fault", "{first}");
+    assert_eq!(
+        call(&mut w, "get_order", json!({"order_id": "#W1001"}))["ok"],
+        true
+    );
+    assert_eq!(
+        w.faults(),
+        vec![
+            json!({"tool": "none", "kind": "server_error", "source": "scheduled", "fired": true, "call": 1, "fired_on": "find_orders_by_email"})
+        ]
+    );
+    // A fault on a tool never called never fires, and says so.
+    let mut w = World::new(&example("support-desk"), 0);
+    w.schedule("refund_order", FaultKind::Timeout);
+    let _ = call(&mut w, "get_order", json!({"order_id": "#W1001"}));
+    assert_eq!(w.faults()[0]["fired"], false);
+}
+
+/// The `world:` examples of `docs/world.md` (shop, bank, airline) load
+/// against tools of their kind, and the bank's declared transfer moves money.
+#[test]
+fn the_documented_world_sections_load_and_work() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/world.md"))
+            .unwrap();
+    let blocks: Vec<&str> = doc
+        .split("```yaml\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .filter(|b| b.starts_with("world:"))
+        .collect();
+    assert_eq!(blocks.len(), 3, "shop, bank, airline");
+    let tool = |name: &str, params: &[(&str, &str)]| {
+        let props: serde_json::Map<String, Value> = params
+            .iter()
+            .map(|(p, t)| ((*p).to_owned(), json!({"type": t})))
+            .collect();
+        json!({"name": name, "inputSchema": {"type": "object", "properties": props}})
+    };
+    let tools = [
+        vec![
+            tool(
+                "refund_order",
+                &[("order_id", "string"), ("amount", "number")],
+            ),
+            tool("get_order_total", &[("order_id", "string")]),
+        ],
+        vec![
+            tool(
+                "transfer_money",
+                &[
+                    ("from_account_id", "string"),
+                    ("to_account_id", "string"),
+                    ("amount", "number"),
+                ],
+            ),
+            tool(
+                "pay_payee",
+                &[
+                    ("account_id", "string"),
+                    ("payee_id", "string"),
+                    ("amount", "number"),
+                ],
+            ),
+            tool(
+                "add_payee",
+                &[("customer_id", "string"), ("name", "string")],
+            ),
+            tool("get_account", &[("account_id", "string")]),
+        ],
+        vec![
+            tool(
+                "update_reservation_baggages",
+                &[
+                    ("reservation_id", "string"),
+                    ("total_baggages", "integer"),
+                    ("nonfree_baggages", "integer"),
+                    ("payment_id", "string"),
+                ],
+            ),
+            tool(
+                "send_certificate",
+                &[("user_id", "string"), ("amount", "integer")],
+            ),
+            tool(
+                "get_flight_status",
+                &[("flight_number", "string"), ("date", "string")],
+            ),
+        ],
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (block, tools)) in blocks.iter().zip(tools).enumerate() {
+        let path = dir.path().join(format!("spec{i}.yaml"));
+        let tools_json = serde_json::to_string(&tools).unwrap();
+        let fixtures = if i == 1 {
+            "fixtures:\n  accounts:\n    - {account_id: A1, status: active, balance: 100}\n    - {account_id: A2, status: active, balance: 5}\n"
+        } else {
+            ""
+        };
+        std::fs::write(
+            &path,
+            format!("name: doc\nsystem_prompt: ''\ntools: {tools_json}\n{block}{fixtures}"),
+        )
+        .unwrap();
+        let spec = load_spec(&path).unwrap_or_else(|e| panic!("block {i}: {e}"));
+        assert!(!spec.world.tools.is_empty());
+        if i == 1 {
+            let mut w = World::new(&spec, 0);
+            let moved = call(
+                &mut w,
+                "transfer_money",
+                json!({"from_account_id": "A1", "to_account_id": "A2", "amount": 30}),
+            );
+            assert_eq!(moved["ok"], true, "{moved}");
+            assert_eq!(w.record("accounts", "A1").unwrap()["balance"], 70);
+            assert_eq!(w.record("accounts", "A2").unwrap()["balance"], 35);
+            let much = call(
+                &mut w,
+                "transfer_money",
+                json!({"from_account_id": "A1", "to_account_id": "A2", "amount": 300}),
+            );
+            assert_eq!(much["error"]["kind"], "refused", "{much}");
+        }
+    }
+}
