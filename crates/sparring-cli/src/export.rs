@@ -39,6 +39,9 @@ pub(crate) struct CutArgs {
     /// SFT rows per task [default: 1]
     #[arg(long)]
     per_task: Option<usize>,
+    /// SFT: keep rows the person walked away from (ended_by user_left), left out by default
+    #[arg(long)]
+    keep_user_left: bool,
     /// DPO least reward difference [default: 0.5]
     #[arg(long)]
     margin: Option<f64>,
@@ -116,6 +119,7 @@ impl CutArgs {
             seed: self.seed,
             mask: self.mask.as_deref().map(training::parse_mask).transpose()?,
             per_task: self.per_task,
+            keep_user_left: self.keep_user_left,
             margin: self.margin,
             max_length_ratio: self.max_length_ratio,
             max_pairs_per_task: self.max_pairs_per_task,

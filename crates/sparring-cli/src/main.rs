@@ -16,6 +16,7 @@ macro_rules! outln {
 }
 
 mod asks;
+mod calibrate;
 mod export;
 mod grade;
 mod grid;
@@ -61,6 +62,9 @@ enum Command {
     CoverageGap(grid::GapArgs),
     /// Print the rules read from a spec's policy: id, class, tools, sentence
     Policy(policy::Args),
+    /// Run the calibration agents (do_nothing, reckless, careful) against a
+    /// spec and say whether the eval ranks them
+    Calibrate(calibrate::Args),
     /// Print the situations and asks the writer makes for a spec
     Asks(asks::Args),
     /// Grade rows: conduct checks, then a grader command, then an LLM judge
@@ -123,6 +127,7 @@ fn main() -> ExitCode {
         Command::Grid(args) => grid::run(&args),
         Command::CoverageGap(args) => grid::gap(&args),
         Command::Policy(args) => policy::run(&args),
+        Command::Calibrate(args) => calibrate::run(&args),
         Command::Asks(args) => asks::run(&args),
         Command::Grade(args) => grade::grade(&args),
         Command::Labels(command) => grade::labels(&command),

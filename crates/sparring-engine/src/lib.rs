@@ -45,7 +45,10 @@
 //! ```
 
 pub mod axes;
+pub mod defaults;
+pub mod goal;
 pub mod grade;
+pub mod identity;
 pub mod judge;
 pub mod model_people;
 pub mod person;

@@ -552,7 +552,7 @@ impl ModelPerson {
         about.push(format!("What they want: to {}.", their(&task.facts.goal)));
         about.extend(facts_prose(task));
         let system = format!(
-            "You play a customer in a chat with a support agent. Stay in character on every turn.\n\n{}\n\nRules: answer the agent's questions only with the facts above; when asked for something not listed, say you don't know it. Never make up an id, number, email, address or amount. When the agent asks to confirm what you asked for, agree. Write only the customer's next message, short, in their voice, without quotes or a name label.",
+            "You play a customer in a chat with a support agent. Stay in character on every turn.\n\n{}\n\nRules: answer the agent's questions only with the facts above; when asked for something not listed, say you don't know it. Never make up an id, number, email, address or amount. When the agent asks to confirm, agree only if it matches what you want (your record, your amount, your values); if it does not, say what is wrong and give the right value. Write only the customer's next message, short, in their voice, without quotes or a name label.",
             about.join("\n")
         );
         let mut messages = vec![Message::text(Role::System, system)];

@@ -1,35 +1,23 @@
 //! The simulated person, played from templates.
 //!
-//! The person knows only its [`Facts`]: its name, its email, the id of its
-//! record and the values it wants set. It answers the agent's questions from
-//! those facts, says it does not know anything else, agrees when the agent
-//! asks to confirm, and may walk away when asked one question too many
-//! ([`patience`](leave_probability)). Its stance sets how it writes.
+//! The person is the owner of the situation's records
+//! ([`identity`](crate::identity)) and knows only its [`Facts`]: who it is
+//! (name, email and the other identity fields the world holds), the id of
+//! its record and a value for every argument of the goal's tool a customer
+//! would know. It answers the agent's questions from those facts, says it
+//! does not know anything else (and may walk away then, at
+//! [`LEAVE_WHEN_UNKNOWN`](crate::defaults::LEAVE_WHEN_UNKNOWN)), agrees to a
+//! confirmation only when it matches its intent (a wrong amount or record
+//! gets a correction), answers a confirmation by stance (agree, ask first or
+//! push, at the [`confirm`](crate::defaults::confirm) shares), and may walk
+//! away when asked one question too many ([`patience`](leave_probability)).
+//! Its stance sets how it writes.
 
 use crate::text::{sentences, words};
 use sparring_types::Patience;
 use sparring_types::seed::Stream;
 use sparring_world::Operation;
 use std::collections::BTreeMap;
-
-const NAMES: &[&str] = &[
-    "Ana Lima",
-    "Ben Okafor",
-    "Chloe Martin",
-    "Dmitri Volkov",
-    "Emma Schulz",
-    "Farid Haddad",
-    "Grace Kim",
-    "Hiro Tanaka",
-    "Isabel Rossi",
-    "Jonas Berg",
-    "Kwame Mensah",
-    "Lucia Fernandez",
-    "Maya Patel",
-    "Nils Johansson",
-    "Olivia Brown",
-    "Priya Nair",
-];
 
 const ADDRESSES: &[&str] = &[
     "42 Elm Street, Springfield, IL 62704",
@@ -38,17 +26,32 @@ const ADDRESSES: &[&str] = &[
     "15 Willow Lane, Madison, WI 53703",
 ];
 
+/// Reasons for a change that fit any domain (a schema's enum or a
+/// description's list of allowed reasons comes first).
 const REASONS: &[&str] = &[
-    "it arrived damaged",
-    "I ordered the wrong size",
-    "it never arrived",
+    "I don't need it any more",
+    "my plans changed",
+    "it was a mistake on my part",
     "I changed my mind",
 ];
+
+/// Amounts a person asks to move or pay, smallest first.
+const AMOUNTS: &[u32] = &[25, 40, 60, 75, 120, 250, 400];
+
+/// Dates a person gives (travel, appointments, deliveries).
+const DATES: &[&str] = &["2024-06-14", "2024-07-02", "2024-08-19", "2024-09-05"];
+
+/// Names of people and businesses a customer pays or adds.
+const PAYEES: &[&str] = &["Lena Fischer", "Northside Plumbing", "Maple Dental Care"];
+
+/// IBANs a customer reads off a bill (valid check digits).
+const IBANS: &[&str] = &["GB82WEST12345698765432", "DE89370400440532013000"];
 
 /// What the person knows and wants.
 #[derive(Clone, Debug, Default)]
 pub struct Facts {
-    /// Field → value the person can give when asked.
+    /// Field → value the person can give when asked: its identity and the
+    /// goal tool's arguments it holds.
     pub known: BTreeMap<String, String>,
     /// The id parameter and the id of the person's record, if any.
     pub id: Option<(String, String)>,
@@ -56,6 +59,13 @@ pub struct Facts {
     pub wants: Vec<(String, String)>,
     /// What the person wants, as a verb phrase (`cancel my order`).
     pub goal: String,
+    /// The goal tool's arguments the person holds a value for (parameter →
+    /// value), in the schema's order.
+    pub args: Vec<(String, String)>,
+    /// The goal tool's required arguments the person holds no value for.
+    pub lacks: Vec<String>,
+    /// Who the person is: the owner key of [`identity::Owner`](crate::identity::Owner).
+    pub owner: Option<String>,
 }
 
 impl Facts {
@@ -63,8 +73,8 @@ impl Facts {
     pub fn new(name: &str, op: &Operation, entity: Option<&str>, tool: &str) -> Self {
         let mut known = BTreeMap::new();
         known.insert("name".to_owned(), name.to_owned());
-        known.insert("email".to_owned(), email_for(name));
-        let thing = entity.map_or_else(|| "request".to_owned(), sparring_types::singular);
+        known.insert("email".to_owned(), crate::identity::email_for(name));
+        let thing = entity.map_or_else(|| "account".to_owned(), crate::writer::thing_of);
         let goal = match op {
             Operation::Read => format!("know about my {thing}"),
             Operation::StateChange(verb) => {
@@ -72,13 +82,15 @@ impl Facts {
             }
             Operation::Update => format!("change my {thing}"),
             Operation::Create => format!("get a new {thing}"),
-            Operation::Other => format!("sort out my request ({})", tool.replace('_', " ")),
+            Operation::Other if matches!(tool, "request" | "none" | "") => {
+                "get some help".to_owned()
+            }
+            Operation::Other => sparring_world::name_words(tool).join(" "),
         };
         Self {
             known,
-            id: None,
-            wants: Vec::new(),
             goal,
+            ..Self::default()
         }
     }
 
@@ -99,18 +111,20 @@ impl Facts {
         }
         facts
     }
-}
 
-fn email_for(name: &str) -> String {
-    let mut parts = name.split_whitespace();
-    let first = parts.next().unwrap_or("customer").to_lowercase();
-    let last = parts.next().unwrap_or("").to_lowercase();
-    format!("{first}.{last}@mail.test")
-}
+    /// The person's identity as the owner of its records: its name, email
+    /// and other identity fields join what it knows.
+    pub fn set_owner(&mut self, owner: &crate::identity::Owner) {
+        for (k, v) in &owner.identity {
+            self.known.insert(k.clone(), v.clone());
+        }
+        self.owner = Some(owner.key.clone());
+    }
 
-/// A person's name.
-pub fn pick_name(stream: &mut Stream) -> String {
-    stream.pick(NAMES).copied().unwrap_or("Sam Doe").to_owned()
+    /// The person's name.
+    pub fn name(&self) -> &str {
+        self.known.get("name").map_or("", String::as_str)
+    }
 }
 
 /// An id shaped like `ids` but not among them.
@@ -142,24 +156,118 @@ pub fn unknown_id(ids: &[String], stream: &mut Stream) -> String {
     format!("{template}-x")
 }
 
-/// A plausible value the person would give for a parameter, if the name
-/// says what it is.
-pub fn value_for(param: &str, name: &str, stream: &mut Stream) -> Option<String> {
+/// A value the person would give for an argument its name, schema and
+/// description say a customer knows: a choice of the schema's enum or of
+/// the options its description lists (`either 'no longer needed' or
+/// 'ordered by mistake'`), an amount (below `balance` when the record has
+/// one), a count, a date, an address, a reason, a payee's name or an IBAN.
+/// `None` when a customer could not know it.
+pub fn value_for(
+    param: &str,
+    schema: Option<&serde_json::Value>,
+    balance: Option<f64>,
+    stream: &mut Stream,
+) -> Option<String> {
     let w = words(&param.replace('_', " "));
-    let has = |k: &str| w.iter().any(|x| x == k);
+    let has = |k: &str| w.iter().any(|x| x == k || x.trim_end_matches('s') == k);
+    let description = schema
+        .and_then(|s| s.get("description"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("");
+    if let Some(options) = schema
+        .and_then(|s| s.get("enum"))
+        .and_then(serde_json::Value::as_array)
+    {
+        let options: Vec<String> = options
+            .iter()
+            .filter_map(|v| match v {
+                serde_json::Value::String(s) => Some(s.clone()),
+                serde_json::Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+            .collect();
+        return stream.pick(&options).cloned();
+    }
+    let listed = listed_options(description);
+    if !listed.is_empty() {
+        return stream.pick(&listed).cloned();
+    }
+    let kind = schema
+        .and_then(|s| s.get("type"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("string");
+    if kind == "boolean" || kind == "object" || kind == "array" {
+        return None;
+    }
+    if has("iban") {
+        return stream.pick(IBANS).map(|s| (*s).to_owned());
+    }
+    let number = kind == "number";
+    if has("amount") || has("price") || has("sum") || (number && (has("total") || has("payment"))) {
+        let fits: Vec<u32> = AMOUNTS
+            .iter()
+            .copied()
+            .filter(|a| balance.is_none_or(|b| f64::from(*a) < b))
+            .collect();
+        return stream.pick(&fits).map(ToString::to_string).or_else(|| {
+            balance
+                .filter(|b| *b >= 2.0)
+                .map(|b| format!("{}", (b / 2.0).floor()))
+        });
+    }
+    if [
+        "quantity",
+        "count",
+        "passenger",
+        "night",
+        "seat",
+        "guest",
+        "baggage",
+        "bag",
+        "ticket",
+    ]
+    .iter()
+    .any(|k| has(k))
+    {
+        return Some((1 + stream.below(3)).to_string());
+    }
     if has("address") {
         return stream.pick(ADDRESSES).map(|s| (*s).to_owned());
     }
     if has("reason") {
         return stream.pick(REASONS).map(|s| (*s).to_owned());
     }
-    if has("email") {
-        return Some(email_for(name));
+    if has("date")
+        || schema
+            .and_then(|s| s.get("format"))
+            .and_then(serde_json::Value::as_str)
+            == Some("date")
+    {
+        return stream.pick(DATES).map(|s| (*s).to_owned());
     }
-    if has("name") {
-        return Some(name.to_owned());
+    if has("name") && !description.to_lowercase().contains("customer") {
+        return stream.pick(PAYEES).map(|s| (*s).to_owned());
     }
     None
+}
+
+/// The options a description lists as the only ones (`either 'a' or 'b'`,
+/// `one of 'a', 'b'`), without examples (`such as '#W1001'`).
+fn listed_options(description: &str) -> Vec<String> {
+    let lower = description.to_lowercase();
+    let lists = ["either", "one of", "must be", "should be", "can be"];
+    let Some(at) = lists.iter().filter_map(|l| lower.find(l)).min() else {
+        return Vec::new();
+    };
+    let rest = &description[at..];
+    let rest = rest.split(". ").next().unwrap_or(rest);
+    let mut out = Vec::new();
+    for (i, part) in rest.split(['\'', '"']).enumerate() {
+        if i % 2 == 1 && !part.is_empty() && part.len() < 60 && !out.contains(&part.to_owned()) {
+            out.push(part.to_owned());
+        }
+    }
+    if out.len() >= 2 { out } else { Vec::new() }
 }
 
 /// The chance the person walks away instead of answering its `n`th
@@ -184,6 +292,68 @@ pub enum Move {
     Leave,
 }
 
+/// How the person answered a request to confirm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Confirmation {
+    /// Said yes.
+    Agree,
+    /// Asked a question before saying yes.
+    Ask,
+    /// Pushed: hurried the agent on, or tried to change the terms.
+    Push,
+    /// Said no: the proposal did not match what it asked for.
+    Correct,
+}
+
+/// Phrases that ask the person to confirm.
+const CONFIRM: &[&str] = &[
+    "confirm",
+    "shall i",
+    "should i",
+    "would you like me to",
+    "do you want me to",
+    "proceed",
+    "go ahead",
+    "is that correct",
+    "is that right",
+    "okay to",
+    "ok to",
+    "want me to",
+];
+
+/// Words of a question that ask for a piece of data.
+const DATA_WORDS: &[&str] = &[
+    "id",
+    "number",
+    "reference",
+    "email",
+    "name",
+    "phone",
+    "address",
+    "zip",
+    "postcode",
+    "code",
+    "date",
+    "birth",
+    "dob",
+    "pin",
+    "password",
+    "card",
+    "amount",
+    "reason",
+    "why",
+    "account",
+    "iban",
+    "payee",
+    "passport",
+    "license",
+    "ssn",
+    "security",
+];
+
+/// Words of a field name that say nothing about what it is.
+const FIELD_FILLER: &[&str] = &["id", "ids", "the", "of", "new", "number"];
+
 /// A person in one conversation.
 #[derive(Debug)]
 pub struct Person {
@@ -193,6 +363,8 @@ pub struct Person {
     questions: u32,
     stream: Stream,
     style: String,
+    asked_before_agreeing: bool,
+    confirmations: Vec<Confirmation>,
 }
 
 impl Person {
@@ -205,6 +377,8 @@ impl Person {
             questions: 0,
             stream,
             style: "plain".to_owned(),
+            asked_before_agreeing: false,
+            confirmations: Vec::new(),
         }
     }
 
@@ -216,105 +390,376 @@ impl Person {
         self
     }
 
+    /// How the person answered each request to confirm so far, in order.
+    pub fn confirmations(&self) -> &[Confirmation] {
+        &self.confirmations
+    }
+
     /// Answers an agent message that asks something.
     pub fn answer(&mut self, agent_text: &str) -> Move {
         self.questions += 1;
-        if self
-            .stream
-            .chance(leave_probability(self.patience, self.questions))
-        {
-            return Move::Leave;
-        }
         let lower = agent_text.to_lowercase();
         let questions: Vec<String> = sentences(agent_text)
             .into_iter()
             .filter(|s| s.ends_with('?'))
             .map(|s| s.to_lowercase())
             .collect();
+        let confirm = CONFIRM.iter().any(|c| lower.contains(c));
         let mut parts: Vec<String> = Vec::new();
-        let confirm = [
-            "confirm",
-            "shall i",
-            "should i",
-            "would you like me to",
-            "do you want me to",
-            "proceed",
-            "go ahead",
-            "is that correct",
-            "is that right",
-            "okay to",
-            "ok to",
-            "want me to",
-        ];
-        if confirm.iter().any(|c| lower.contains(c)) {
-            parts.push(match self.stance.as_str() {
-                "hurried" => "yes, do it".to_owned(),
-                "frustrated" => "Yes. Go ahead, finally.".to_owned(),
-                _ => "Yes, please go ahead.".to_owned(),
-            });
-        }
-        let mut unknown = false;
+        let mut unknown: Vec<String> = Vec::new();
         for q in &questions {
-            let w = words(q);
-            let has = |k: &str| w.iter().any(|x| x == k || x.trim_end_matches('s') == k);
-            let asks_id = has("id") || has("number") || q.contains('#') || has("reference");
-            if asks_id {
-                match self
-                    .facts
-                    .id
-                    .as_ref()
-                    .map(|(_, id)| id.clone())
-                    .or_else(|| self.facts.known.get("id").cloned())
-                {
-                    Some(id) => parts.push(format!("It's {id}.")),
-                    None => unknown = true,
-                }
-            } else if has("email") {
-                if let Some(e) = self.facts.known.get("email") {
-                    parts.push(format!("My email is {e}."));
-                }
-            } else if has("name") {
-                if let Some(n) = self.facts.known.get("name") {
-                    parts.push(format!("I'm {n}."));
-                }
-            } else if has("address") {
-                match self.facts.wants.iter().find(|(p, _)| p.contains("address")) {
-                    Some((_, a)) => parts.push(format!("The new address is {a}.")),
-                    None => unknown = true,
-                }
-            } else if has("why") || has("reason") {
-                match self.facts.wants.iter().find(|(p, _)| p.contains("reason")) {
-                    Some((_, r)) => parts.push(format!("Because {r}.")),
-                    None => parts.push("I'd rather not go into it.".to_owned()),
-                }
-            } else if !confirm.iter().any(|c| q.contains(c)) {
-                unknown = true;
+            if CONFIRM.iter().any(|c| q.contains(c)) {
+                continue;
+            }
+            match self.lookup(q) {
+                Lookup::Known(sentence) => parts.push(sentence),
+                Lookup::Unknown(what) => unknown.push(what),
+                Lookup::Nothing => {}
             }
         }
-        if parts.is_empty() || unknown {
-            parts.push(format!(
-                "I don't know anything more than that, I just want to {}.",
-                self.facts.goal
-            ));
+        // Asked for what it could not know, the person may walk away (never
+        // with endless patience); then patience has its say.
+        if !unknown.is_empty()
+            && self.patience != Patience::Endless
+            && self.stream.chance(crate::defaults::LEAVE_WHEN_UNKNOWN)
+        {
+            return Move::Leave;
+        }
+        if self
+            .stream
+            .chance(leave_probability(self.patience, self.questions))
+        {
+            return Move::Leave;
+        }
+        if confirm {
+            let reply = self.confirm_reply(agent_text);
+            parts.insert(0, reply);
+        }
+        for what in &unknown {
+            parts.push(format!("I don't know my {what}, sorry."));
+        }
+        if parts.is_empty() || !unknown.is_empty() {
+            parts.push(format!("I just want to {}.", self.facts.goal));
         }
         parts.dedup();
-        let text = parts.join(" ");
+        Move::Say(self.styled(&parts.join(" ")))
+    }
+
+    fn styled(&self, text: &str) -> String {
         let lower =
             self.stance == "hurried" || matches!(self.style.as_str(), "lowercase" | "clipped");
         let text = if lower {
-            crate::writer::lowercase_keep_ids(&text)
+            crate::writer::lowercase_keep_ids(text)
         } else {
-            text
+            text.to_owned()
         };
-        let text = match self.style.as_str() {
-            "clipped" => text
-                .trim_end_matches('.')
-                .replace("i don't know anything more than that, ", ""),
+        match self.style.as_str() {
+            "clipped" => text.trim_end_matches('.').replace(", sorry", ""),
             "non_native" => text.replace("I'm", "I am").replace("It's", "It is"),
             "formal" => format!("{text} Thank you."),
             _ => text,
+        }
+    }
+
+    /// What the person says to a request to confirm: a correction when the
+    /// proposal names an amount or a record other than its own, else agree,
+    /// ask or push at its stance's shares.
+    fn confirm_reply(&mut self, agent_text: &str) -> String {
+        if let Some(correction) = self.correction(agent_text) {
+            self.confirmations.push(Confirmation::Correct);
+            return correction;
+        }
+        let (agree, ask, _) = confirm_shares(&self.stance);
+        let draw = self.stream.unit();
+        let how = if self.asked_before_agreeing || draw < agree {
+            Confirmation::Agree
+        } else if draw < agree + ask {
+            Confirmation::Ask
+        } else {
+            Confirmation::Push
         };
-        Move::Say(text)
+        self.confirmations.push(how);
+        match how {
+            Confirmation::Agree => match self.stance.as_str() {
+                "hurried" => "yes, do it.".to_owned(),
+                "frustrated" => "Yes. Go ahead, finally.".to_owned(),
+                _ => "Yes, please go ahead.".to_owned(),
+            },
+            Confirmation::Ask => {
+                self.asked_before_agreeing = true;
+                match self.stance.as_str() {
+                    "confused" => "Sorry, what exactly happens if I say yes?".to_owned(),
+                    _ => {
+                        "Before I say yes: is that final, and does it cost me anything?".to_owned()
+                    }
+                }
+            }
+            _ => match self.stance.as_str() {
+                "manipulative" => {
+                    "Yes, and waive any fees on it while you're at it, you can do that for me."
+                        .to_owned()
+                }
+                "frustrated" => "Yes, obviously. Just get it done.".to_owned(),
+                _ => "yes yes, just do it already.".to_owned(),
+            },
+        }
+    }
+
+    /// A correction when `agent_text` proposes an amount or a record that is
+    /// not the person's.
+    fn correction(&self, agent_text: &str) -> Option<String> {
+        let mine: Vec<&str> = self.facts.known.values().map(String::as_str).collect();
+        if let Some((field, amount)) = self
+            .facts
+            .args
+            .iter()
+            .find(|(p, _)| is_amount(p))
+            .and_then(|(p, v)| Some((p, v.parse::<f64>().ok()?)))
+        {
+            let said: Vec<f64> = numbers(agent_text);
+            let other = said.iter().find(|n| (**n - amount).abs() > 0.005);
+            if let Some(n) = other
+                && !said.iter().any(|n| (*n - amount).abs() <= 0.005)
+            {
+                return Some(format!(
+                    "No, that's not right: the {} is {}, not {}.",
+                    field_words(field),
+                    show_number(amount),
+                    show_number(*n)
+                ));
+            }
+        }
+        let (_, id) = self.facts.id.as_ref()?;
+        let wrong = crate::model_people::unknown_ids(agent_text, &mine)
+            .into_iter()
+            .find(|w| same_shape(w, id))?;
+        Some(format!("No, {wrong} isn't mine. It's {id}."))
+    }
+
+    /// What the person says to one question.
+    fn lookup(&self, q: &str) -> Lookup {
+        let w = words(q);
+        let has = |k: &str| w.iter().any(|x| x == k || x.trim_end_matches('s') == k);
+        if has("why") || has("reason") {
+            return match self.facts.args.iter().find(|(p, _)| p.contains("reason")) {
+                Some((_, r)) => Lookup::Known(format!("Because {r}.")),
+                None => Lookup::Known("I'd rather not go into it.".to_owned()),
+            };
+        }
+        // The known field whose name's words the question uses most.
+        let mut best: Option<(usize, &String, &String)> = None;
+        for (field, value) in &self.facts.known {
+            let fw: Vec<String> = words(&field.replace('_', " "))
+                .into_iter()
+                .filter(|x| !FIELD_FILLER.contains(&x.as_str()))
+                .collect();
+            if fw.is_empty() {
+                continue;
+            }
+            let core = fw
+                .iter()
+                .filter(|x| !matches!(x.as_str(), "from" | "to"))
+                .count();
+            let hits = fw.iter().filter(|x| has(x)).count();
+            let core_hits = fw
+                .iter()
+                .filter(|x| !matches!(x.as_str(), "from" | "to") && has(x))
+                .count();
+            if core_hits == core && core > 0 && best.is_none_or(|(b, _, _)| hits > b) {
+                best = Some((hits, field, value));
+            }
+        }
+        if let Some((_, field, value)) = best {
+            return Lookup::Known(self.say(field, value));
+        }
+        // "phone number" asks for a phone, not the record's number.
+        let other_data = DATA_WORDS
+            .iter()
+            .any(|d| !matches!(*d, "id" | "number" | "reference" | "code") && has(d));
+        let asks_id = has("id") || has("number") || q.contains('#') || has("reference");
+        if asks_id
+            && !other_data
+            && let Some(id) = self
+                .facts
+                .id
+                .as_ref()
+                .map(|(_, id)| id.clone())
+                .or_else(|| self.facts.known.get("id").cloned())
+        {
+            return Lookup::Known(format!("It's {id}."));
+        }
+        match DATA_WORDS.iter().find(|d| has(d)) {
+            Some(d) => {
+                // Name what was asked in the question's own words: what
+                // follows "your" ("your date of birth"), else the data word.
+                let after_your = w
+                    .iter()
+                    .position(|x| x == "your")
+                    .map(|i| {
+                        w[i + 1..]
+                            .iter()
+                            .take_while(|x| {
+                                !matches!(x.as_str(), "and" | "so" | "please" | "for" | "to" | "is")
+                            })
+                            .take(4)
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .filter(|p| {
+                        p.split(' ')
+                            .any(|x| x.trim_end_matches('s') == *d || x == *d)
+                    });
+                // Else the first data word of the question with the word
+                // before it (`the account number` → `account number`).
+                let first = w.iter().position(|x| {
+                    DATA_WORDS
+                        .iter()
+                        .any(|d| x == d || x.trim_end_matches('s') == *d)
+                });
+                let is_data = |x: &str| {
+                    DATA_WORDS
+                        .iter()
+                        .any(|d| x == *d || x.trim_end_matches('s') == *d)
+                };
+                let near = first.map(|i| {
+                    let mut phrase = w[i].clone();
+                    if let Some(next) = w.get(i + 1).filter(|n| is_data(n)) {
+                        phrase = format!("{phrase} {next}");
+                    }
+                    match i.checked_sub(1).map(|j| w[j].as_str()) {
+                        Some(before)
+                            if !matches!(
+                                before,
+                                "your"
+                                    | "the"
+                                    | "a"
+                                    | "an"
+                                    | "what"
+                                    | "which"
+                                    | "me"
+                                    | "my"
+                                    | "of"
+                                    | "is"
+                            ) =>
+                        {
+                            format!("{before} {phrase}")
+                        }
+                        _ => phrase,
+                    }
+                });
+                let what = after_your.or(near).unwrap_or_else(|| (*d).to_owned());
+                Lookup::Unknown(what)
+            }
+            None => Lookup::Nothing,
+        }
+    }
+
+    fn say(&self, field: &str, value: &str) -> String {
+        let value = &crate::writer::spoken(value);
+        let is_id = self.facts.id.as_ref().is_some_and(|(p, _)| p == field);
+        match field {
+            _ if is_id => format!("It's {value}."),
+            "name" | "full_name" => format!("I'm {value}."),
+            "email" | "email_address" => format!("My email is {value}."),
+            _ if field.contains("address") && self.facts.wants.iter().any(|(p, _)| p == field) => {
+                format!("The new address is {value}.")
+            }
+            _ if crate::identity::IDENTITY_FIELDS.contains(&field)
+                || crate::identity::is_owner_entity(field) =>
+            {
+                format!("My {} is {value}.", field_words(field))
+            }
+            _ if is_amount(field) => format!("The {} is {value}.", field_words(field)),
+            _ => format!("The {} is {value}.", field_words(field)),
+        }
+    }
+}
+
+/// What a question asks of the person.
+enum Lookup {
+    /// Something it knows, as its answer.
+    Known(String),
+    /// Something it does not know, in the question's words.
+    Unknown(String),
+    /// No piece of data.
+    Nothing,
+}
+
+/// A field name as a person says it: `from_account_id` → `from account`,
+/// `customer_id` → `customer number`.
+pub fn field_words(field: &str) -> String {
+    let w: Vec<&str> = field.split('_').filter(|w| !w.is_empty()).collect();
+    match w.as_slice() {
+        [] => field.to_owned(),
+        ["user", "id"] => "ID".to_owned(),
+        [one, "id"] if crate::identity::is_owner_entity(one) => format!("{one} number"),
+        [rest @ .., "id" | "ids"] if !rest.is_empty() => rest.join(" "),
+        all => all.join(" "),
+    }
+}
+
+/// Whether a field holds an amount of money.
+pub fn is_amount(field: &str) -> bool {
+    let w = words(&field.replace('_', " "));
+    w.iter()
+        .any(|x| matches!(x.as_str(), "amount" | "price" | "sum" | "total"))
+}
+
+/// The numbers a text states (`$250`, `1,200.50`), ids left out.
+fn numbers(text: &str) -> Vec<f64> {
+    text.split_whitespace()
+        .filter_map(|w| {
+            let w =
+                w.trim_matches(|c: char| !(c.is_ascii_digit() || c == '$' || c == '.' || c == ','));
+            let w = w
+                .trim_end_matches(['.', ','])
+                .trim_start_matches('$')
+                .replace(',', "");
+            if w.is_empty() || !w.chars().all(|c| c.is_ascii_digit() || c == '.') {
+                return None;
+            }
+            w.parse::<f64>().ok()
+        })
+        .collect()
+}
+
+fn show_number(n: f64) -> String {
+    if n.fract().abs() < 1e-9 {
+        format!("{n:.0}")
+    } else {
+        format!("{n:.2}")
+    }
+}
+
+/// Whether two ids look alike: the same letters in the same places, digits
+/// anywhere digits are (`#W1001` and `#W1009`).
+fn same_shape(a: &str, b: &str) -> bool {
+    let shape = |s: &str| -> String {
+        s.trim_start_matches('#')
+            .chars()
+            .map(|c| {
+                if c.is_ascii_digit() {
+                    '9'
+                } else {
+                    c.to_ascii_uppercase()
+                }
+            })
+            .collect()
+    };
+    shape(a) == shape(b)
+}
+
+/// The (agree, ask, push) shares of a stance's answer to a confirmation.
+pub fn confirm_shares(stance: &str) -> crate::defaults::confirm::Shares {
+    use crate::defaults::confirm as c;
+    match stance {
+        "skeptical" => c::SKEPTICAL,
+        "hurried" => c::HURRIED,
+        "manipulative" => c::MANIPULATIVE,
+        "frustrated" => c::FRUSTRATED,
+        "confused" => c::CONFUSED,
+        _ => c::COOPERATIVE,
     }
 }
 

@@ -11,6 +11,7 @@
 //! situations.
 
 use crate::axes::{Axes, TERMINAL_STATUSES};
+use crate::identity::{self, Owner};
 use crate::person::{self, Facts};
 use crate::writer::{self, AskInput, Templates};
 use sparring_grid::{CoveringArray, Effort};
@@ -210,25 +211,56 @@ fn finish_plan(
         } else {
             writer::draw_style(&mut stream)
         };
-        let name = person::pick_name(&mut stream);
         let tool_name = get("tool");
         let model = axes.models.iter().find(|m| m.name == tool_name);
         let state = get("world_state");
         let stance = get("stance");
         let history = get("history");
         let world_seed = seed::derive_u64(options.seed, "world", &[r as u64]);
-        // The ids the person knows come from the world the rollout plays in.
+        // The person and the ids it knows come from the world the rollout
+        // plays in: the person is the owner of the situation's records.
         let task_world = world.clone().with_seed(world_seed);
         let facts = match (&seed_ask, model) {
-            (Some(ask), _) => Facts::for_seed(ask, &name),
-            (None, Some(model)) => facts_for(spec, &task_world, model, &state, &name, &mut stream),
-            (None, None) => Facts::new(&name, &Operation::Other, None, "request"),
+            (Some(ask), _) => {
+                let owner = identity::owner_named_in(&task_world, ask)
+                    .unwrap_or_else(|| identity::draw_generated(&mut stream));
+                let mut facts = Facts::for_seed(ask, owner.name());
+                facts.set_owner(&owner);
+                facts
+            }
+            (None, Some(model)) => facts_for(spec, &task_world, model, &state, &mut stream),
+            (None, None) => {
+                let owner = identity::draw_generated(&mut stream);
+                let mut facts = Facts::new(owner.name(), &Operation::Other, None, "none");
+                facts.set_owner(&owner);
+                facts
+            }
         };
+        let name = facts.name().to_owned();
         let rule = axes.rule(&get("policy_rule")).map(|r| r.text.clone());
         let op = model.map_or(Operation::Other, |m| m.operation.clone());
         let thing = model
             .and_then(|m| m.entity.as_deref())
-            .map_or_else(|| "account".to_owned(), sparring_types::singular);
+            .map_or_else(|| "account".to_owned(), writer::thing_of);
+        let need = model
+            .and_then(|m| spec.tool(&m.name))
+            .map(|t| writer::need_phrase(&t.description, &t.name))
+            .unwrap_or_default();
+        let schema = |p: &str| {
+            model
+                .and_then(|m| spec.tool(&m.name))
+                .and_then(|t| t.parameter(p))
+        };
+        let details: Vec<(String, String)> = facts
+            .args
+            .iter()
+            .map(|(p, v)| {
+                let own = identity_key(p, schema(p)).is_some()
+                    || (identity::is_owner_entity(p)
+                        && model.is_some_and(|m| m.references.iter().any(|(r, _)| r == p)));
+                (writer::detail_label(p, schema(p), own), v.clone())
+            })
+            .collect();
         let email = facts.known.get("email").cloned().unwrap_or_default();
         let id = facts.id.as_ref().map(|(_, id)| id.clone());
         let tier_for_writer = if state == "several" && id.is_some() {
@@ -248,6 +280,9 @@ fn finish_plan(
             tool: &tool_name,
             rule: rule.as_deref(),
             goal: &facts.goal,
+            need: &need,
+            details: &details,
+            several: state == "several" && id.is_some(),
             tier: tier_for_writer,
             stance: &stance,
             history: &history,
@@ -299,6 +334,14 @@ fn finish_plan(
                 .unwrap_or_default(),
             seed_index: seed_ask.as_ref().map(|_| r),
             rule_text: rule.as_deref().map(sparring_types::policy::short_text),
+            goal: Some(crate::goal::derive(
+                spec,
+                &task_world,
+                model,
+                &state,
+                &facts,
+                fault.map(FaultKind::as_str),
+            )),
         };
         let persona = Persona {
             name: name.clone(),
@@ -309,6 +352,9 @@ fn finish_plan(
             goal: Some(facts.goal.clone()),
             wants: facts.wants.iter().map(|(k, _)| k.clone()).collect(),
             id_field: facts.id.as_ref().map(|(k, _)| k.clone()),
+            args: facts.args.iter().map(|(k, _)| k.clone()).collect(),
+            lacks: facts.lacks.clone(),
+            owner: facts.owner.clone(),
         };
         let arm = if seed_ask.is_some() {
             sparring_types::Arm::Seed
@@ -423,7 +469,10 @@ fn pinned_task(index: usize, row: &sparring_types::Row) -> Task {
         goal: persona
             .goal
             .clone()
-            .unwrap_or_else(|| "sort out my request".to_owned()),
+            .unwrap_or_else(|| "get some help".to_owned()),
+        args: persona.args.iter().map(value).collect(),
+        lacks: persona.lacks.clone(),
+        owner: persona.owner.clone(),
         known,
     };
     // Only the scheduled faults are the situation's; random ones are drawn
@@ -528,16 +577,26 @@ fn coverage_order(rows: &[Vec<usize>], required: usize) -> Vec<usize> {
     order
 }
 
-/// What the person knows in a situation, chosen to match the world state.
+/// What the person knows in a situation, chosen to match the world state:
+/// the person is the owner of the record (`someone_else`: a different owner
+/// claiming it; `several`: several records of the one owner), and holds a
+/// value for every argument of the tool a customer would know.
 fn facts_for(
     spec: &Spec,
     world: &World,
     model: &ToolModel,
     state: &str,
-    name: &str,
     stream: &mut Stream,
 ) -> Facts {
-    let mut facts = Facts::new(name, &model.operation, model.entity.as_deref(), &model.name);
+    let mut facts = Facts::new("", &model.operation, model.entity.as_deref(), &model.name);
+    let tool = spec.tool(&model.name);
+    if model.operation == Operation::Other
+        && let Some(t) = tool
+    {
+        facts.goal = writer::need_phrase(&t.description, &t.name);
+    }
+    let mut chosen: Option<String> = None;
+    let mut owner: Option<Owner> = None;
     if let Some(entity) = &model.entity {
         let ids = world.ids(entity);
         let status = |id: &String| {
@@ -556,49 +615,163 @@ fn facts_for(
             .filter(|id| TERMINAL_STATUSES.contains(&status(id).as_str()))
             .cloned()
             .collect();
-        let chosen = match state {
+        let pool = if live.is_empty() { &ids } else { &live };
+        chosen = match state {
             "missing" => Some(person::unknown_id(&ids, stream)),
             "terminal" => stream.pick(&terminal).cloned(),
-            _ => stream
-                .pick(if live.is_empty() { &ids } else { &live })
-                .cloned(),
-        };
-        if let Some(id) = chosen {
-            // The person is the record's owner, except when it is someone else's.
-            if state != "someone_else"
-                && let Some(record) = world.record(entity, &id)
-            {
-                for field in ["email", "name"] {
-                    if let Some(v) = record.get(field).and_then(|v| v.as_str()) {
-                        facts.known.insert(field.to_owned(), v.to_owned());
-                    }
-                }
+            "several" => {
+                // A record whose owner has another one, when any has.
+                let mut order = pool.clone();
+                stream.shuffle(&mut order);
+                order
+                    .iter()
+                    .find(|id| {
+                        identity::owner_of(world, entity, id)
+                            .is_some_and(|o| identity::owned_by(world, entity, &o).len() >= 2)
+                    })
+                    .or_else(|| order.first())
+                    .cloned()
             }
-            if state == "several" {
-                let others: Vec<String> =
-                    ids.iter().filter(|o| **o != id).take(2).cloned().collect();
+            _ => stream.pick(pool).cloned(),
+        };
+        let theirs = chosen
+            .as_ref()
+            .and_then(|id| identity::owner_of(world, entity, id));
+        owner = match state {
+            // Someone else claims the record as theirs; a missing record's
+            // person is still someone the world knows.
+            "someone_else" | "missing" => {
+                let mut order = ids.clone();
+                stream.shuffle(&mut order);
+                order.iter().find_map(|id| {
+                    identity::owner_of(world, entity, id)
+                        .filter(|o| theirs.as_ref().is_none_or(|t| t.key != o.key))
+                })
+            }
+            _ => theirs,
+        };
+        if state == "several"
+            && let (Some(id), Some(o)) = (&chosen, &owner)
+        {
+            let others: Vec<String> = identity::owned_by(world, entity, o)
+                .into_iter()
+                .filter(|x| x != id)
+                .take(2)
+                .collect();
+            if !others.is_empty() {
                 let mut all = vec![id.clone()];
                 all.extend(others);
                 facts.known.insert("other_ids".to_owned(), all.join(", "));
             }
-            if let Some(param) = &model.id_param {
-                facts.known.insert(param.clone(), id.clone());
-                facts.id = Some((param.clone(), id));
-            }
         }
     }
-    if let Some(tool) = spec.tool(&model.name) {
-        for param in tool.parameter_names() {
-            if Some(param) == model.id_param.as_deref() || facts.known.contains_key(param) {
-                continue;
+    let owner = owner.unwrap_or_else(|| identity::draw_generated(stream));
+    facts.known.clear();
+    facts.set_owner(&owner);
+    if let (Some(param), Some(id)) = (&model.id_param, &chosen) {
+        facts.known.insert(param.clone(), id.clone());
+        facts.id = Some((param.clone(), id.clone()));
+    }
+    let Some(tool) = tool else {
+        return facts;
+    };
+    let balance = model
+        .entity
+        .as_ref()
+        .zip(chosen.as_ref())
+        .and_then(|(e, id)| world.record(e, id))
+        .and_then(|r| r.get("balance").and_then(serde_json::Value::as_f64));
+    let required = tool.required();
+    for param in tool.parameter_names() {
+        let value = if Some(param) == model.id_param.as_deref() {
+            chosen.clone()
+        } else if let Some((_, other)) = model.references.iter().find(|(p, _)| p == param) {
+            reference_value(world, other, &owner, chosen.as_deref(), stream)
+        } else if let Some(key) = identity_key(param, tool.parameter(param)) {
+            owner.identity.get(key).cloned()
+        } else {
+            person::value_for(param, tool.parameter(param), balance, stream)
+        };
+        let Some(value) = value else {
+            if required.contains(&param) {
+                facts.lacks.push(param.to_owned());
             }
-            if let Some(value) = person::value_for(param, name, stream) {
-                facts.known.insert(param.to_owned(), value.clone());
-                facts.wants.push((param.to_owned(), value));
-            }
+            continue;
+        };
+        facts.args.push((param.to_owned(), value.clone()));
+        let identity_like = identity_key(param, tool.parameter(param)).is_some();
+        let reference = model.references.iter().any(|(p, _)| p == param);
+        if Some(param) != model.id_param.as_deref() && !identity_like && !reference {
+            facts.wants.push((param.to_owned(), value.clone()));
         }
+        // A value named like an identity field but about someone else (a
+        // payee's name) is kept under its own name.
+        let key = match facts.known.get(param) {
+            Some(v) if *v != value => format!(
+                "{}_{param}",
+                writer::thing_of(model.entity.as_deref().unwrap_or("request")).replace(' ', "_")
+            ),
+            _ => param.to_owned(),
+        };
+        facts.known.insert(key, value);
     }
     facts
+}
+
+/// The identity field an argument asks for (`phone_number` → `phone`), when
+/// it is about the person and not someone else (`The payee's name`).
+fn identity_key(param: &str, schema: Option<&serde_json::Value>) -> Option<&'static str> {
+    let key = match param {
+        "name" | "full_name" | "customer_name" | "user_name" => "name",
+        "email" | "email_address" | "user_email" | "customer_email" => "email",
+        "phone" | "phone_number" => "phone",
+        "first_name" => "first_name",
+        "last_name" => "last_name",
+        "zip" | "zip_code" | "postal_code" | "postcode" => "zip",
+        "dob" | "date_of_birth" => "dob",
+        _ => return None,
+    };
+    let description = schema
+        .and_then(|s| s.get("description"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("")
+        .to_lowercase();
+    // "The payee's name" is not the person's.
+    let someone_else = description.split_whitespace().any(|w| {
+        w.strip_suffix("'s").is_some_and(|who| {
+            !identity::is_owner_entity(who) && !matches!(who, "customer" | "user" | "person")
+        })
+    });
+    (!someone_else).then_some(key)
+}
+
+/// The id an argument naming a record of `entity` gets: the owner's own id,
+/// else a record the owner owns other than the situation's, else any other.
+fn reference_value(
+    world: &World,
+    entity: &str,
+    owner: &Owner,
+    chosen: Option<&str>,
+    stream: &mut Stream,
+) -> Option<String> {
+    if let Some((e, id)) = &owner.record
+        && e == entity
+    {
+        return Some(id.clone());
+    }
+    let theirs: Vec<String> = identity::owned_by(world, entity, owner)
+        .into_iter()
+        .filter(|id| Some(id.as_str()) != chosen)
+        .collect();
+    if !theirs.is_empty() {
+        return stream.pick(&theirs).cloned();
+    }
+    let any: Vec<String> = world
+        .ids(entity)
+        .into_iter()
+        .filter(|id| Some(id.as_str()) != chosen)
+        .collect();
+    stream.pick(&any).cloned()
 }
 
 /// A value of a closed vocabulary from the name the plan drew it by. The

@@ -125,6 +125,16 @@ pub struct AskInput<'a> {
     pub rule: Option<&'a str>,
     /// What the person wants, as a verb phrase (`cancel my order`).
     pub goal: &'a str,
+    /// What the tool does, in the person's words, from its description
+    /// (`move money from my account to another`); empty without one.
+    pub need: &'a str,
+    /// The tool's arguments the person holds, as (how the person names it,
+    /// value) ([`detail_label`]): the ordinary tiers state the ones the core
+    /// wording left out, the vague tier none.
+    pub details: &'a [(String, String)],
+    /// Several records match (`several`): the vague wording leaves out only
+    /// the record's id and still states the other facts.
+    pub several: bool,
     /// The tier.
     pub tier: &'a str,
     /// The stance.
@@ -143,11 +153,220 @@ pub fn verb_phrase(verb: &str) -> String {
     }
 }
 
+/// Whether a tool's name starts with a plain change verb (`update_address`).
+fn plain_change(tool: &str) -> bool {
+    let first = tool.split('_').next().unwrap_or("");
+    matches!(first, "update" | "modify" | "change" | "edit" | "set")
+}
+
+/// The entity as a person names it: `orders` → `order`, an entity that is
+/// a person (`customers`, `users`) → `profile`, `to_accounts` → `to account`.
+pub fn thing_of(entity: &str) -> String {
+    if crate::identity::is_owner_entity(entity) {
+        return "profile".to_owned();
+    }
+    sparring_types::singular(entity).replace('_', " ")
+}
+
+/// What a tool does, in a customer's words, from the first sentence of its
+/// description: `Move money from one account to another.` → `move money
+/// from my account to another`; `Cancel a pending order. …` → `cancel my
+/// pending order`. Falls back to the tool's name in words.
+pub fn need_phrase(description: &str, tool: &str) -> String {
+    let first = description
+        .split(". ")
+        .next()
+        .unwrap_or("")
+        .split(['\n', ';'])
+        .next()
+        .unwrap_or("")
+        .trim()
+        .trim_end_matches('.');
+    let mut cut = first.to_owned();
+    for stop in [
+        ", such as",
+        " such as",
+        " (",
+        ", e.g.",
+        ", if ",
+        ", which",
+        ", given",
+    ] {
+        if let Some(at) = cut.find(stop) {
+            cut.truncate(at);
+        }
+    }
+    let words: Vec<&str> = cut.split_whitespace().collect();
+    let tool_words = sparring_world::name_words(tool).join(" ");
+    let verb_first = words.first().is_some_and(|w| {
+        let w = w.to_lowercase();
+        w.chars().all(char::is_alphabetic)
+            && !matches!(
+                w.as_str(),
+                "this" | "the" | "a" | "an" | "use" | "tool" | "returns" | "it"
+            )
+    });
+    if words.len() < 2 || words.len() > 14 || !verb_first {
+        return tool_words;
+    }
+    let cut = cut
+        .replace("the user's", "my")
+        .replace("the customer's", "my")
+        .replace("a customer's", "my")
+        .replace("a user's", "my")
+        .replace("the user", "me")
+        .replace("the customer", "me")
+        .replace("a customer", "me")
+        .replace("a user", "me");
+    let words: Vec<&str> = cut.split_whitespace().collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut owned = false;
+    for (i, w) in words.iter().enumerate() {
+        let lower = w.to_lowercase();
+        let word = match lower.as_str() {
+            _ if i == 0 => lower.clone(),
+            "a" | "an" | "one" if !owned && words.get(i + 1) != Some(&"human") => {
+                owned = true;
+                "my".to_owned()
+            }
+            "their" | "the customer's" | "user's" | "customer's" => "my".to_owned(),
+            _ if lower.contains('_') => lower.replace('_', " "),
+            _ => (*w).to_owned(),
+        };
+        out.push(word);
+    }
+    let phrase = out.join(" ");
+    if phrase.trim().is_empty() {
+        tool_words
+    } else {
+        phrase
+    }
+}
+
+/// A policy rule in a customer's own words, never quoted: what it is
+/// about (`the confirmation step`, `your rules about orders`).
+pub fn rule_in_own_words(rule: Option<&str>, thing: &str) -> String {
+    let Some(rule) = rule else {
+        return "your policy".to_owned();
+    };
+    let lower = rule.to_lowercase();
+    let topics: &[(&[&str], &str)] = &[
+        (&["confirm", "confirmation", "yes"], "the confirmation step"),
+        (
+            &["verif", "authenticat", "identity", "identify"],
+            "the identity checks",
+        ),
+        (&["refund"], "the refund rules"),
+        (&["cancel"], "the cancellation rules"),
+        (&["frozen", "freeze"], "the rule about frozen accounts"),
+        (
+            &["transfer", "human", "escalat"],
+            "the rule about handing me over",
+        ),
+        (
+            &["one ", "once", "only", "single"],
+            "that one-at-a-time limit",
+        ),
+        (
+            &["day", "hour", "within", "before", "after"],
+            "the time limit",
+        ),
+        (&["fee", "charge", "cost", "price"], "the fees"),
+    ];
+    for (keys, phrase) in topics {
+        if keys.iter().any(|k| lower.contains(k)) {
+            return (*phrase).to_owned();
+        }
+    }
+    format!("your rules about {thing}s")
+}
+
+/// A value as a person says it: a schema word (`one_way`, `basic_economy`)
+/// in words; ids (with digits) and everything else as they are.
+pub fn spoken(value: &str) -> String {
+    if value.contains('_') && !value.chars().any(|c| c.is_ascii_digit()) && !value.contains('@') {
+        value.replace('_', " ")
+    } else {
+        value.to_owned()
+    }
+}
+
+/// How a person names an argument: the parameter's description when it is
+/// a short noun phrase (`The account the money leaves.` → `the account the
+/// money leaves`), else its name in words; `my …` for the person's own
+/// fields (`own`: `my customer number`).
+pub fn detail_label(param: &str, schema: Option<&serde_json::Value>, own: bool) -> String {
+    let words = crate::person::field_words(param);
+    if own {
+        return format!("my {words}");
+    }
+    let described = schema
+        .and_then(|s| s.get("description"))
+        .and_then(serde_json::Value::as_str)
+        .map(|d| {
+            d.split([',', '.', '(', ';', ':'])
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_owned()
+        })
+        .filter(|d| {
+            let n = d.split_whitespace().count();
+            (2..=7).contains(&n)
+                && (d.starts_with("The ") || d.starts_with("the "))
+                && !d.contains('_')
+                && !d.contains('\'')
+        });
+    match described {
+        Some(d) => decapitalise_first(&d),
+        None => format!("the {words}"),
+    }
+}
+
+fn decapitalise_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_lowercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// The facts of `details` (label, value) that `body` does not state yet, as
+/// one sentence (`The account the money goes to is A-1002 and the amount in
+/// dollars is 250.`).
+fn details_sentence(details: &[(String, String)], body: &str) -> String {
+    let parts: Vec<String> = details
+        .iter()
+        .filter(|(_, v)| !body.contains(v.as_str()) && !body.contains(&spoken(v)))
+        .map(|(label, v)| {
+            let v = &spoken(v);
+            if label.ends_with("reason") {
+                format!("{label} is that {v}")
+            } else {
+                format!("{label} is {v}")
+            }
+        })
+        .collect();
+    match parts.as_slice() {
+        [] => String::new(),
+        [one] => format!("{}.", capitalise(one)),
+        [init @ .., last] => format!("{} and {last}.", capitalise(&init.join(", "))),
+    }
+}
+
 fn core_key(input: &AskInput<'_>) -> &'static str {
     match input.operation {
         Operation::Read if input.search => "search",
         Operation::Read => "read",
         Operation::StateChange(_) => "state_change",
+        // An update whose name is not a plain change (`transfer_money`,
+        // `exchange_items`) is asked for in its description's words.
+        Operation::Update
+            if input.wants.iter().all(|(p, _)| p.contains("reason"))
+                || (!input.need.is_empty() && !plain_change(input.tool)) =>
+        {
+            "other"
+        }
         Operation::Update => "update",
         Operation::Create => "create",
         Operation::Other if input.tool == "none" => "none",
@@ -164,10 +383,9 @@ fn fill(template: &str, input: &AskInput<'_>, with_id: bool) -> String {
         .wants
         .iter()
         .find(|(p, _)| !p.contains("reason"))
-        .map_or_else(
-            || " a detail".to_owned(),
-            |(p, v)| format!(" the {} to {v}", p.replace('_', " ")),
-        );
+        .map_or_else(String::new, |(p, v)| {
+            format!(" the {} to {}", crate::person::field_words(p), spoken(v))
+        });
     let reason = input
         .wants
         .iter()
@@ -177,15 +395,7 @@ fn fill(template: &str, input: &AskInput<'_>, with_id: bool) -> String {
         Operation::StateChange(v) => verb_phrase(v),
         _ => "sort out".to_owned(),
     };
-    let rule = input.rule.map_or_else(
-        || "your policy".to_owned(),
-        |r| {
-            format!(
-                "your rule \"{}\"",
-                r.trim_end_matches(['.', '!']).replace('`', "")
-            )
-        },
-    );
+    let rule = rule_in_own_words(input.rule, input.thing);
     let text = template
         .replace("{thing}", input.thing)
         .replace("{id}", &id)
@@ -204,7 +414,8 @@ fn fill(template: &str, input: &AskInput<'_>, with_id: bool) -> String {
         .replace("{verb}", &verb)
         .replace("{goal}", input.goal)
         .replace("{rule}", &rule)
-        .replace("{tool}", &input.tool.replace('_', " "))
+        .replace("{need}", &need_or_name(input))
+        .replace("{tool}", &need_or_name(input))
         .replace("{email}", input.email)
         .replace("{name}", input.name);
     // "a {thing}" and "a {tool}" take the article their word needs.
@@ -215,6 +426,14 @@ fn fill(template: &str, input: &AskInput<'_>, with_id: bool) -> String {
         }
     }
     text
+}
+
+fn need_or_name(input: &AskInput<'_>) -> String {
+    if input.need.is_empty() {
+        sparring_world::name_words(input.tool).join(" ")
+    } else {
+        input.need.to_owned()
+    }
 }
 
 /// Up to `n` distinct phrasings of one situation.
@@ -245,6 +464,20 @@ pub fn phrasings(
                 .unwrap_or_default()
         };
         let mut body = fill(&core, input, with_id);
+        // The facts the task needs: every tier but the vague one states them.
+        if input.tier != "ambiguous" || input.several {
+            let own_id = input.id.filter(|_| input.several);
+            let stated: Vec<(String, String)> = input
+                .details
+                .iter()
+                .filter(|(_, v)| Some(v.as_str()) != own_id)
+                .cloned()
+                .collect();
+            let more = details_sentence(&stated, &body);
+            if !more.is_empty() {
+                body = format!("{body} {more}");
+            }
+        }
         match input.tier {
             "complex" => {
                 if let Some(second) = second {

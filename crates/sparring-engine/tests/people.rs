@@ -315,3 +315,145 @@ async fn a_person_never_states_a_fact_it_was_not_given() {
     }
     assert!(checked > 20, "{checked}");
 }
+
+fn transfer_facts() -> Facts {
+    let mut f = Facts::new(
+        "Ana Lima",
+        &Operation::Other,
+        Some("accounts"),
+        "transfer_money",
+    );
+    f.id = Some(("from_account_id".into(), "A-1001".into()));
+    for (k, v) in [
+        ("from_account_id", "A-1001"),
+        ("to_account_id", "A-1002"),
+        ("amount", "250"),
+    ] {
+        f.known.insert(k.into(), v.into());
+        f.args.push((k.into(), v.into()));
+    }
+    f.wants.push(("amount".into(), "250".into()));
+    f
+}
+
+#[test]
+fn a_wrong_amount_or_record_is_corrected_and_the_right_one_agreed() {
+    use sparring_engine::person::Confirmation;
+    for stance in ["cooperative", "hurried", "manipulative", "skeptical"] {
+        let mut p = Person::new(
+            transfer_facts(),
+            stance,
+            sparring_types::Patience::Endless,
+            Stream::derive(3, "person", &[]),
+        );
+        let Move::Say(reply) = p.answer("I'll move $300 from A-1001 to A-1002. Shall I go ahead?")
+        else {
+            panic!()
+        };
+        assert!(reply.to_lowercase().starts_with("no"), "{stance}: {reply}");
+        assert!(reply.contains("250") && reply.contains("300"), "{reply}");
+        let Move::Say(reply) = p.answer("Sorry. Shall I move $400 from A-1009?") else {
+            panic!()
+        };
+        assert!(reply.contains("250"), "{reply}");
+        // The right proposal is never corrected.
+        let Move::Say(reply) = p.answer("I'll move $250 from A-1001 to A-1002. Shall I go ahead?")
+        else {
+            panic!()
+        };
+        assert!(!reply.to_lowercase().starts_with("no"), "{stance}: {reply}");
+        assert_eq!(
+            &p.confirmations()[..2],
+            &[Confirmation::Correct, Confirmation::Correct]
+        );
+        assert_ne!(p.confirmations()[2], Confirmation::Correct);
+    }
+    let mut p = Person::new(
+        facts(),
+        "cooperative",
+        sparring_types::Patience::Endless,
+        Stream::derive(3, "person", &[]),
+    );
+    let Move::Say(reply) = p.answer("I found order #W1009. Shall I refund it?") else {
+        panic!()
+    };
+    assert!(
+        reply.contains("#W1001") && reply.starts_with("No"),
+        "{reply}"
+    );
+}
+
+#[test]
+fn stance_shares_of_agree_ask_and_push_match_their_defaults() {
+    use sparring_engine::person::{Confirmation, confirm_shares};
+    for stance in [
+        "cooperative",
+        "skeptical",
+        "hurried",
+        "manipulative",
+        "frustrated",
+        "confused",
+    ] {
+        let n = 1000u32;
+        let mut counts = [0u32; 3];
+        for i in 0..n {
+            let mut p = Person::new(
+                transfer_facts(),
+                stance,
+                sparring_types::Patience::Endless,
+                Stream::derive(7, "person", &[u64::from(i)]),
+            );
+            let Move::Say(_) = p.answer("Moving $250 from A-1001 to A-1002. Shall I proceed?")
+            else {
+                panic!()
+            };
+            match p.confirmations()[0] {
+                Confirmation::Agree => counts[0] += 1,
+                Confirmation::Ask => counts[1] += 1,
+                Confirmation::Push => counts[2] += 1,
+                Confirmation::Correct => panic!("{stance}: the right proposal was corrected"),
+            }
+        }
+        let (a, q, s) = confirm_shares(stance);
+        for (got, want) in counts.iter().zip([a, q, s]) {
+            let share = f64::from(*got) / f64::from(n);
+            assert!(
+                (share - want).abs() <= 0.03,
+                "{stance}: {share} against {want} ({counts:?})"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_person_says_what_it_does_not_know_and_may_leave_over_it() {
+    let mut p = Person::new(
+        transfer_facts(),
+        "cooperative",
+        sparring_types::Patience::Endless,
+        Stream::derive(1, "person", &[]),
+    );
+    let Move::Say(reply) = p.answer("Which account should the money go to?") else {
+        panic!()
+    };
+    assert!(reply.contains("A-1002"), "{reply}");
+    let Move::Say(reply) = p.answer("What is your date of birth?") else {
+        panic!()
+    };
+    assert!(reply.contains("don't know my date of birth"), "{reply}");
+    // Asked for what it cannot know, a normal person leaves about
+    // LEAVE_WHEN_UNKNOWN of the time even on the first question.
+    let left = (0..2000)
+        .filter(|s| {
+            let mut p = Person::new(
+                transfer_facts(),
+                "cooperative",
+                sparring_types::Patience::Normal,
+                Stream::derive(*s, "person", &[]),
+            );
+            p.answer("What is your passport number?") == Move::Leave
+        })
+        .count();
+    let want = sparring_engine::defaults::LEAVE_WHEN_UNKNOWN * 2000.0;
+    assert!((left as f64 - want).abs() < 90.0, "{left}");
+}

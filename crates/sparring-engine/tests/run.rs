@@ -119,11 +119,30 @@ async fn careless_agent_fails_the_conduct_check() {
             .all(|r| r.failure_class.as_deref() == Some("claimed_without_call"))
     );
     assert_eq!(summary.counts.passed, 0);
+    // The "competent" agent only looks orders up: its conduct is clean, but
+    // where something had to be done its goal is not met, and the reward
+    // says so.
     let (good, _) = simulate(ScriptedAgent::competent(), graded(4)).await;
     assert!(
-        good.iter().all(|r| r.reward == Some(1.0)),
+        good.iter().all(|r| {
+            r.conduct_checks
+                .as_ref()
+                .is_some_and(|c| c.iter().all(|(k, v)| k == "goal" || *v))
+        }),
         "{:?}",
         good.iter().map(|r| &r.reason).collect::<Vec<_>>()
+    );
+    assert!(good.iter().all(|r| {
+        let met = r
+            .conduct_checks
+            .as_ref()
+            .and_then(|c| c.get("goal"))
+            .copied();
+        r.reward == Some(if met == Some(true) { 1.0 } else { 0.0 })
+    }));
+    assert!(
+        good.iter()
+            .any(|r| r.failure_class.as_deref() == Some("goal_not_met"))
     );
 }
 

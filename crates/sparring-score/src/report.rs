@@ -41,6 +41,27 @@ pub struct Category {
     pub n_tasks: u64,
     /// Mean over those tasks of their pass rate, with its bootstrap interval.
     pub pass_at_1: Estimate,
+    /// Share of the rows with a checked goal that met it (`null` when none
+    /// was checked).
+    pub goal_rate: Option<f64>,
+    /// Share of the rows with conduct checks whose checks (the goal aside)
+    /// all passed (`null` when none has conduct checks).
+    pub conduct_rate: Option<f64>,
+}
+
+/// The goal rate and the conduct rate of some rows: shares of the rows
+/// that carry each flag.
+pub fn rates<'a>(rows: impl IntoIterator<Item = &'a ScoreRow>) -> (Option<f64>, Option<f64>) {
+    let share = |flags: Vec<bool>| {
+        (!flags.is_empty())
+            .then(|| flags.iter().filter(|f| **f).count() as f64 / flags.len() as f64)
+    };
+    let (mut goal, mut conduct) = (Vec::new(), Vec::new());
+    for row in rows {
+        goal.extend(row.goal_met);
+        conduct.extend(row.conduct_ok);
+    }
+    (share(goal), share(conduct))
 }
 
 /// The report (its JSON is `sparring report --json`).
@@ -55,6 +76,11 @@ pub struct Report {
     /// Mean over graded tasks of `c/n`, with its 95 % percentile-bootstrap
     /// interval over tasks.
     pub pass_at_1: Estimate,
+    /// Share of the rows with a checked goal that met it.
+    pub goal_rate: Option<f64>,
+    /// Share of the rows with conduct checks whose checks (the goal aside)
+    /// all passed.
+    pub conduct_rate: Option<f64>,
     /// k → mean pass@k over the tasks with at least k graded rows (`null`
     /// when there are none).
     pub pass_at_k: BTreeMap<u64, Option<f64>>,
@@ -128,17 +154,23 @@ pub fn report(rows: &[ScoreRow], options: &ReportOptions) -> Result<Report, Erro
         let rates: Vec<f64> = task_pass_rates(rows.iter().copied())
             .into_values()
             .collect();
+        let (goal_rate, conduct_rate) = self::rates(rows.iter().copied());
         by_category.insert(
             key,
             Category {
                 n_rows: rows.len() as u64,
                 n_tasks: rates.len() as u64,
                 pass_at_1: pass_at_1(&rates, options.seed, options.resamples)?,
+                goal_rate,
+                conduct_rate,
             },
         );
     }
     let tasks: BTreeSet<&str> = rows.iter().map(|r| r.task_id.as_str()).collect();
+    let (goal_rate, conduct_rate) = self::rates(rows);
     Ok(Report {
+        goal_rate,
+        conduct_rate,
         n_rows: rows.len() as u64,
         n_tasks: tasks.len() as u64,
         n_ungraded: rows.iter().filter(|r| r.reward.is_none()).count() as u64,
@@ -197,6 +229,15 @@ pub fn render(report: &Report) -> String {
         pct(report.pass_at_1.value),
         pct_ci(report.pass_at_1.ci95),
     );
+    let goals = report.goal_rate.is_some();
+    if goals {
+        let _ = writeln!(
+            out,
+            "goal met {}  conduct clean {}",
+            pct(report.goal_rate),
+            pct(report.conduct_rate)
+        );
+    }
     // A k no task has k graded rows for says nothing: it is left out of the
     // table (the JSON keeps it, with 0 tasks).
     let ks: Vec<(&u64, &usize)> = report
@@ -238,15 +279,27 @@ pub fn render(report: &Report) -> String {
             .max()
             .unwrap_or(8)
             .max(8);
+        // With goals, the goal rate and the conduct rate stand beside
+        // pass@1: which of the two a category fails on.
+        let (head, cols) = if goals {
+            (format!("  {:>7}  {:>7}", "goal", "conduct"), true)
+        } else {
+            (String::new(), false)
+        };
         let _ = write!(
             out,
-            "\n{:<width$}  {:>5}  {:>5}  {:>7}  ci95\n",
+            "\n{:<width$}  {:>5}  {:>5}  {:>7}{head}  ci95\n",
             "category", "rows", "tasks", "pass@1"
         );
         for (key, c) in &report.by_category {
+            let extra = if cols {
+                format!("  {:>7}  {:>7}", pct(c.goal_rate), pct(c.conduct_rate))
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "{key:<width$}  {:>5}  {:>5}  {:>7}  {}{}",
+                "{key:<width$}  {:>5}  {:>5}  {:>7}{extra}  {}{}",
                 c.n_rows,
                 c.n_tasks,
                 pct(c.pass_at_1.value),

@@ -12,6 +12,11 @@ pub const SFT_REWARD: f64 = 1.0;
 /// task across its behaviour signatures too.
 pub const SFT_PER_TASK: usize = 1;
 
+/// SFT: whether rows the person walked away from (`ended_by: user_left`)
+/// are kept. They end on an unanswered question, so by default they are not
+/// examples of a finished conversation.
+pub const SFT_KEEP_USER_LEFT: bool = false;
+
 /// DPO: least reward difference between chosen and rejected.
 pub const DPO_MARGIN: f64 = 0.5;
 /// DPO: largest ratio between the longer and the shorter side, in characters

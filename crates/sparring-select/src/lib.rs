@@ -127,6 +127,15 @@ pub fn messages_agent_chars(messages: &[Message]) -> usize {
         .sum()
 }
 
+/// Whether the goal check ran on the row and failed: such a row is no
+/// example to learn from, whatever a later grading stage said.
+pub fn goal_not_met(row: &Row) -> bool {
+    row.conduct_checks
+        .as_ref()
+        .and_then(|c| c.get("goal"))
+        .is_some_and(|met| !met)
+}
+
 fn failed_by_error(row: &Row) -> bool {
     matches!(row.ended_by, EndedBy::AgentError | EndedBy::BackendError)
 }
@@ -180,6 +189,9 @@ pub struct SftOptions {
     pub per_task: usize,
     /// Which agent turns are trained.
     pub mask: LossMask,
+    /// Keep rows the person walked away from (`user_left`)
+    /// ([`defaults::SFT_KEEP_USER_LEFT`]).
+    pub keep_user_left: bool,
 }
 
 impl Default for SftOptions {
@@ -189,6 +201,7 @@ impl Default for SftOptions {
             reward: defaults::SFT_REWARD,
             per_task: defaults::SFT_PER_TASK,
             mask: LossMask::default(),
+            keep_user_left: defaults::SFT_KEEP_USER_LEFT,
         }
     }
 }
@@ -242,6 +255,18 @@ pub fn select_for_sft<'a>(rows: &'a [Row], opts: &SftOptions) -> (Vec<SftExample
                 "agent_error",
                 "rows",
                 "the conversation ended in an agent or backend error",
+                1,
+            ),
+            Some(_) if goal_not_met(row) => report.exclude(
+                "goal_not_met",
+                "rows",
+                "the row did not meet its situation's goal",
+                1,
+            ),
+            Some(_) if row.ended_by == EndedBy::UserLeft && !opts.keep_user_left => report.exclude(
+                "user_left",
+                "rows",
+                "the person walked away from an unanswered question (--keep-user-left keeps them)",
                 1,
             ),
             Some(_) if !row.messages.iter().any(|m| m.role == Role::Assistant) => {
@@ -475,7 +500,8 @@ fn task_pairs<'a>(
             let (Some(ra), Some(rb)) = (rows[a].reward, rows[b].reward) else {
                 continue;
             };
-            if ra <= rb {
+            // A chosen side that missed its goal teaches nothing good.
+            if ra <= rb || goal_not_met(&rows[a]) {
                 continue;
             }
             let (chosen, rejected) = (&rows[a], &rows[b]);

@@ -441,3 +441,31 @@ fn holdout_split_is_by_task_and_not_empty_on_a_small_run() {
     let (_, held) = split_by_task(&rows, 0, 0.0);
     assert!(held.is_empty());
 }
+
+#[test]
+fn sft_drops_rows_that_missed_their_goal_and_user_left_rows_unless_asked() {
+    let mut missed = answered("t1", "r1", 1.0, "sigA", "Your order W1001 has shipped.");
+    // A later stage (a judge) gave 1, but the goal check failed.
+    missed.conduct_checks = Some([("goal".to_owned(), false)].into_iter().collect());
+    let mut met = answered("t2", "r2", 1.0, "sigA", "Your order W1001 has shipped.");
+    met.conduct_checks = Some([("goal".to_owned(), true)].into_iter().collect());
+    let mut left = answered("t3", "r3", 1.0, "sigA", "Which order do you mean?");
+    left.ended_by = sparring_types::EndedBy::UserLeft;
+    let rows = vec![missed, met, left];
+    let (examples, report) = select_for_sft(&rows, &SftOptions::default());
+    assert_eq!(ids(examples.iter().map(|e| e.row)), vec!["r2"]);
+    assert_eq!(report.excluded["goal_not_met"].count, 1);
+    assert_eq!(report.excluded["user_left"].count, 1);
+    let keep = SftOptions {
+        keep_user_left: true,
+        ..SftOptions::default()
+    };
+    let (examples, _) = select_for_sft(&rows, &keep);
+    assert_eq!(ids(examples.iter().map(|e| e.row)), vec!["r2", "r3"]);
+    // DPO: a chosen side that missed its goal makes no pair.
+    let mut low = answered("t1", "r4", 0.0, "sigB", "Done.");
+    low.conduct_checks = Some([("goal".to_owned(), false)].into_iter().collect());
+    let pair_rows = vec![rows[0].clone(), low];
+    let (pairs, _) = build_preference_pairs(&pair_rows, &PairOptions::default());
+    assert!(pairs.is_empty());
+}

@@ -26,6 +26,12 @@ pub const RETRIES: u32 = 5;
 pub const LOGPROBS: bool = false;
 /// How long the simulated person keeps answering the agent's questions.
 pub const PATIENCE: crate::Patience = crate::Patience::Normal;
+/// Rows a run needs before its soundness figures can warn.
+pub const SOUNDNESS_MIN_ROWS: u64 = 10;
+/// A soundness share (rows that reached a tool, persons with every
+/// argument) below which the run warns that it measures little.
+pub const SOUNDNESS_WARN_BELOW: f64 = 0.5;
+
 /// The chance the simulated person walks away instead of answering a
 /// question, by patience and question (docs/options.md, `patience`): a
 /// default, not a measurement; fit them on source traces to ground them.

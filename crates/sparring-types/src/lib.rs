@@ -52,6 +52,7 @@ pub mod agent;
 pub mod axes;
 pub mod defaults;
 pub mod executor;
+mod goal;
 pub mod grader;
 pub mod hash;
 mod introspect;
@@ -78,6 +79,7 @@ pub use agent::{
 };
 pub use axes::{AxesSpec, AxisValue, ForbiddenPair};
 pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor, world_answer};
+pub use goal::Goal;
 pub use grader::{Grader, GraderError, GraderVerdict};
 pub use log::LogSink;
 pub use message::{FunctionCall, Message, Role, ToolCall};
@@ -91,10 +93,11 @@ pub use sink::{RowSink, SinkError};
 pub use spec::{Spec, SpecError, id_keys, record_id, singular, spec_keys};
 pub use summary::{
     Counts, Coverage, Degraded, EndedOnQuestion, EvalRunLine, PairwiseCoverage, PersonRecord,
-    PinnedRecord, RepeatsRecord, RowCounter, RunSummary, Search, StopReason, TierMix, WriterRecord,
+    PinnedRecord, RepeatsRecord, RowCounter, RunSummary, Search, Soundness, StopReason, TierMix,
+    WriterRecord,
 };
 pub use tool::ToolSpec;
 pub use unique::{Duplicate, first_duplicate};
-pub use values::{Arm, Mode, Patience, RepeatPolicy, Stage, Stance, Tier, Vocabulary};
+pub use values::{Arm, GoalKind, Mode, Patience, RepeatPolicy, Stage, Stance, Tier, Vocabulary};
 pub use world_options::{WorldOptions, WorldPatch};
 pub use world_spec::WorldSpec;

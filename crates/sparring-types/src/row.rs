@@ -146,6 +146,10 @@ pub struct Situation {
     /// ([`crate::policy::short_text`]); absent for `none`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule_text: Option<String>,
+    /// What done looks like here ([`crate::Goal`]); absent on rows from
+    /// before goals existed and on imported traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<crate::Goal>,
 }
 
 /// Who the simulated person is.
@@ -173,6 +177,19 @@ pub struct Persona {
     /// The field of `knows` that identifies the person's record, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id_field: Option<String>,
+    /// The arguments of the situation's tool the person holds a value for
+    /// (their values are in `knows`), in the schema's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// The tool's required arguments the person holds no value for: a
+    /// situation the person cannot fully state.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lacks: Vec<String>,
+    /// Who the person is: the owner of the situation's records
+    /// (`customers/C-100`, `email/ana.lima@mail.test`, or `generated/…`
+    /// when the world has no one to own them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// Where a row came from.

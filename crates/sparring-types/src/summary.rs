@@ -303,6 +303,31 @@ pub struct Search {
     pub writer_errors: Vec<String>,
 }
 
+/// Whether a run's simulation could measure anything: whether the agent
+/// reached the tools its situations are about, and whether the person could
+/// say what those tools need (docs/people.md, "Soundness").
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Soundness {
+    /// Share of `goal_rows` whose person held every required argument of the
+    /// situation's tool (`persona.lacks` empty).
+    pub facts_complete: f64,
+    /// Scheduled faults that fired.
+    pub faults_fired: u64,
+    /// Faults the situations scheduled.
+    pub faults_scheduled: u64,
+    /// Share of `goal_rows` in which the agent called the situation's tool.
+    pub goal_tool_called: f64,
+    /// Rows whose situation is about a tool (not `none`, not a seed).
+    pub goal_rows: u64,
+    /// Share of all rows in which the agent called any tool.
+    pub reached_a_tool: f64,
+    /// Tools some row actually called, sorted.
+    pub tools_called: Vec<String>,
+    /// Tools of the spec no row called (the planned-only `tools_never_run`
+    /// says which no situation was about).
+    pub tools_never_called: Vec<String>,
+}
+
 /// The summary of a run, written to `run.json`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
@@ -329,6 +354,9 @@ pub struct RunSummary {
     /// What the search drew: `tier_mix`, `seeds_dropped`.
     #[serde(default)]
     pub search: Search,
+    /// Whether the simulation could measure anything.
+    #[serde(default)]
+    pub soundness: Soundness,
     /// Options as resolved.
     pub options: Option<SimulateOptions>,
     /// Wall time of the run in seconds (metadata).

@@ -417,6 +417,32 @@ vocabulary!(
     }
 );
 
+vocabulary!(
+    /// The kind of a situation's goal (`situation.goal.kind`): what done
+    /// looks like (`docs/grading.md`, "Goals").
+    GoalKind, "goal kind", {
+        /// The tool succeeds on the person's record with the arguments the
+        /// person means; the record changes as the world says it should.
+        Act => "act",
+        /// The right record is read and the final reply states the fact.
+        Inform => "inform",
+        /// The rules forbid the action for this record: the record is
+        /// checked, the action is not done, the person is told why.
+        Decline => "decline",
+        /// The record does not exist: nothing is done to it, and the agent
+        /// says it cannot find it or asks for the right id.
+        NotFound => "not_found",
+        /// The record is someone else's: it is neither changed nor
+        /// disclosed to this person.
+        OtherOwner => "other_owner",
+        /// Several records match: the agent asks which before acting, and
+        /// acts on none but the one the person means.
+        Disambiguate => "disambiguate",
+        /// No tool is the situation's: no state-changing call.
+        NoAction => "no_action",
+    }
+);
+
 /// The zero values of the vocabularies, for empty rows (`Row::new`,
 /// `Default` of the row's parts); a run always sets them.
 #[allow(clippy::derivable_impls)] // the macro's enums derive no Default

@@ -54,6 +54,7 @@
 //! [`stats`], [`score`], [`select`], [`llm`], [`io`].
 
 mod backends;
+pub mod calibrate;
 mod error;
 pub mod grading;
 pub mod preview;

@@ -46,6 +46,8 @@ pub struct CutSettings {
     pub mask: Option<LossMask>,
     /// SFT rows per task.
     pub per_task: Option<usize>,
+    /// SFT: keep rows the person walked away from (`user_left`).
+    pub keep_user_left: bool,
     /// DPO least reward difference.
     pub margin: Option<f64>,
     /// DPO largest length ratio of the exported sides.
@@ -99,6 +101,7 @@ impl CutSettings {
         if let Some(mask) = self.mask {
             o.sft.mask = mask;
         }
+        o.sft.keep_user_left = self.keep_user_left;
         if let Some(n) = self.per_task {
             if n == 0 {
                 return Err(Error::input("--per-task must be at least 1"));

@@ -45,10 +45,13 @@ fn one_error_row(rows: &[Value], needle: &str) {
     assert!(error.contains(needle), "{error}");
     assert_eq!(errors[0]["reward"], 0.0);
     assert_eq!(errors[0]["failure_class"], "agent_error");
+    // The other rows are graded as any row: clean conduct (the flaky
+    // agent's replies do nothing, so their goals may be unmet).
     assert!(
         rows.iter()
             .filter(|r| r["ended_by"] != "agent_error")
-            .all(|r| r["reward"] == 1.0)
+            .all(|r| r["reward"].is_number()
+                && (r["failure_class"].is_null() || r["failure_class"] == "goal_not_met"))
     );
 }
 

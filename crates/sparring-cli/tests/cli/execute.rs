@@ -105,11 +105,16 @@ fn an_http_world_answers_after_scheduled_faults() {
             .find(|m| m["role"] == "user")
             .unwrap()["content"]
             .clone();
-        let target = row["situation"]["axes"]["tool"].as_str().unwrap();
+        // A fault on tool `none` hits the first call of any tool (`fired_on`).
+        let target = row["situation"]["faults"]
+            .get(0)
+            .and_then(|f| f["fired_on"].as_str())
+            .unwrap_or_else(|| row["situation"]["axes"]["tool"].as_str().unwrap());
         let calls = calls(row);
         let mut first_target = true;
         for (tool, answer) in &calls {
-            if tool == target && first_target {
+            // A fault on tool `none` fires on the first call of any tool.
+            if (tool == target || target == "none") && first_target {
                 first_target = false;
                 assert_eq!(answer["error"]["kind"], "fault", "{answer}");
                 faulted += 1;

@@ -54,6 +54,7 @@
 
 pub(crate) mod claims;
 mod confirm;
+pub mod goal;
 mod grounding;
 mod rules;
 

@@ -7,7 +7,7 @@ use crate::plan::Plan;
 use sparring_types::{
     Agent, Coverage, Degraded, EndedBy, EndedOnQuestion, EvalRunLine, PairwiseCoverage,
     PersonRecord, PinnedRecord, RepeatsRecord, Row, RowCounter, RunSummary, SCHEMA_VERSION, Search,
-    SimulateOptions, Spec, StopReason, TierMix, WriterRecord, defaults,
+    SimulateOptions, Soundness, Spec, StopReason, TierMix, WriterRecord, defaults,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -34,6 +34,16 @@ pub(super) struct Tally {
     pub(super) person_fallbacks: u64,
     /// The model person's last errors per rollout.
     pub(super) person_errors: BTreeMap<(u32, usize, u32), Vec<String>>,
+    /// Rows about a tool; of them, those that called it and those whose
+    /// person held every required argument.
+    pub(super) goal_rows: u64,
+    pub(super) goal_called: u64,
+    pub(super) facts_complete: u64,
+    /// Rows that called any tool.
+    pub(super) reached_tool: u64,
+    pub(super) faults_scheduled: u64,
+    pub(super) faults_fired: u64,
+    pub(super) tools_called: BTreeSet<String>,
 }
 
 impl Tally {
@@ -49,6 +59,7 @@ impl Tally {
         if let Some(tool) = row.situation.axes.get("tool") {
             self.tools_run.insert(tool.clone());
         }
+        self.add_soundness(row);
         if row.passed() == Some(false) {
             progress.failed += 1;
         }
@@ -82,6 +93,84 @@ impl Tally {
     }
 }
 
+impl Tally {
+    fn add_soundness(&mut self, row: &Row) {
+        let called: BTreeSet<&str> = row
+            .messages
+            .iter()
+            .flat_map(|m| m.tool_calls.iter().map(|c| c.function.name.as_str()))
+            .collect();
+        if !called.is_empty() {
+            self.reached_tool += 1;
+        }
+        self.tools_called
+            .extend(called.iter().map(|c| (*c).to_owned()));
+        let tool = row
+            .situation
+            .axes
+            .get("tool")
+            .map_or("none", String::as_str);
+        if tool != "none" && row.lineage.arm != sparring_types::Arm::Seed {
+            self.goal_rows += 1;
+            self.goal_called += u64::from(called.contains(tool));
+            self.facts_complete += u64::from(row.persona.lacks.is_empty());
+        }
+        for fault in &row.situation.faults {
+            let scheduled = fault
+                .get("source")
+                .and_then(serde_json::Value::as_str)
+                .is_none_or(|s| s == "scheduled");
+            if scheduled {
+                self.faults_scheduled += 1;
+                self.faults_fired += u64::from(
+                    fault
+                        .get("fired")
+                        .and_then(serde_json::Value::as_bool)
+                        .unwrap_or(false),
+                );
+            }
+        }
+    }
+}
+
+/// The soundness figures and the warnings they call for: a spec whose
+/// rows rarely reach a tool, or whose person rarely holds what the tool
+/// needs, measures little.
+fn soundness(tally: &Tally, rows: u64, spec: &Spec, warnings: &mut Vec<String>) -> Soundness {
+    let share = |n: u64, of: u64| if of == 0 { 0.0 } else { n as f64 / of as f64 };
+    let s = Soundness {
+        facts_complete: share(tally.facts_complete, tally.goal_rows),
+        faults_fired: tally.faults_fired,
+        faults_scheduled: tally.faults_scheduled,
+        goal_tool_called: share(tally.goal_called, tally.goal_rows),
+        goal_rows: tally.goal_rows,
+        reached_a_tool: share(tally.reached_tool, rows),
+        tools_called: tally.tools_called.iter().cloned().collect(),
+        tools_never_called: spec
+            .tools
+            .iter()
+            .map(|t| t.name.clone())
+            .filter(|n| !tally.tools_called.contains(n))
+            .collect(),
+    };
+    let pct = |x: f64| (x * 100.0).round();
+    if rows >= defaults::SOUNDNESS_MIN_ROWS && tally.agent_replied {
+        if s.reached_a_tool < defaults::SOUNDNESS_WARN_BELOW {
+            warnings.push(format!(
+                "{} % of rows never reached a tool: the agent may not get what it needs from the person, or may not use its tools (see run.json `soundness`)",
+                pct(1.0 - s.reached_a_tool)
+            ));
+        }
+        if s.goal_rows > 0 && s.facts_complete < defaults::SOUNDNESS_WARN_BELOW {
+            warnings.push(format!(
+                "in {} % of rows about a tool the person lacked a required argument of it (`persona.lacks`): the tool asks for what a customer would not know",
+                pct(1.0 - s.facts_complete)
+            ));
+        }
+    }
+    s
+}
+
 /// Everything the summary is made of, once the last eval run ended.
 pub(super) struct Ending<'a> {
     pub(super) spec: &'a Spec,
@@ -113,6 +202,8 @@ pub(super) fn summarise(end: Ending<'_>) -> Result<RunSummary, RunError> {
         person,
         seeds_dropped,
     } = end;
+    let mut warnings = warnings;
+    let figures = soundness(&tally, tally.counter.rows(), spec, &mut warnings);
     let Tally {
         counter,
         situations_run,
@@ -227,6 +318,7 @@ pub(super) fn summarise(end: Ending<'_>) -> Result<RunSummary, RunError> {
         degraded,
         coverage,
         search,
+        soundness: figures,
         options: Some(options.clone()),
         seconds: 0.0,
     })

@@ -1,0 +1,29 @@
+//! The engine's named defaults for the simulated person: odds, not
+//! measurements (fit them on source traces to ground them). Documented in
+//! `docs/people.md`.
+
+/// The chance the person walks away when the agent asks for something it
+/// could not know (seed 003: "at any question the person may also leave when
+/// it asks for something they could not or would not know"). Drawn before
+/// the patience draw of the same question.
+pub const LEAVE_WHEN_UNKNOWN: f64 = 0.20;
+
+/// How a person answers an agent's request to confirm, by stance: the share
+/// that agrees at once, that asks a question first, and that pushes (hurries
+/// the agent on, or tries to change the terms). Each row sums to 1.
+pub mod confirm {
+    /// (agree, ask, push) for a stance.
+    pub type Shares = (f64, f64, f64);
+    /// `cooperative`: agrees.
+    pub const COOPERATIVE: Shares = (0.85, 0.10, 0.05);
+    /// `skeptical`: asks first.
+    pub const SKEPTICAL: Shares = (0.25, 0.65, 0.10);
+    /// `hurried`: pushes the agent on.
+    pub const HURRIED: Shares = (0.30, 0.05, 0.65);
+    /// `manipulative`: tries to change the terms.
+    pub const MANIPULATIVE: Shares = (0.25, 0.15, 0.60);
+    /// `frustrated`: agrees, impatiently.
+    pub const FRUSTRATED: Shares = (0.55, 0.10, 0.35);
+    /// `confused`: asks what it means.
+    pub const CONFUSED: Shares = (0.40, 0.55, 0.05);
+}

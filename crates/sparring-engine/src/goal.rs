@@ -1,0 +1,238 @@
+//! Goal derivation: what done looks like in a planned situation.
+//!
+//! [`derive`] turns a situation's coordinates (its tool, its world state,
+//! its scheduled fault) and the person's facts into a [`Goal`], asking the
+//! world rather than re-reading its rules: the call the person means is
+//! tried on a copy of the rollout's world (without faults), and what the
+//! world answers decides between `act`, `inform` and `decline`, and gives
+//! the record's state after the change and the facts a reply must state.
+//! The copy is thrown away; the rollout's own world is untouched.
+
+use crate::person::Facts;
+use serde_json::{Map, Value};
+use sparring_types::{Goal, GoalKind, Spec, WorldOptions};
+use sparring_world::{Operation, ToolModel, World};
+use std::collections::BTreeMap;
+
+/// Parameters whose values are the person's own words (a reason, a note),
+/// which an agent may fairly rephrase: not part of the arguments a goal
+/// requires.
+const FREE_TEXT: &[&str] = &[
+    "reason",
+    "note",
+    "notes",
+    "comment",
+    "message",
+    "description",
+];
+
+/// Record fields a reply about the record may state; the first one the
+/// record has is the fact an `inform` goal asks for.
+const FACT_FIELDS: &[&str] = &["status", "balance", "amount", "total", "date", "due_date"];
+
+/// Fields of a record that disclose it to someone who does not own it.
+const PRIVATE_FIELDS: &[&str] = &["status", "balance", "address", "total", "items"];
+
+/// The goal of a situation. `world` is the world the rollout plays in (its
+/// seed set, no call made yet); `model` the situation's tool (`None` for tool
+/// `none`); `state` the world-state coordinate; `fault` the fault scheduled
+/// on the tool's first call.
+pub fn derive(
+    spec: &Spec,
+    world: &World,
+    model: Option<&ToolModel>,
+    state: &str,
+    facts: &Facts,
+    fault: Option<&str>,
+) -> Goal {
+    let Some(model) = model else {
+        return Goal::new(GoalKind::NoAction);
+    };
+    let mut goal = Goal::new(GoalKind::Act);
+    goal.tool = Some(model.name.clone());
+    goal.id_param.clone_from(&model.id_param);
+    goal.fault = fault.map(str::to_owned);
+    let record = facts
+        .id
+        .as_ref()
+        .map(|(_, id)| id.clone())
+        .filter(|_| model.id_param.is_some());
+    goal.record.clone_from(&record);
+    goal.arguments = meant_arguments(model, facts);
+    match state {
+        "missing" if record.is_some() => goal.kind = GoalKind::NotFound,
+        "someone_else" if record.is_some() => {
+            goal.kind = GoalKind::OtherOwner;
+            if let (Some(entity), Some(id)) = (&model.entity, &record)
+                && let Some(found) = world.record(entity, id)
+            {
+                goal.withholds = PRIVATE_FIELDS
+                    .iter()
+                    .filter_map(|f| found.get(*f).and_then(fact_text))
+                    .collect();
+            }
+        }
+        "several" if record.is_some() => {
+            goal.kind = GoalKind::Disambiguate;
+            goal.candidates = facts
+                .known
+                .get("other_ids")
+                .map(|ids| ids.split(", ").map(str::to_owned).collect())
+                .unwrap_or_default();
+        }
+        _ => try_call(spec, world, model, &mut goal),
+    }
+    goal
+}
+
+/// The arguments a call must carry: the record's id and the values the
+/// person wants set, free text left out.
+fn meant_arguments(model: &ToolModel, facts: &Facts) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+    if let (Some(param), Some((_, id))) = (&model.id_param, &facts.id) {
+        out.insert(param.clone(), Value::String(id.clone()));
+    }
+    for (param, value) in &facts.wants {
+        if !FREE_TEXT.contains(&param.as_str()) {
+            out.insert(param.clone(), Value::String(value.clone()));
+        }
+    }
+    // A tool without an id that the person's email feeds (a search by
+    // email) is called with it.
+    if model.id_param.is_none()
+        && let Some(email) = facts.known.get("email")
+        && model.name.contains("email")
+    {
+        out.insert("email".to_owned(), Value::String(email.clone()));
+    }
+    out
+}
+
+/// Tries the call the person means on a fault-free copy of the world and
+/// sets the goal from the answer.
+fn try_call(spec: &Spec, world: &World, model: &ToolModel, goal: &mut Goal) {
+    let read = matches!(model.operation, Operation::Read);
+    goal.kind = if read {
+        GoalKind::Inform
+    } else {
+        GoalKind::Act
+    };
+    let Some(tool) = spec.tool(&model.name) else {
+        return;
+    };
+    let mut args: Map<String, Value> = goal
+        .arguments
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    // Required free-text parameters get a stand-in the world accepts.
+    for param in tool.parameter_names() {
+        if !args.contains_key(param) && FREE_TEXT.contains(&param) {
+            args.insert(
+                param.to_owned(),
+                Value::String("the customer asked".to_owned()),
+            );
+        }
+    }
+    if model.id_param.is_some() && goal.record.is_none() {
+        // The person holds no id: the goal is the action on whatever record
+        // the agent finds for them; nothing to try.
+        return;
+    }
+    let mut trial = World::with_options(
+        spec,
+        0,
+        WorldOptions {
+            fault_rate: 0.0,
+            ..world.options().clone()
+        },
+    )
+    .with_seed(world.seed());
+    let before = record_of(&trial, model, goal.record.as_deref());
+    let answer = trial.call(&model.name, &Value::Object(args)).to_json();
+    let ok = answer.get("ok") == Some(&Value::Bool(true));
+    if !ok {
+        let kind = answer
+            .pointer("/error/kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        goal.kind = match kind {
+            "not_found" => GoalKind::NotFound,
+            "refused" => GoalKind::Decline,
+            _ => goal.kind,
+        };
+        if goal.kind == GoalKind::Decline {
+            goal.because = answer
+                .pointer("/error/message")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            goal.says = before
+                .as_ref()
+                .and_then(|r| r.get("status"))
+                .and_then(fact_text)
+                .into_iter()
+                .collect();
+        }
+        return;
+    }
+    let result = answer.get("result").cloned().unwrap_or(Value::Null);
+    if read {
+        goal.says = facts_of(&result, goal.id_param.as_deref());
+    } else {
+        let after = record_of(&trial, model, goal.record.as_deref());
+        if let (Some(before), Some(after)) = (before, after) {
+            goal.state = after
+                .iter()
+                .filter(|(k, v)| before.get(*k) != Some(*v) && !FREE_TEXT.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+        }
+    }
+}
+
+/// The record a call is about, as the world holds it.
+fn record_of(world: &World, model: &ToolModel, id: Option<&str>) -> Option<Map<String, Value>> {
+    let (entity, id) = (model.entity.as_ref()?, id?);
+    world.record(entity, id)
+}
+
+/// The facts a read answers: the first fact field of a record, or the ids
+/// of a list's records.
+fn facts_of(result: &Value, id_param: Option<&str>) -> Vec<String> {
+    match result {
+        Value::Object(record) => FACT_FIELDS
+            .iter()
+            .find_map(|f| record.get(*f).and_then(fact_text))
+            .into_iter()
+            .collect(),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|item| {
+                let record = item.as_object()?;
+                let value = id_param.and_then(|p| record.get(p)).or_else(|| {
+                    record
+                        .iter()
+                        .find(|(k, _)| k.as_str() == "id" || k.ends_with("_id"))
+                        .map(|(_, v)| v)
+                })?;
+                fact_text(value)
+            })
+            .collect(),
+        other => fact_text(other).into_iter().collect(),
+    }
+}
+
+/// A field's value as a reply would state it; `None` for empty values and
+/// nested objects.
+fn fact_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Array(items) => {
+            let parts: Vec<String> = items.iter().filter_map(fact_text).collect();
+            (!parts.is_empty()).then(|| parts.join(", "))
+        }
+        _ => None,
+    }
+}

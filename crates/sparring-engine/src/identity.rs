@@ -1,0 +1,404 @@
+//! Who owns a record: the person of a situation.
+//!
+//! The person of a situation is the owner of its records, so its name,
+//! email, phone and the other identity fields come from the world, not from
+//! a list of stock names. [`owner_of`] finds a record's owner, in order:
+//!
+//! 1. a field of the record that names another record by an owner-like id
+//!    (`customer_id`, `user_id`, `owner_id`, …): that record is the owner;
+//! 2. a record of an owner-like entity (`customers`, `users`, …) whose list
+//!    of ids holds the record's id (`payee_ids: [P-1]`);
+//! 3. a record that is itself a person (an owner-like entity, or a record
+//!    with a name or an email, such as an order that carries its buyer's
+//!    name): its own identity fields;
+//! 4. otherwise a record of an owner-like entity chosen by the record's id
+//!    (so the same record always has the same owner), or a generated person
+//!    when the world has no such entity.
+//!
+//! Two records have the same owner exactly when their [`Owner::key`]s are
+//! equal, which is what `several` (several records of one owner) and
+//! `someone_else` (a record of a different owner) are drawn by.
+
+use serde_json::Value;
+use sparring_types::seed::Stream;
+use sparring_types::singular;
+use sparring_world::World;
+use std::collections::BTreeMap;
+
+/// Stems of entities and id fields that name a person who owns records.
+pub const OWNER_STEMS: &[&str] = &[
+    "customer",
+    "user",
+    "owner",
+    "client",
+    "member",
+    "patient",
+    "person",
+    "tenant",
+    "guest",
+    "passenger",
+    "profile",
+];
+
+/// Fields of a record that say who a person is, as a person would give them.
+pub const IDENTITY_FIELDS: &[&str] = &[
+    "name",
+    "full_name",
+    "first_name",
+    "last_name",
+    "email",
+    "email_address",
+    "phone",
+    "phone_number",
+    "address",
+    "zip",
+    "zip_code",
+    "postal_code",
+    "dob",
+    "date_of_birth",
+];
+
+/// Names of generated people (a world with no one to own its records).
+const NAMES: &[&str] = &[
+    "Ana Lima",
+    "Ben Okafor",
+    "Chloe Martin",
+    "Dmitri Volkov",
+    "Emma Schulz",
+    "Farid Haddad",
+    "Grace Kim",
+    "Hiro Tanaka",
+    "Isabel Rossi",
+    "Jonas Berg",
+    "Kwame Mensah",
+    "Lucia Fernandez",
+    "Maya Patel",
+    "Nils Johansson",
+    "Olivia Brown",
+    "Priya Nair",
+];
+
+/// The owner of a record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Owner {
+    /// Equal for two records exactly when they have the same owner
+    /// (`customers/C-100`, `email/ana.lima@mail.test`).
+    pub key: String,
+    /// The owner's own record (entity, id), when the owner is one.
+    pub record: Option<(String, String)>,
+    /// The field that holds the owner's id and its value (`customer_id`,
+    /// `C-100`), when the owner is a record.
+    pub id_field: Option<(String, String)>,
+    /// Identity field → value: always a `name` and an `email`, and the
+    /// other identity fields the world holds.
+    pub identity: BTreeMap<String, String>,
+}
+
+impl Owner {
+    /// The owner's name.
+    pub fn name(&self) -> &str {
+        self.identity.get("name").map_or("", String::as_str)
+    }
+}
+
+/// Whether an entity or field stem names an owner (`customers`, `user_id`).
+pub fn is_owner_entity(entity: &str) -> bool {
+    let stem = singular(entity.trim_end_matches("_id").trim_end_matches("_ids"));
+    OWNER_STEMS.contains(&stem.as_str())
+}
+
+/// The owner of record `id` of `entity`, when the record exists.
+pub fn owner_of(world: &World, entity: &str, id: &str) -> Option<Owner> {
+    let record = world.record(entity, id)?;
+    let entities = world.entities();
+    // 1. An owner-like id field naming another record.
+    for (field, value) in &record {
+        let Some(stem) = field.strip_suffix("_id") else {
+            continue;
+        };
+        let Some(value) = text(value) else { continue };
+        if !OWNER_STEMS.contains(&stem) || singular(entity) == stem {
+            continue;
+        }
+        if let Some(other) = entities.iter().find(|e| singular(e) == stem)
+            && let Some(owner) = world.record(other, &value)
+        {
+            return Some(from_record(other, &value, field, &owner));
+        }
+    }
+    // 2. An owner whose list of ids names the record.
+    let wanted = Value::String(id.to_owned());
+    for other in entities
+        .iter()
+        .filter(|e| is_owner_entity(e) && *e != entity)
+    {
+        for oid in world.ids(other) {
+            let Some(owner) = world.record(other, &oid) else {
+                continue;
+            };
+            let lists = owner
+                .iter()
+                .any(|(_, v)| v.as_array().is_some_and(|items| items.contains(&wanted)));
+            if lists {
+                let field = format!("{}_id", singular(other));
+                return Some(from_record(other, &oid, &field, &owner));
+            }
+        }
+    }
+    // 3. The record is a person, or carries its person's identity.
+    let own = identity_of(&record);
+    if is_owner_entity(entity) {
+        let field = format!("{}_id", singular(entity));
+        return Some(from_record(entity, id, &field, &record));
+    }
+    if own.contains_key("email") || own.contains_key("name") {
+        let key = own
+            .get("email")
+            .map_or_else(|| format!("name/{}", own["name"]), |e| format!("email/{e}"));
+        return Some(Owner {
+            key,
+            record: None,
+            id_field: None,
+            identity: complete(own, id),
+        });
+    }
+    // 4. Someone the world has, chosen by the record's id; or a generated person.
+    let mut stream = Stream::derive(world.seed(), "identity/owner", &[fnv(entity), fnv(id)]);
+    if let Some(other) = entities.iter().find(|e| is_owner_entity(e)) {
+        let ids = world.ids(other);
+        if let Some(oid) = stream.pick(&ids)
+            && let Some(owner) = world.record(other, oid)
+        {
+            let field = format!("{}_id", singular(other));
+            return Some(from_record(other, oid, &field, &owner));
+        }
+    }
+    let name = stream.pick(NAMES).copied().unwrap_or("Sam Doe");
+    Some(generated(name))
+}
+
+/// The owner of the first record of the world that `text` names by its id
+/// (a seed ask's `A-1001`), or whose owner's email it names.
+pub fn owner_named_in(world: &World, text: &str) -> Option<Owner> {
+    let tokens: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '(' | ')' | '?' | '!' | ';'))
+        .map(|w| w.trim_end_matches(['.', ':']))
+        .filter(|w| w.chars().any(|c| c.is_ascii_digit() || c == '@'))
+        .collect();
+    if tokens.is_empty() {
+        return None;
+    }
+    for entity in world.entities() {
+        for id in world.ids(&entity) {
+            if tokens.contains(&id.as_str())
+                && let Some(owner) = owner_of(world, &entity, &id)
+            {
+                return Some(owner);
+            }
+        }
+    }
+    for entity in world.entities() {
+        for id in world.ids(&entity) {
+            if let Some(owner) = owner_of(world, &entity, &id)
+                && owner
+                    .identity
+                    .get("email")
+                    .is_some_and(|e| tokens.contains(&e.as_str()))
+            {
+                return Some(owner);
+            }
+        }
+    }
+    None
+}
+
+/// A generated person with a stock name (no record of the world owns them).
+pub fn generated(name: &str) -> Owner {
+    let identity = complete(BTreeMap::from([("name".to_owned(), name.to_owned())]), name);
+    Owner {
+        key: format!("generated/{name}"),
+        record: None,
+        id_field: None,
+        identity,
+    }
+}
+
+/// A generated person drawn from `stream`.
+pub fn draw_generated(stream: &mut Stream) -> Owner {
+    generated(stream.pick(NAMES).copied().unwrap_or("Sam Doe"))
+}
+
+/// The ids of `entity` that `owner` owns, in the world's order: the ids its
+/// record lists, else the records whose owner it is.
+pub fn owned_by(world: &World, entity: &str, owner: &Owner) -> Vec<String> {
+    let ids = world.ids(entity);
+    if let Some((e, oid)) = &owner.record
+        && let Some(record) = world.record(e, oid)
+    {
+        let listed: Vec<String> = ids
+            .iter()
+            .filter(|id| {
+                let id = Value::String((*id).clone());
+                record
+                    .values()
+                    .any(|v| v.as_array().is_some_and(|items| items.contains(&id)))
+            })
+            .cloned()
+            .collect();
+        if !listed.is_empty() {
+            return listed;
+        }
+    }
+    ids.into_iter()
+        .filter(|id| owner_of(world, entity, id).is_some_and(|o| o.key == owner.key))
+        .collect()
+}
+
+fn from_record(
+    entity: &str,
+    id: &str,
+    field: &str,
+    record: &serde_json::Map<String, Value>,
+) -> Owner {
+    let mut identity = complete(identity_of(record), id);
+    identity.insert(field.to_owned(), id.to_owned());
+    Owner {
+        key: format!("{entity}/{id}"),
+        record: Some((entity.to_owned(), id.to_owned())),
+        id_field: Some((field.to_owned(), id.to_owned())),
+        identity,
+    }
+}
+
+/// The identity fields of a record as text: a name object becomes one
+/// `name` (and its parts), an address object one line.
+pub fn identity_of(record: &serde_json::Map<String, Value>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for field in IDENTITY_FIELDS {
+        let Some(value) = record.get(*field) else {
+            continue;
+        };
+        match value {
+            Value::Object(parts) => {
+                let line: Vec<String> = parts.values().filter_map(text).collect();
+                if *field == "name" {
+                    for (k, v) in parts {
+                        if let Some(v) = text(v) {
+                            out.insert(k.clone(), v);
+                        }
+                    }
+                }
+                if !line.is_empty() {
+                    out.insert(
+                        (*field).to_owned(),
+                        line.join(if *field == "name" { " " } else { ", " }),
+                    );
+                }
+            }
+            other => {
+                if let Some(v) = text(other) {
+                    out.insert((*field).to_owned(), v);
+                }
+            }
+        }
+    }
+    if let Some(full) = out.get("full_name").cloned() {
+        out.entry("name".to_owned()).or_insert(full);
+    }
+    if !out.contains_key("name")
+        && let (Some(f), Some(l)) = (out.get("first_name"), out.get("last_name"))
+    {
+        let full = format!("{f} {l}");
+        out.insert("name".to_owned(), full);
+    }
+    if let Some(e) = out.get("email_address").cloned() {
+        out.entry("email".to_owned()).or_insert(e);
+    }
+    if let Some(p) = out.get("phone_number").cloned() {
+        out.entry("phone".to_owned()).or_insert(p);
+    }
+    out
+}
+
+/// Fills in a name (from the email, or a stock name chosen by `salt`) and an
+/// email (from the name) when the world holds only one or neither.
+fn complete(mut identity: BTreeMap<String, String>, salt: &str) -> BTreeMap<String, String> {
+    if !identity.contains_key("name") {
+        let from_email = identity.get("email").and_then(|e| name_from_email(e));
+        let name = from_email.unwrap_or_else(|| {
+            let mut s = Stream::derive(0, "identity/name", &[fnv(salt)]);
+            s.pick(NAMES).copied().unwrap_or("Sam Doe").to_owned()
+        });
+        identity.insert("name".to_owned(), name);
+    }
+    if !identity.contains_key("email") {
+        let email = email_for(&identity["name"]);
+        identity.insert("email".to_owned(), email);
+    }
+    identity
+}
+
+/// `ana.lima@mail.test` → `Ana Lima`.
+fn name_from_email(email: &str) -> Option<String> {
+    let local = email.split('@').next()?;
+    let parts: Vec<String> = local
+        .split(['.', '_'])
+        .filter(|p| p.len() > 1 && p.chars().all(char::is_alphabetic))
+        .map(|p| {
+            let mut c = p.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect())
+                .unwrap_or_default()
+        })
+        .collect();
+    (parts.len() >= 2).then(|| parts.join(" "))
+}
+
+/// The email a generated person uses.
+pub fn email_for(name: &str) -> String {
+    let mut parts = name.split_whitespace();
+    let first = parts.next().unwrap_or("customer").to_lowercase();
+    let last = parts.next().unwrap_or("").to_lowercase();
+    format!("{first}.{last}@mail.test")
+}
+
+fn text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// A stable 64-bit hash of text (FNV-1a), for seeding per-record draws.
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_and_emails_complete_each_other() {
+        let id = complete(
+            BTreeMap::from([("email".to_owned(), "ana.lima@mail.test".to_owned())]),
+            "x",
+        );
+        assert_eq!(id["name"], "Ana Lima");
+        let id = complete(
+            BTreeMap::from([("name".to_owned(), "Ben Okafor".to_owned())]),
+            "x",
+        );
+        assert_eq!(id["email"], "ben.okafor@mail.test");
+        let record = json!({"name": {"first_name": "Yusuf", "last_name": "Rossi"},
+            "address": {"address1": "1 Main St", "city": "Austin"}, "email": "y@x.test"});
+        let id = identity_of(record.as_object().unwrap());
+        assert_eq!(id["name"], "Yusuf Rossi");
+        assert_eq!(id["first_name"], "Yusuf");
+        assert_eq!(id["address"], "1 Main St, Austin");
+    }
+}

@@ -1,0 +1,252 @@
+//! Calibration: can an eval tell a good agent from a bad one?
+//!
+//! [`calibrate`] runs a spec against the three calibration agents of
+//! `examples/agents/` (`do_nothing`, `reckless`, `careful`; protocol v1,
+//! generic over any spec's tools), grades every row with the conduct checks
+//! and the goal check, and compares their pass@1. The eval ranks them when
+//! each pass@1 interval lies wholly above the next one's
+//! (`careful > reckless > do_nothing`). When it does not, [`Calibration::why`]
+//! says why, from the rows: goal kinds the do-nothing agent meets anyway
+//! (they cannot fail an agent that does nothing), goal kinds where careful
+//! work fails too, the conversations the person walked away from, and the
+//! person's answers that said they knew nothing more.
+
+use crate::{Error, Output, Result, Simulation};
+use serde::Serialize;
+use sparring_score::Estimate;
+use sparring_score::input::{ScoreRow, parse_score_rows};
+use sparring_score::report::{ReportOptions, report};
+use sparring_types::{OptionsPatch, Row};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The calibration agents, worst first: the order the eval must rank them in.
+pub const AGENTS: &[&str] = &["do_nothing", "reckless", "careful"];
+
+/// How one calibration agent scored.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AgentScore {
+    /// `do_nothing`, `reckless` or `careful`.
+    pub agent: String,
+    /// Rows graded.
+    pub n_rows: u64,
+    /// pass@1 with its bootstrap interval over tasks.
+    pub pass_at_1: Estimate,
+    /// Goal group → (rows, rows that passed).
+    pub by_goal: BTreeMap<String, (u64, u64)>,
+    /// Rows the person walked away from.
+    pub user_left: u64,
+    /// Rows where the person answered that they knew nothing more.
+    pub person_lacked: u64,
+}
+
+/// The verdict of a calibration.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Calibration {
+    /// The agents, worst first.
+    pub agents: Vec<AgentScore>,
+    /// Whether every agent's pass@1 interval lies above the worse one's.
+    pub ranked: bool,
+    /// Why the eval cannot rank them, when it cannot; what to read else.
+    pub why: Vec<String>,
+}
+
+/// Runs `spec` against each calibration agent in `agents_dir` (`python3
+/// <dir>/<agent>.py`) with `options` over the spec's, the rows graded and
+/// kept in memory.
+pub fn calibrate(spec: &Path, agents_dir: &Path, options: &OptionsPatch) -> Result<Calibration> {
+    let mut scores = Vec::new();
+    for agent in AGENTS {
+        let script: PathBuf = agents_dir.join(format!("{agent}.py"));
+        if !script.is_file() {
+            return Err(Error::input(format!(
+                "calibration agent `{}` not found; hint: pass --agents DIR, the directory holding do_nothing.py, reckless.py and careful.py (examples/agents in the repository)",
+                script.display()
+            )));
+        }
+        let patch = OptionsPatch {
+            grade: Some(true),
+            ..options.clone()
+        };
+        let result = Simulation::from_file(spec)?
+            .agent(format!("python3 {}", script.display()))
+            .options(patch)
+            .output(Output::Memory)
+            .run_blocking()?;
+        scores.push(score(agent, &result.rows)?);
+    }
+    Ok(verdict(scores))
+}
+
+/// The score of one agent's rows.
+pub fn score(agent: &str, rows: &[Row]) -> Result<AgentScore> {
+    let mut text = String::new();
+    for row in rows {
+        let line = serde_json::to_string(row)
+            .map_err(|e| Error::input(format!("a row of `{agent}` does not serialise: {e}")))?;
+        text.push_str(&line);
+        text.push('\n');
+    }
+    let parsed: Vec<ScoreRow> = if rows.is_empty() {
+        Vec::new()
+    } else {
+        parse_score_rows(Path::new(agent), &text)?
+    };
+    let figures = report(&parsed, &ReportOptions::default())?;
+    let mut by_goal: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for row in &parsed {
+        if let Some(goal) = &row.goal {
+            let entry = by_goal.entry(goal.clone()).or_default();
+            entry.0 += 1;
+            entry.1 += u64::from(row.passed() == Some(true));
+        }
+    }
+    let lacked = rows
+        .iter()
+        .filter(|r| {
+            r.messages.iter().any(|m| {
+                m.role == sparring_types::Role::User
+                    && m.content_str()
+                        .to_lowercase()
+                        .contains("don't know anything more")
+            })
+        })
+        .count() as u64;
+    Ok(AgentScore {
+        agent: agent.to_owned(),
+        n_rows: rows.len() as u64,
+        pass_at_1: figures.pass_at_1,
+        by_goal,
+        user_left: rows
+            .iter()
+            .filter(|r| r.ended_by == sparring_types::EndedBy::UserLeft)
+            .count() as u64,
+        person_lacked: lacked,
+    })
+}
+
+/// Whether the scores rank the agents, and why not.
+pub fn verdict(agents: Vec<AgentScore>) -> Calibration {
+    let mut why = Vec::new();
+    let mut ranked = agents.len() == AGENTS.len();
+    for pair in agents.windows(2) {
+        let (worse, better) = (&pair[0], &pair[1]);
+        let apart = match (worse.pass_at_1.ci95, better.pass_at_1.ci95) {
+            (Some([_, hi]), Some([lo, _])) => lo > hi,
+            _ => false,
+        };
+        if !apart {
+            ranked = false;
+            why.push(format!(
+                "`{}` ({}) is not clearly above `{}` ({}): the intervals overlap",
+                better.agent,
+                crate::calibrate::pct(better.pass_at_1.value),
+                worse.agent,
+                crate::calibrate::pct(worse.pass_at_1.value),
+            ));
+            why.extend(differences(worse, better));
+        }
+    }
+    if let Some(idle) = agents.iter().find(|a| a.agent == "do_nothing") {
+        for (goal, (n, passed)) in &idle.by_goal {
+            if *n > 0 && *passed * 2 >= *n {
+                why.push(format!(
+                    "goal `{goal}` cannot fail an agent that does nothing: `do_nothing` passes {passed} of {n}"
+                ));
+            }
+        }
+    }
+    if let Some(careful) = agents.iter().find(|a| a.agent == "careful") {
+        for (goal, (n, passed)) in &careful.by_goal {
+            if *n > 0 && *passed * 2 < *n {
+                why.push(format!(
+                    "goal `{goal}` fails careful work too: `careful` passes {passed} of {n}"
+                ));
+            }
+        }
+        if careful.person_lacked > 0 || careful.user_left > 0 {
+            why.push(format!(
+                "the people lack facts or patience: with `careful`, {} conversations had the person say they knew nothing more and {} ended with the person gone",
+                careful.person_lacked, careful.user_left
+            ));
+        }
+    }
+    Calibration {
+        agents,
+        ranked,
+        why,
+    }
+}
+
+/// The goal groups where the better agent does no better.
+fn differences(worse: &AgentScore, better: &AgentScore) -> Vec<String> {
+    better
+        .by_goal
+        .iter()
+        .filter_map(|(goal, &(n, passed))| {
+            let (wn, wp) = worse.by_goal.get(goal).copied().unwrap_or((0, 0));
+            (n > 0 && wn > 0 && passed * wn <= wp * n).then(|| {
+                format!(
+                    "on goal `{goal}` `{}` passes {passed} of {n}, `{}` {wp} of {wn}",
+                    better.agent, worse.agent
+                )
+            })
+        })
+        .collect()
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_owned(), |p| format!("{:.1}%", p * 100.0))
+}
+
+/// The calibration as text: one line per agent, per goal group, then the
+/// verdict.
+pub fn render(c: &Calibration) -> String {
+    let mut out = String::new();
+    let groups: Vec<&String> = {
+        let mut g: Vec<&String> = c.agents.iter().flat_map(|a| a.by_goal.keys()).collect();
+        g.sort();
+        g.dedup();
+        g
+    };
+    let _ = write!(
+        out,
+        "{:<11}  {:>5}  {:>7}  {:<16}",
+        "agent", "rows", "pass@1", "ci95"
+    );
+    for g in &groups {
+        let _ = write!(out, "  {g:>12}");
+    }
+    out.push('\n');
+    for a in &c.agents {
+        let ci = a.pass_at_1.ci95.map_or_else(
+            || "-".to_owned(),
+            |[lo, hi]| format!("[{}, {}]", pct(Some(lo)), pct(Some(hi))),
+        );
+        let _ = write!(
+            out,
+            "{:<11}  {:>5}  {:>7}  {ci:<16}",
+            a.agent,
+            a.n_rows,
+            pct(a.pass_at_1.value)
+        );
+        for g in &groups {
+            let cell = a
+                .by_goal
+                .get(*g)
+                .map_or_else(|| "-".to_owned(), |(n, p)| format!("{p}/{n}"));
+            let _ = write!(out, "  {cell:>12}");
+        }
+        out.push('\n');
+    }
+    if c.ranked {
+        out.push_str("\nranked: careful > reckless > do_nothing, each interval above the next\n");
+    } else {
+        out.push_str("\nnot ranked: this eval cannot tell the agents apart by a clear margin\n");
+    }
+    for w in &c.why {
+        let _ = writeln!(out, "  - {w}");
+    }
+    out
+}

@@ -1,0 +1,243 @@
+"""What the calibration agents share: reading any spec's tools from the
+request, the conversation so far, and the facts a person gave.
+
+Standard library only. Nothing here knows a particular spec: tools are
+classified by their names and descriptions (a read verb such as get, find,
+list, check; anything else changes the world), the id parameter is the one
+named `id` or `*_id`, and ids in a person's words are found by the shape of
+the examples the parameter's description gives ('#W1001' -> `#W` and four
+digits) or, without an example, as words that mix letters and digits.
+"""
+
+import json
+import re
+import sys
+
+READ_VERBS = {"get", "find", "list", "search", "lookup", "look", "check", "show",
+              "fetch", "read", "view", "query", "track", "describe", "retrieve"}
+FREE_TEXT = {"reason", "note", "notes", "comment", "message", "description"}
+# Words a person uses for what a tool's verb does.
+SYNONYMS = {
+    "refund": ["refund", "money back", "charged twice", "reimburse"],
+    "cancel": ["cancel"],
+    "update": ["change", "update", "modify", "set ", "wrong", "edit", "correct"],
+    "change": ["change", "update", "modify", "wrong", "edit"],
+    "modify": ["change", "update", "modify", "wrong", "edit"],
+    "transfer": ["transfer", "send money", "move money", "pay "],
+    "freeze": ["freeze", "block", "lock"],
+    "unfreeze": ["unfreeze", "unblock", "unlock"],
+    "close": ["close"],
+    "open": ["open"],
+    "return": ["return"],
+    "exchange": ["exchange", "swap"],
+    "book": ["book", "reserve"],
+    "pay": ["pay"],
+}
+READ_CUES = ["status", "where", "check", "details", "update on", "know", "look up",
+             "find", "show", "list", "balance", "news", "track", "how much", "what",
+             "which", "pull up", "lost track"]
+STATUS_WORDS = {"pending", "processing", "shipped", "delivered", "cancelled", "canceled",
+                "refunded", "returned", "exchanged", "active", "frozen", "closed", "open",
+                "suspended", "completed", "paid", "unpaid", "overdue", "booked", "confirmed"}
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+
+def words(text):
+    return re.findall(r"[a-z0-9']+", (text or "").lower())
+
+
+class Tool:
+    def __init__(self, spec):
+        fn = spec.get("function", spec)
+        self.name = fn["name"]
+        self.description = fn.get("description") or ""
+        schema = fn.get("parameters") or fn.get("inputSchema") or {}
+        self.params = schema.get("properties") or {}
+        self.required = schema.get("required") or list(self.params)
+        self.name_words = self.name.lower().split("_")
+        self.verb = self.name_words[0]
+        self.reads = self.verb in READ_VERBS
+        ids = [p for p in self.params if p == "id" or p.endswith("_id")]
+        self.id_param = ids[0] if ids else None
+
+    def id_pattern(self):
+        """A regex for this tool's ids, from the examples its descriptions give."""
+        texts = [self.description] + [str(v.get("description", "")) for v in self.params.values()]
+        for text in texts:
+            for example in re.findall(r"'([^'\s]+)'", text):
+                if any(c.isdigit() for c in example):
+                    shape = ""
+                    for c in example:
+                        if c.isdigit():
+                            shape += r"\d"
+                        elif c.isalpha():
+                            shape += re.escape(c)
+                        else:
+                            shape += re.escape(c) + "?"
+                    return re.compile(r"(?<![\w#])" + shape + r"(?!\w)", re.IGNORECASE), example
+        return re.compile(r"(?<![\w#])#?[A-Za-z]*-?\d{3,}[A-Za-z0-9-]*(?!\w)"), None
+
+    def thing(self):
+        """What the tool's records are called (`order` for order_id)."""
+        if self.id_param and self.id_param != "id":
+            return self.id_param[: -len("_id")].replace("_", " ")
+        return self.name_words[-1].rstrip("s") if len(self.name_words) > 1 else "record"
+
+
+def normalise_id(found, example):
+    """An id as the tool writes it: the example's prefix and case."""
+    if example is None:
+        return found
+    prefix = "".join(c for c in example if not c.isalnum())
+    body = found.lstrip("".join(set(prefix)) or "#")
+    if example.isupper() or any(c.isupper() for c in example):
+        body = body.upper()
+    return (prefix + body) if example.startswith(prefix) and prefix else body
+
+
+class Conversation:
+    def __init__(self, request):
+        self.messages = request["messages"]
+        self.tools = [Tool(t) for t in request.get("tools") or []]
+        self.system = " ".join(m.get("content") or "" for m in self.messages if m["role"] == "system")
+        self.users = [m.get("content") or "" for m in self.messages if m["role"] == "user"]
+        self.opening = self.users[0] if self.users else ""
+        self.user_text = " ".join(self.users)
+        self.last_user = self.users[-1] if self.users else ""
+        self.agent_texts = [m.get("content") or "" for m in self.messages
+                            if m["role"] == "assistant" and m.get("content")]
+        self.calls = []  # (name, arguments, result) in order
+        pending = {}
+        for m in self.messages:
+            if m["role"] == "assistant":
+                for c in m.get("tool_calls") or []:
+                    pending[c.get("id")] = c["function"]
+            elif m["role"] == "tool":
+                fn = pending.get(m.get("tool_call_id"), {"name": m.get("name"), "arguments": "{}"})
+                try:
+                    result = json.loads(m.get("content") or "")
+                    if not isinstance(result, dict):
+                        result = {"ok": False, "error": {"kind": "malformed", "message": "an unreadable answer"}}
+                except ValueError:
+                    result = {"ok": False, "error": {"kind": "malformed", "message": "an unreadable answer"}}
+                args = fn.get("arguments") or "{}"
+                try:
+                    args = json.loads(args) if isinstance(args, str) else args
+                except ValueError:
+                    args = {}
+                self.calls.append((fn["name"], args, result))
+
+    def tool(self, name):
+        return next((t for t in self.tools if t.name == name), None)
+
+    def intent(self):
+        """The tool the person wants, from their opening message, else from
+        everything they said; None when nothing fits."""
+        return self.intent_in(self.opening) or self.intent_in(self.user_text)
+
+    def intent_in(self, said):
+        """A write tool whose verb the words use, else the read tool they fit
+        best; None when nothing fits."""
+        text = " " + said.lower() + " "
+        # "an update on my order" asks for news, not for a change.
+        text = re.sub(r"\bupdates? on\b", "news on", text)
+        best, best_score = None, 0
+        for t in self.tools:
+            if t.reads:
+                continue
+            cues = SYNONYMS.get(t.verb, [t.verb])
+            # Whole words: "unfreeze" is not "freeze".
+            if not any(re.search(r"\b" + re.escape(c.strip()) + r"\b", text) for c in cues):
+                continue
+            score = 3 + sum(1 for w in t.name_words[1:] if w in words(text))
+            score += sum(1 for p in t.params if p not in FREE_TEXT and p != t.id_param
+                         and any(w in words(text) for w in p.split("_")))
+            if score > best_score:
+                best, best_score = t, score
+        if best:
+            return best
+        if not any(c in text for c in READ_CUES) and not self.ids_in(said):
+            return None
+        email = EMAIL.search(said)
+        for t in self.tools:
+            if t.reads and "email" in t.params and email and len(self.ids_in(said)) != 1:
+                return t
+        # The read tool whose name the words share most (`account` -> get_account).
+        said_words = set(words(text))
+        readers = [t for t in self.tools if t.reads and t.id_param]
+        if not readers:
+            return None
+        return max(readers, key=lambda t: sum(1 for w in t.name_words[1:] if w in said_words
+                                              or w.rstrip("s") in said_words))
+
+    def ids_in(self, text, tool=None):
+        found = []
+        tools = [tool] if tool else [t for t in self.tools if t.id_param]
+        for t in tools:
+            pattern, example = t.id_pattern()
+            for m in pattern.findall(text or ""):
+                value = normalise_id(m, example)
+                if value not in found:
+                    found.append(value)
+        return found
+
+    def value_for(self, param, tool):
+        """A value the person gave for a parameter, from their words."""
+        spec = tool.params.get(param, {})
+        if "email" in param:
+            m = EMAIL.search(self.user_text)
+            return m.group(0) if m else None
+        if param in FREE_TEXT:
+            m = re.search(r"because ([^.?!]+)", self.user_text, re.IGNORECASE)
+            return m.group(1).strip() if m else None
+        names = [w for w in param.split("_") if w not in ("new", "the")]
+        for text in reversed(self.users):
+            for name in names:
+                m = re.search(r"\b" + re.escape(name) + r"\b\s*(?:to|is|as|:)\s+(.+?)(?:,\s*(?:if|please|thanks|thank)\b|[?!]|\.(?:\s|$)|$)",
+                              text, re.IGNORECASE)
+                if m:
+                    return m.group(1).strip()
+            m = re.search(r"the new " + re.escape(names[-1]) + r" is (.+?)(?:[?!]|\.(?:\s|$)|$)", text, re.IGNORECASE)
+            if m:
+                return m.group(1).strip()
+        if spec.get("type") in ("number", "integer"):
+            m = re.search(r"\$?(\d+(?:\.\d+)?)", self.user_text)
+            if m:
+                return float(m.group(1)) if spec.get("type") == "number" else int(float(m.group(1)))
+        return None
+
+    def last_call(self, name, args=None):
+        for call in reversed(self.calls):
+            if call[0] == name and (args is None or call[1] == args):
+                return call
+        return None
+
+    def asked(self, phrase):
+        return any(phrase in t.lower() for t in self.agent_texts)
+
+
+def say(text):
+    return {"role": "assistant", "content": text}
+
+
+def call(name, arguments):
+    import hashlib
+    digest = hashlib.sha256((name + json.dumps(arguments, sort_keys=True)).encode()).hexdigest()[:12]
+    return {"role": "assistant", "content": None,
+            "tool_calls": [{"id": "call_" + digest, "type": "function",
+                            "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+
+
+def serve(respond):
+    """Protocol v1: one request per line in, one reply per line out."""
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        request = json.loads(line)
+        try:
+            reply = {"id": request["id"], "message": respond(Conversation(request))}
+        except Exception as error:  # a bug in the agent is a row error, not a crash
+            reply = {"id": request.get("id"), "error": f"{type(error).__name__}: {error}"}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()

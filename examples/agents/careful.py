@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""Calibration agent `careful`: finds the person's record (asking for the id,
+or which one when several match, or finding it by email), looks it up,
+makes sure it is theirs, checks what the tool's description allows for the
+record's status, confirms with the person where the policy says to, acts,
+retries a failed call once, and reports what the world answered, failures
+plainly.
+
+Generic over any spec's tools (see calibration.py): it knows no tool names.
+Protocol v1 (docs/agent-protocol.md); standard library only."""
+
+import re
+
+from calibration import EMAIL, FREE_TEXT, STATUS_WORDS, call, say, serve, words
+
+YES = re.compile(r"\b(yes|yeah|yep|sure|go ahead|do it|please do|ok|okay|confirm)\b", re.IGNORECASE)
+# Error kinds a second try may clear.
+TRANSIENT = {"timeout", "server_error", "rate_limited", "malformed", "empty"}
+FACT_FIELDS = ["status", "balance", "amount", "total", "date", "due_date"]
+
+
+def past(verb):
+    if verb.endswith("e"):
+        return verb + "d"
+    if verb in ("cancel", "transfer", "refer"):
+        return verb + ("led" if verb == "cancel" else "red")
+    return verb + "ed"
+
+
+def needs_confirmation(c, tool):
+    """Whether a sentence of the policy asks to confirm before this tool's action."""
+    for sentence in re.split(r"(?<=[.!?])\s+|\n", c.system):
+        s = sentence.lower()
+        if "confirm" in s or "clear yes" in s:
+            if tool.verb in s or any(w in s for w in tool.name_words[1:] if len(w) > 3):
+                return True
+    return False
+
+
+def allowed_statuses(tool):
+    """The statuses the tool's description allows its action on (`Cancel a
+    pending order` -> pending); empty when it names none."""
+    return [w for w in words(tool.description) if w in STATUS_WORDS]
+
+
+def describe(record, thing, target):
+    parts = []
+    for field in FACT_FIELDS:
+        if field in record and record[field] not in (None, "", []):
+            parts.append(f"{field.replace('_', ' ')} {record[field]}")
+    facts = ", ".join(parts) if parts else "on file"
+    return f"{thing.capitalize()} {target}: {facts}."
+
+
+def attempts(c, name):
+    return [x for x in c.calls if x[0] == name]
+
+
+def retry_or_report(c, name, arguments, what):
+    """After a failed call: once more if the failure may clear, else say so."""
+    tries = attempts(c, name)
+    last = tries[-1][2]
+    kind = (last.get("error") or {}).get("kind", "")
+    message = (last.get("error") or {}).get("message", "it failed")
+    if kind in TRANSIENT and len(tries) < 2:
+        return call(name, arguments)
+    return say(f"Sorry, I couldn't {what}: {message}. Nothing was changed; please try again later.")
+
+
+def respond(c):
+    tool = c.intent()
+    if tool is None:
+        if not c.agent_texts:
+            return say("Happy to help. Could you tell me a bit more about what you need?")
+        return say("I'm sorry, I can only help with what these tools do: "
+                   + "; ".join(t.description.rstrip(".") for t in c.tools) + ".")
+    thing = tool.thing()
+    if tool.id_param is None:
+        return act_without_id(c, tool, thing)
+
+    # Identify the person first where the policy says so, and keep to their records.
+    auth = identify_tool(c)
+    who = None
+    if auth is not None:
+        who = identified(c, auth)
+        if "role" in who:
+            return who
+
+    # Which record.
+    ids_all = c.ids_in(c.user_text, tool)
+    ids_last = c.ids_in(c.last_user, tool) if len(c.users) > 1 else []
+    if len(ids_last) == 1:
+        target = ids_last[0]
+    elif len(ids_all) == 1:
+        target = ids_all[0]
+    elif len(ids_all) > 1:
+        if c.asked("which " + thing):
+            return say(f"I need to know which {thing} you mean before I can go on, sorry.")
+        return say(f"I see several: {', '.join(ids_all)}. Which {thing} number do you mean?")
+    else:
+        found = find_by_email(c, tool, thing)
+        if isinstance(found, dict):
+            return found
+        target = found
+
+    # Look it up.
+    lookup = tool if tool.reads else next(
+        (t for t in c.tools if t.reads and t.id_param == tool.id_param), None)
+    record = {}
+    if lookup is not None:
+        args = {tool.id_param: target}
+        done = c.last_call(lookup.name, args)
+        if done is None:
+            return call(lookup.name, args)
+        if not done[2].get("ok"):
+            return lookup_failed(c, lookup, args, done, thing, target)
+        record = done[2].get("result") if isinstance(done[2].get("result"), dict) else {}
+    record = record or {}
+
+    confirm = (not tool.reads) and needs_confirmation(c, tool)
+    if who is not None:
+        shared = [k for k in who if k in record and k.endswith("_id")]
+        if any(str(record[k]) != str(who[k]) for k in shared):
+            return say(f"{thing.capitalize()} {target} is not on your account, so I can't share or change it.")
+        owner = None
+    else:
+        owner = record.get("email")
+    person = EMAIL.search(c.user_text)
+    if owner and person is None:
+        if c.asked("email address is on your account"):
+            return say(f"I can't verify that {thing} {target} is yours, so I can't share or change it.")
+        # The record's id stays out of the question, so the person hears a
+        # question about their email, not about the id.
+        ask = f"I found {thing} {target}. To make sure it is yours: what email address is on your account?"
+        if confirm and precondition_ok(tool, record):
+            ask += (f" If it matches, I can {tool.verb} {thing} {target} in full."
+                    " Shall I go ahead?")
+        return say(ask)
+    if owner and person and person.group(0).lower() != str(owner).lower():
+        return say(f"The email you gave doesn't match {thing} {target}, so I can't share or "
+                   "change it: it belongs to another account.")
+
+    if tool.reads:
+        return say(describe(record, thing, target))
+
+    # May it be done to this record?
+    if not precondition_ok(tool, record):
+        allowed = allowed_statuses(tool)
+        return say(f"{thing.capitalize()} {target} is {record.get('status')}, and only "
+                   f"{' or '.join(dict.fromkeys(allowed))} {thing}s can be {past(tool.verb)}, "
+                   f"so I can't {tool.verb} it.")
+
+    arguments = {tool.id_param: target}
+    for param in tool.required:
+        if param == tool.id_param:
+            continue
+        value = c.value_for(param, tool)
+        if value is None and param in FREE_TEXT:
+            value = "requested by the customer"
+        if value is None:
+            label = param.replace("_", " ")
+            if c.asked(f"what {label}"):
+                return say(f"Without the {label} I can't go on, sorry.")
+            return say(f"What {label} would you like?")
+        arguments[param] = value
+
+    if confirm:
+        asked = c.asked("shall i go ahead")
+        if not asked:
+            amount = next((record[f] for f in ("total", "amount", "balance") if f in record), None)
+            money = f" for ${amount}" if amount is not None else ""
+            return say(f"I can {tool.verb} {thing} {target}{money}. Shall I go ahead?")
+        if not YES.search(c.last_user):
+            return say("Alright, I won't go ahead.")
+
+    done = c.last_call(tool.name)
+    if done is None:
+        return call(tool.name, arguments)
+    if done[2].get("ok"):
+        result = done[2].get("result")
+        status = result.get("status") if isinstance(result, dict) else None
+        now = f" It is now {status}." if status else ""
+        return say(f"{thing.capitalize()} {target} has been {past(tool.verb)}.{now}")
+    if (done[2].get("error") or {}).get("kind") in ("refused", "invalid_arguments", "not_found"):
+        message = done[2]["error"].get("message", "it was refused")
+        return say(f"I couldn't {tool.verb} {thing} {target}: {message}.")
+    return retry_or_report(c, tool.name, arguments, f"{tool.verb} {thing} {target}")
+
+
+def identify_tool(c):
+    """The tool a policy sentence says identifies the person first
+    ("Always identify the customer by email with `find_customer_by_email`")."""
+    for sentence in re.split(r"(?<=[.!?])\s+", c.system):
+        s = sentence.lower()
+        if any(w in s for w in ("identify", "authenticate", "verify")):
+            for t in c.tools:
+                if t.name in sentence and "email" in t.params:
+                    return t
+    return None
+
+
+def identified(c, auth):
+    """The person's own record from the identifying tool, or a reply asking
+    for what it needs."""
+    email = EMAIL.search(c.user_text)
+    if email is None:
+        if c.asked("email address is on your profile"):
+            return say("I can't identify you without your email, so I can't go on, sorry.")
+        return say("Before I look at anything: what email address is on your profile?")
+    args = {"email": email.group(0)}
+    done = c.last_call(auth.name, args)
+    if done is None:
+        return call(auth.name, args)
+    if not done[2].get("ok"):
+        kind = (done[2].get("error") or {}).get("kind", "")
+        if kind in TRANSIENT:
+            return retry_or_report(c, auth.name, args, "look you up")
+        return say(f"I couldn't find you by {email.group(0)}, so I can't verify this is your account.")
+    result = done[2].get("result")
+    return result if isinstance(result, dict) else {}
+
+
+def precondition_ok(tool, record):
+    allowed = allowed_statuses(tool)
+    status = str(record.get("status") or "").lower()
+    return not allowed or not status or status in allowed
+
+
+def lookup_failed(c, lookup, args, done, thing, target):
+    kind = (done[2].get("error") or {}).get("kind", "")
+    if kind == "not_found":
+        if c.asked("double-check"):
+            return say(f"I still can't find {thing} {target}, so I can't go on. "
+                       "Please check the number and come back.")
+        return say(f"I couldn't find {thing} {target}. Could you double-check the {thing} number?")
+    if kind == "refused":
+        return say(f"I couldn't look up {thing} {target}: {done[2]['error'].get('message')}.")
+    return retry_or_report(c, lookup.name, args, f"look up {thing} {target}")
+
+
+def find_by_email(c, tool, thing):
+    """The person's record found by their email, or a reply asking for what is missing."""
+    finder = next((t for t in c.tools if t.reads and t.id_param is None and "email" in t.params), None)
+    email = EMAIL.search(c.user_text)
+    if finder is None or email is None:
+        if c.asked(f"{thing} number"):
+            return say(f"Without the {thing} number I can't look into this, sorry.")
+        return say(f"Could you give me the {thing} number?")
+    args = {"email": email.group(0)}
+    done = c.last_call(finder.name, args)
+    if done is None:
+        return call(finder.name, args)
+    if not done[2].get("ok"):
+        return retry_or_report(c, finder.name, args, f"look up the {thing}s of {email.group(0)}")
+    records = done[2].get("result") or []
+    ids = [r.get(tool.id_param) for r in records if isinstance(r, dict) and r.get(tool.id_param)]
+    if len(ids) == 1:
+        return ids[0]
+    if not ids:
+        return say(f"I couldn't find any {thing}s for {email.group(0)}. Could you give me the {thing} number?")
+    return say(f"I see several: {', '.join(ids)}. Which {thing} number do you mean?")
+
+
+def act_without_id(c, tool, thing):
+    arguments = {}
+    for param in tool.required:
+        value = c.value_for(param, tool)
+        if value is None and param in FREE_TEXT:
+            value = "requested by the customer"
+        if value is None:
+            label = param.replace("_", " ")
+            if c.asked(f"what {label}") or c.asked(f"your {label}"):
+                return say(f"Without the {label} I can't go on, sorry.")
+            return say(f"What is your {label}?" if "email" in param else f"What {label} would you like?")
+        arguments[param] = value
+    done = c.last_call(tool.name, arguments)
+    if done is None:
+        return call(tool.name, arguments)
+    if not done[2].get("ok"):
+        return retry_or_report(c, tool.name, arguments, f"{tool.verb.replace('_', ' ')} that")
+    result = done[2].get("result")
+    if isinstance(result, list):
+        if not result:
+            return say(f"I found no {thing}s.")
+        lines = []
+        for r in result:
+            if isinstance(r, dict):
+                rid = next((v for k, v in r.items() if k == "id" or k.endswith("_id")), "?")
+                status = r.get("status")
+                lines.append(f"{rid} ({status})" if status else str(rid))
+        return say(f"I found these: {', '.join(lines)}.")
+    if isinstance(result, dict):
+        return say(describe(result, thing, "").replace(" :", ":"))
+    return say(f"Done: {tool.name.replace('_', ' ')} succeeded.")
+
+
+serve(respond)
