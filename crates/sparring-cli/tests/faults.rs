@@ -196,11 +196,11 @@ fn resetting_server() -> String {
 }
 
 /// Backend faults. A dead backend (every request hangs, 401s or is reset)
-/// costs every row — each recorded as `backend_error` with the reason, none
-/// torn or repeated — and the run goes on to its budget (exit 0; the early
-/// stop, `agent_unavailable`, is for agents that never reply, and the rows
-/// of a model backend are kept as data, as `tests/cli/models.rs` requires). A backend
-/// that fails one request costs that row only.
+/// stops the run early, as a command agent that never replies does
+/// (`agent_unavailable`, exit 1, after `DEAD_AGENT_ROWS` errors and no
+/// reply): every row written is a `backend_error` with the reason, none
+/// torn or repeated, and the run does not spend its budget on more of the
+/// same. A backend that fails one request costs that row only.
 #[test]
 fn backend_faults() {
     let flags = ["--agent-timeout", "1", "--retries", "1"];
@@ -222,8 +222,13 @@ fn backend_faults() {
         let out = dir.path().join("run");
         let o = simulate(&format!("openai:m@{url}"), &out, &flags);
         o.print(fault);
-        assert_eq!(o.exit, Some(0), "{fault}: {}", o.stderr);
-        assert_eq!(o.rows.to_string(), BUDGET, "{fault}: {o:?}");
+        assert_eq!(o.exit, Some(1), "{fault}: {}", o.stderr);
+        assert_eq!(o.stopped, "agent_unavailable", "{fault}: {o:?}");
+        // The rollouts in flight at the stop are written, no more.
+        assert!(
+            o.rows >= 3 && o.rows.to_string() != BUDGET,
+            "{fault}: {o:?}"
+        );
         assert_eq!(o.lost, o.rows, "{fault}: {o:?}");
         assert_eq!((o.duplicates, o.invalid), (0, 0), "{fault}: {o:?}");
         assert!(o.seconds < 60.0, "{fault}: {o:?}");
