@@ -626,6 +626,7 @@ CUT_KEYWORDS = (
     "tools",
     "holdout_fraction",
     "inline_trace",
+    "keep_user_left",
 )
 
 
@@ -676,7 +677,9 @@ def _cut(rows: RowsLike, cut: Optional[str], function: str = "select", **kwargs:
 
 def select_for_sft(rows: RowsLike, **kwargs: Any) -> Selection:
     """Each task's best reward-1 row, spread across behaviour signatures
-    (``mask=``, ``per_task=``, ``seed=``, ``holdout=``, ``traces=``)."""
+    (``mask=``, ``per_task=``, ``seed=``, ``holdout=``, ``traces=``); rows
+    that missed their goal are left out, and rows the person left
+    (``user_left``) too unless ``keep_user_left=True``."""
     return _cut(rows, "sft", "select_for_sft", **kwargs)
 
 

@@ -317,6 +317,10 @@ fn cut_settings(rows_file: &str, s: &Value) -> PyResult<CutSettings> {
         seed: opt_u64(s, "seed"),
         mask,
         per_task: usize_of("per_task"),
+        keep_user_left: s
+            .get("keep_user_left")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
         margin: opt_f64(s, "margin"),
         max_length_ratio: opt_f64(s, "max_length_ratio"),
         max_pairs_per_task: usize_of("max_pairs_per_task"),
