@@ -34,13 +34,9 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
-    /// Well-formed inputs that cannot give the figure asked for (no graded
-    /// rows, no task in common, a guard naming a marker no row carries).
-    #[error("{message}")]
-    Unscorable {
-        /// What is missing, naming the file or option, with a hint.
-        message: String,
-    },
+    /// Rows or labels the score's parsers refuse, as they word it.
+    #[error(transparent)]
+    Score(#[from] sparring_score::Error),
     /// Another process holds the lock on a run directory
     /// ([`crate::lock::RunLock`]).
     #[error("`{}` is in use by another sparring ({}); wait for it to finish, or choose another --out", dir.display(), pid.map_or_else(|| "its pid is unknown".to_owned(), |p| format!("pid {p}")))]
@@ -60,19 +56,6 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
-}
-
-impl From<sparring_score::Error> for Error {
-    fn from(e: sparring_score::Error) -> Self {
-        match e {
-            sparring_score::Error::Invalid { path, at, message } => {
-                Self::Invalid { path, at, message }
-            }
-            other => Self::Unscorable {
-                message: other.to_string(),
-            },
-        }
-    }
 }
 
 impl Error {
