@@ -16,8 +16,9 @@ use crate::person::{self, Facts};
 use crate::writer::{self, AskInput, Templates};
 use sparring_grid::{CoveringArray, Effort};
 use sparring_types::seed::{self, Stream};
+use sparring_types::{FaultKind, FaultRecord};
 use sparring_types::{Persona, SimulateOptions, Situation, Spec};
-use sparring_world::{FaultKind, Operation, ToolModel, World};
+use sparring_world::{Operation, ToolModel, World};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -330,7 +331,7 @@ fn finish_plan(
             tier: vocabulary(tier),
             world_seed,
             faults: fault
-                .map(|k| vec![serde_json::json!({"tool": tool_name, "kind": k.as_str()})])
+                .map(|k| vec![FaultRecord::scheduled(&tool_name, k)])
                 .unwrap_or_default(),
             seed_index: seed_ask.as_ref().map(|_| r),
             rule_text: rule.as_deref().map(sparring_types::policy::short_text),
@@ -481,12 +482,8 @@ fn pinned_task(index: usize, row: &sparring_types::Row) -> Task {
         .situation
         .faults
         .iter()
-        .filter(|f| {
-            f.get("source")
-                .and_then(serde_json::Value::as_str)
-                .is_none_or(|s| s == "scheduled")
-        })
-        .filter_map(|f| Some(serde_json::json!({"tool": f.get("tool")?, "kind": f.get("kind")?})))
+        .filter(|f| f.is_scheduled())
+        .map(|f| FaultRecord::scheduled(&f.tool, f.kind))
         .collect();
     let ask = row
         .messages
@@ -531,7 +528,7 @@ fn draw_condition(
         let faults: Vec<FaultKind> = axes
             .conditions
             .iter()
-            .filter_map(|c| FaultKind::parse(c))
+            .filter_map(|c| c.parse::<FaultKind>().ok())
             .collect();
         stream.pick(&faults).copied()
     } else {

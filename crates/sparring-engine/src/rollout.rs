@@ -43,7 +43,7 @@ pub struct Transcript {
     /// What the agent's backend said about its requests.
     pub agent_log: AgentLog,
     /// The rollout's faults as the world recorded them (`situation.faults`).
-    pub faults: Vec<Value>,
+    pub faults: Vec<sparring_types::FaultRecord>,
     /// Who played the person: `template`, or the model person's backend.
     pub user_model: String,
     /// Turns on which the model person's answer was replaced by the
@@ -326,7 +326,7 @@ impl<'a> Rollout<'a> {
             error,
             timings,
             agent_log: self.agent_log,
-            faults: self.world.faults(),
+            faults: self.world.faults().to_vec(),
             user_model: self.setup.person_model.map_or_else(
                 || sparring_types::defaults::TEMPLATE.to_owned(),
                 ModelPerson::model,
@@ -404,12 +404,12 @@ async fn execute(
     if let Some(kind) = fault
         && kind.blocks()
     {
-        return kind.error(&tool, world.options()).to_content();
+        return sparring_world::fault_error(kind, &tool, world.options()).to_content();
     }
     let answer = match executor.execute(request).await {
         Ok(value) => ToolResult::from_json(&value),
         Err(e) => {
-            world.record_fault(&tool, "execute");
+            world.record_fault(&tool, sparring_types::FaultSource::Execute);
             ToolResult::failure(
                 sparring_world::ErrorKind::Fault,
                 format!("the world failed to answer `{tool}`: {e}"),
@@ -418,7 +418,7 @@ async fn execute(
         }
     };
     match fault {
-        Some(kind) => kind.garble(&answer, world.options()).to_content(),
+        Some(kind) => sparring_world::fault_garble(kind, &answer, world.options()).to_content(),
         None => answer.to_content(),
     }
 }

@@ -343,22 +343,22 @@ async fn tool_conditions_schedule_faults_that_rows_record() {
     for row in &faulted {
         let condition = &row.situation.axes["tool_condition"];
         let tool = &row.situation.axes["tool"];
-        let scheduled: Vec<&serde_json::Value> = row
+        let scheduled: Vec<&sparring_types::FaultRecord> = row
             .situation
             .faults
             .iter()
-            .filter(|f| f["source"] == "scheduled")
+            .filter(|f| f.is_scheduled())
             .collect();
         assert_eq!(scheduled.len(), 1, "{:?}", row.situation.faults);
-        assert_eq!(&scheduled[0]["kind"], condition);
-        assert_eq!(&scheduled[0]["tool"], tool);
+        assert_eq!(scheduled[0].kind.as_str(), condition);
+        assert_eq!(&scheduled[0].tool, tool);
         // When the agent called the tool, its first call met the fault.
         let first = row
             .messages
             .iter()
             .find(|m| m.name.as_deref() == Some(tool.as_str()));
         if let Some(m) = first {
-            assert_eq!(scheduled[0]["fired"], true);
+            assert_eq!(scheduled[0].fired, Some(true));
             let content = m.content_str();
             if ["timeout", "server_error", "rate_limited"].contains(&condition.as_str()) {
                 assert!(content.contains(r#""kind":"fault""#), "{content}");
@@ -372,16 +372,21 @@ async fn tool_conditions_schedule_faults_that_rows_record() {
             .find(|m| m.role == sparring_types::Role::Tool);
         if tool == "none" {
             assert_eq!(
-                scheduled[0]["fired"],
-                first_tool.is_some(),
+                scheduled[0].fired,
+                Some(first_tool.is_some()),
                 "{:?}",
                 row.situation.faults
             );
             if let Some(m) = first_tool {
-                assert_eq!(scheduled[0]["fired_on"].as_str(), m.name.as_deref());
+                assert_eq!(scheduled[0].fired_on.as_deref(), m.name.as_deref());
             }
         } else if first.is_none() {
-            assert_eq!(scheduled[0]["fired"], false, "{:?}", row.situation.faults);
+            assert_eq!(
+                scheduled[0].fired,
+                Some(false),
+                "{:?}",
+                row.situation.faults
+            );
         }
     }
     assert!(

@@ -28,9 +28,7 @@
 use crate::Error;
 use crate::defaults::{AGENT_ANSWERED_IDS_KEPT, AGENT_EXIT_WAIT};
 use crate::log::RunLog;
-use crate::subprocess::{
-    CommandLine, Group, Spawned, StderrTo, WriteError, forward_stderr, write_within,
-};
+use crate::subprocess::{CommandLine, Group, Spawned, StderrTo, WriteError, write_within};
 use serde_json::{Value, json};
 use sparring_types::{Agent, AgentError, AgentReply, AgentRequest, BoxFuture, Message};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -257,29 +255,15 @@ impl CommandAgent {
     }
 
     fn spawn(&self) -> Result<Arc<Process>, Error> {
+        let n = self.starts.fetch_add(1, Ordering::SeqCst) + 1;
         let Spawned {
             child,
             stdin,
             stdout,
-            stderr,
             pid,
             group,
-        } = self.line.spawn()?;
-        let n = self.starts.fetch_add(1, Ordering::SeqCst) + 1;
+        } = self.line.start(self.log.clone(), Some(n))?;
         let role = self.line.role;
-        if let StderrTo::Log(log) = &self.log {
-            log.line(&format!(
-                "{role}: started `{}` (pid {pid}, start {n})",
-                self.line.display
-            ));
-        }
-        forward_stderr(
-            stderr,
-            self.log.clone(),
-            role,
-            pid,
-            Arc::clone(&self.line.secrets),
-        );
         let process = Arc::new(Process {
             pid,
             stdin: tokio::sync::Mutex::new(Some(stdin)),

@@ -15,12 +15,10 @@
 
 use crate::Error;
 use crate::defaults::{GRADE_CONCURRENCY, GRADE_FAIL_FAST_ROWS};
-use crate::subprocess::{
-    CommandLine, Group, Spawned, StderrTo, WriteError, forward_stderr, write_within,
-};
+use crate::subprocess::{CommandLine, Group, StderrTo, WriteError, write_within};
 use serde_json::{Value, json};
 use sparring_types::{BoxFuture, Grader, GraderError, GraderVerdict, Row};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
@@ -93,26 +91,12 @@ impl CommandGrader {
     }
 
     fn spawn(&self) -> Result<Process, Error> {
-        let Spawned {
-            child,
-            stdin,
-            stdout,
-            stderr,
-            pid,
-            group,
-        } = self.line.spawn()?;
-        forward_stderr(
-            stderr,
-            StderrTo::Terminal,
-            self.line.role,
-            pid,
-            Arc::clone(&self.line.secrets),
-        );
+        let started = self.line.start(StderrTo::Terminal, None)?;
         Ok(Process {
-            child,
-            stdin,
-            stdout: BufReader::new(stdout),
-            _group: group,
+            child: started.child,
+            stdin: started.stdin,
+            stdout: BufReader::new(started.stdout),
+            _group: started.group,
         })
     }
 

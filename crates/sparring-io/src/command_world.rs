@@ -11,9 +11,7 @@
 
 use crate::Error;
 use crate::log::RunLog;
-use crate::subprocess::{
-    CommandLine, Group, Spawned, StderrTo, WriteError, forward_stderr, write_within,
-};
+use crate::subprocess::{CommandLine, Group, StderrTo, WriteError, write_within};
 use serde_json::{Value, json};
 use sparring_types::{BoxFuture, ExecuteError, ExecuteRequest, ToolExecutor};
 use std::time::Duration;
@@ -64,32 +62,14 @@ impl CommandWorld {
     }
 
     fn spawn(&self) -> Result<Running, Error> {
-        let Spawned {
-            child,
-            stdin,
-            stdout,
-            stderr,
-            pid,
-            group,
-        } = self.line.spawn()?;
-        if let Some(log) = &self.log {
-            log.line(&format!(
-                "world: started `{}` (pid {pid})",
-                self.line.display
-            ));
-        }
-        forward_stderr(
-            stderr,
-            StderrTo::from_log(self.log.clone()),
-            "world",
-            pid,
-            std::sync::Arc::clone(&self.line.secrets),
-        );
+        let started = self
+            .line
+            .start(StderrTo::from_log(self.log.clone()), None)?;
         Ok(Running {
-            child,
-            stdin,
-            stdout: BufReader::new(stdout).lines(),
-            _group: group,
+            child: started.child,
+            stdin: started.stdin,
+            stdout: BufReader::new(started.stdout).lines(),
+            _group: started.group,
         })
     }
 

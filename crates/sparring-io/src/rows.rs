@@ -326,38 +326,16 @@ fn import(
             .flat_map(|m| m.tool_calls.iter().map(|c| c.function.name.as_str()))
             .collect::<Vec<_>>()}),
     );
+    let scenario_id =
+        sparring_types::hash::short_id("scn", &serde_json::json!({"imported": &task_id}));
     Ok(Row {
-        schema_version: SCHEMA_VERSION,
-        scenario_id: sparring_types::hash::short_id(
-            "scn",
-            &serde_json::json!({"imported": &task_id}),
-        ),
-        row_id,
-        task_id,
-        messages,
         tools,
         situation: sparring_types::Situation {
             tier: sparring_types::Tier::Imported,
             ..sparring_types::Situation::default()
         },
-        persona: sparring_types::Persona::default(),
-        ended_by: sparring_types::EndedBy::AgentDone,
-        error: None,
         reward,
-        reason: None,
-        failure_class: None,
-        conduct_checks: None,
-        judge_meta: None,
-        grades: None,
-        gold_reward: None,
-        gold_author: None,
-        gold_kind: None,
-        markers: std::collections::BTreeMap::new(),
         behavior_signature,
-        sampling: None,
-        logprobs: None,
-        usage: None,
-        requests: None,
         model_version: IMPORTED.to_owned(),
         writer_model: IMPORTED.to_owned(),
         user_model: IMPORTED.to_owned(),
@@ -366,9 +344,13 @@ fn import(
             arm: sparring_types::Arm::Imported,
             ..sparring_types::Lineage::default()
         },
-        seed: 0,
-        turn_cap: None,
-        timings: sparring_types::Timings::default(),
+        ..Row::new(
+            row_id,
+            task_id,
+            scenario_id,
+            messages,
+            sparring_types::EndedBy::AgentDone,
+        )
     })
 }
 

@@ -64,12 +64,12 @@ impl StderrTo {
     }
 }
 
-/// A started process and its pipes.
+/// A started process and its pipes (its stderr is forwarded:
+/// [`CommandLine::start`]).
 pub(crate) struct Spawned {
     pub(crate) child: Child,
     pub(crate) stdin: ChildStdin,
     pub(crate) stdout: ChildStdout,
-    pub(crate) stderr: ChildStderr,
     /// The process id, or 0 once it has exited.
     pub(crate) pid: u32,
     /// The process group's watchdog: dropping it kills the group.
@@ -136,7 +136,7 @@ pub(crate) const OUT_OF_DESCRIPTORS: &str = "sparring ran out of file descriptor
 /// Sends each line of a process's stderr to `to` as `ROLE[pid] stderr: …`
 /// (bytes that are not UTF-8 shown as `\u{fffd}`, the command line's secrets
 /// masked). The pipe is always drained: a full pipe would block the process.
-pub(crate) fn forward_stderr(
+fn forward_stderr(
     stderr: ChildStderr,
     to: StderrTo,
     role: &str,
@@ -215,9 +215,33 @@ impl CommandLine {
         })
     }
 
+    /// Starts the program as [`CommandLine::spawn`] does and forwards its
+    /// stderr to `to`, secrets masked. With a run log, the log first says
+    /// the process started (`ROLE: started `CMD` (pid N, start K)`, the
+    /// start counted only when `start` is given).
+    pub(crate) fn start(&self, to: StderrTo, start: Option<u64>) -> Result<Spawned, Error> {
+        let (spawned, stderr) = self.spawn()?;
+        if let StderrTo::Log(log) = &to {
+            let start = start.map(|n| format!(", start {n}")).unwrap_or_default();
+            log.line(&format!(
+                "{}: started `{}` (pid {}{start})",
+                self.role, self.display, spawned.pid
+            ));
+        }
+        forward_stderr(
+            stderr,
+            to,
+            self.role,
+            spawned.pid,
+            Arc::clone(&self.secrets),
+        );
+        Ok(spawned)
+    }
+
     /// Starts the program in a process group of its own (killed, with the
-    /// whole group, when its [`Spawned`] is dropped).
-    pub(crate) fn spawn(&self) -> Result<Spawned, Error> {
+    /// whole group, when its [`Spawned`] is dropped); its stderr is the
+    /// caller's to read.
+    fn spawn(&self) -> Result<(Spawned, ChildStderr), Error> {
         let spawn_error = |message: String| Error::Spawn {
             role: self.role,
             command: self.display.clone(),
@@ -266,22 +290,23 @@ impl CommandLine {
                 "its standard streams could not be opened".to_owned(),
             ));
         };
-        Ok(Spawned {
-            child,
-            stdin,
-            stdout,
+        Ok((
+            Spawned {
+                child,
+                stdin,
+                stdout,
+                pid,
+                group,
+            },
             stderr,
-            pid,
-            group,
-        })
+        ))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{CommandLine, StderrTo, forward_stderr};
+    use super::{CommandLine, StderrTo};
     use crate::log::RunLog;
-    use std::sync::Arc;
 
     #[test]
     fn command_lines_split_and_redact() {
@@ -347,16 +372,9 @@ mod tests {
         let log = RunLog::create(&dir.path().join("run.log")).unwrap();
         let line =
             CommandLine::parse(r#"sh -c 'printf "\377bad\nsecond\n" >&2'"#, "agent").unwrap();
-        let mut spawned = line.spawn().unwrap();
-        forward_stderr(
-            spawned.stderr,
-            StderrTo::Log(log.clone()),
-            "world",
-            spawned.pid,
-            Arc::clone(&line.secrets),
-        );
+        let mut spawned = line.start(StderrTo::Log(log.clone()), None).unwrap();
         spawned.child.wait().await.unwrap();
-        let text = log_text_with(&log, "second").await;
+        let text = log_text_with(&log, "stderr: second").await;
         assert!(text.contains("stderr: \u{fffd}bad"), "{text}");
         assert!(text.contains("stderr: second"), "{text}");
     }
@@ -375,16 +393,9 @@ mod tests {
         )
         .unwrap();
         assert!(!line.display.contains("opensesame"), "{}", line.display);
-        let mut spawned = line.spawn().unwrap();
-        forward_stderr(
-            spawned.stderr,
-            StderrTo::Log(log.clone()),
-            "agent",
-            spawned.pid,
-            Arc::clone(&line.secrets),
-        );
+        let mut spawned = line.start(StderrTo::Log(log.clone()), None).unwrap();
         spawned.child.wait().await.unwrap();
-        let text = log_text_with(&log, "xylophone").await;
+        let text = log_text_with(&log, "stderr: key").await;
         assert!(
             text.contains("stderr: key *** then *** in xylophone"),
             "{text}"
@@ -412,7 +423,7 @@ mod tests {
     async fn dropping_a_process_kills_its_whole_group() {
         use tokio::io::AsyncBufReadExt as _;
         let line = CommandLine::parse("sh -c 'sleep 300 & echo $!; wait'", "agent").unwrap();
-        let spawned = line.spawn().unwrap();
+        let (spawned, _stderr) = line.spawn().unwrap();
         let leader = spawned.pid;
         let mut lines = tokio::io::BufReader::new(spawned.stdout).lines();
         let grandchild: u32 = lines.next_line().await.unwrap().unwrap().parse().unwrap();
@@ -455,7 +466,7 @@ mod tests {
         let line = CommandLine::parse("true", "agent").unwrap();
         let started = std::time::Instant::now();
         for _ in 0..N {
-            let mut spawned = line.spawn().unwrap();
+            let (mut spawned, _stderr) = line.spawn().unwrap();
             spawned.child.wait().await.unwrap();
         }
         let watched = started.elapsed() / N;

@@ -8,9 +8,9 @@
 //! empty file) is an error naming the file and the line.
 
 use crate::Error;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sparring_types::SCHEMA_VERSION;
+use sparring_types::{FaultRecord, SCHEMA_VERSION};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -125,17 +125,18 @@ fn scheduled_fault_missed(situation: Option<&serde_json::Map<String, Value>>) ->
     if condition.is_none_or(|c| c == "ok") {
         return false;
     }
-    let faults = situation
+    // Entries of another shape (rows from other tools) are left out.
+    let faults: Vec<FaultRecord> = situation
         .get("faults")
         .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
-    if !faults.is_empty() && faults.iter().all(|f| f.get("fired").is_none()) {
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .filter_map(|f| FaultRecord::deserialize(f).ok())
+        .collect();
+    if !faults.is_empty() && faults.iter().all(|f| f.fired.is_none()) {
         return false;
     }
-    !faults.iter().any(|f| {
-        f.get("source").and_then(Value::as_str) == Some("scheduled")
-            && f.get("fired").and_then(Value::as_bool) == Some(true)
-    })
+    !faults.iter().any(|f| f.is_scheduled() && f.has_fired())
 }
 
 /// The name of the goal check in a row's `conduct_checks`.

@@ -22,6 +22,9 @@
 //!   model endpoint, a closure). Futures are boxed so agents can be `dyn`.
 //! - [`ToolExecutor`]: the caller's own world answering tool calls in place
 //!   of the sandbox (`execute`), with the [`RolloutContext`] of each call.
+//! - [`FaultRecord`], [`FaultKind`], [`FaultSource`]: a fault as the row
+//!   records it (`situation.faults`), shared by the world, the plan and the
+//!   reports.
 //! - [`WorldOptions`]: every number the sandbox world uses (`options.world`).
 //! - [`world_spec`]: the spec's `world:` section ([`WorldSpec`]), what the
 //!   world is told per tool (ids, `requires`, `effects`, `returns`, `creates`).
@@ -52,6 +55,7 @@ pub mod agent;
 pub mod axes;
 pub mod defaults;
 pub mod executor;
+mod fault;
 mod goal;
 pub mod grader;
 pub mod hash;
@@ -79,6 +83,7 @@ pub use agent::{
 };
 pub use axes::{AxesSpec, AxisValue, ForbiddenPair};
 pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor, world_answer};
+pub use fault::{FaultKind, FaultRecord, FaultSource};
 pub use goal::Goal;
 pub use grader::{Grader, GraderError, GraderVerdict};
 pub use log::LogSink;

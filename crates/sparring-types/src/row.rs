@@ -136,9 +136,11 @@ pub struct Situation {
     pub tier: crate::Tier,
     /// Seed of the world the rollout ran in.
     pub world_seed: u64,
-    /// Faults scheduled for this rollout, as the world records them.
+    /// The rollout's faults as the world recorded them: the scheduled ones
+    /// (fired or not) and the others that fired. A planned situation holds
+    /// only its scheduled ones, none fired yet.
     #[serde(default)]
-    pub faults: Vec<Value>,
+    pub faults: Vec<crate::FaultRecord>,
     /// Index into the spec's `seeds` when the ask is a seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed_index: Option<usize>,
@@ -452,6 +454,34 @@ mod tests {
         for name in REQUIRED_FIELDS {
             assert!(fields.contains(name), "`{name}` is not a field of Row");
         }
+    }
+
+    #[test]
+    fn rows_of_every_fault_shape_read_and_write_back_unchanged() {
+        let mut row = full_row();
+        // Today's shape, and the two older ones: before `fired`, and before
+        // `source` (a situation's scheduled fault as the plan wrote it).
+        let today = serde_json::json!([
+            {"tool": "none", "kind": "server_error", "source": "scheduled", "fired": true, "call": 1, "fired_on": "get_order"},
+            {"tool": "get_order", "kind": "empty", "source": "random", "fired": true, "call": 2},
+            {"tool": "get_order", "kind": "timeout", "source": "execute", "fired": true, "call": 3},
+            {"tool": "cancel_order", "kind": "timeout", "source": "scheduled", "fired": false},
+        ]);
+        row["situation"]["faults"] = today.clone();
+        let read: Row = serde_json::from_value(row.clone()).unwrap();
+        assert_eq!(
+            read.situation.faults[0].fired_on.as_deref(),
+            Some("get_order")
+        );
+        assert_eq!(serde_json::to_value(&read).unwrap(), row);
+        row["situation"]["faults"] = serde_json::json!([
+            {"tool": "get_order", "kind": "timeout", "source": "scheduled"},
+            {"tool": "get_order", "kind": "rate_limited"},
+        ]);
+        let old: Row = serde_json::from_value(row).unwrap();
+        let faults = &old.situation.faults;
+        assert!(faults.iter().all(|f| f.is_scheduled() && f.fired.is_none()));
+        assert_eq!(faults[1].kind, crate::FaultKind::RateLimited);
     }
 
     #[test]

@@ -99,6 +99,7 @@ macro_rules! vocabulary {
         }
     };
 }
+pub(crate) use vocabulary;
 
 /// The parsing, printing and serde of a bounded value type: text and JSON go
 /// through its `new` check, so every way in gives the same message.

@@ -48,11 +48,11 @@ mod shape;
 mod vocab;
 mod world;
 
-pub use fault::{FaultKind, FaultRecord, parse_scheduled};
+pub use fault::{fault_error, fault_garble};
 pub use infer::{Money, Operation, ToolModel, infer_tool, name_words, status_after};
 pub use refuse::PLACEHOLDERS;
 pub use result::{ErrorKind, ToolResult};
 pub use rules::{Precondition, Reading, RuleReader, Source, preconditions};
 pub use shape::{IdShape, description_example};
-pub use sparring_types::WorldOptions;
+pub use sparring_types::{FaultKind, FaultRecord, FaultSource, WorldOptions};
 pub use world::{ANY_TOOL, TERMINAL_STATUSES, World};

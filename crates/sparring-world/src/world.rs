@@ -1,7 +1,7 @@
 //! The world's state and how it answers calls.
 
 use crate::calc;
-use crate::fault::{FaultKind, FaultRecord, parse_scheduled};
+use crate::fault::{fault_error, fault_garble};
 use crate::generate::{self, Ctx};
 use crate::infer::{Operation, ToolModel, infer_tool, status_after};
 use crate::refuse::ParamEcho;
@@ -11,7 +11,9 @@ use crate::rules::{Reading, RuleReader};
 use crate::shape::{IdShape, description_example};
 use serde_json::{Map, Value, json};
 use sparring_types::seed::Stream;
-use sparring_types::{Spec, ToolSpec, WorldOptions, id_keys, record_id, singular};
+use sparring_types::{
+    FaultKind, FaultRecord, FaultSource, Spec, ToolSpec, WorldOptions, id_keys, record_id, singular,
+};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::sync::{Arc, OnceLock};
@@ -488,30 +490,21 @@ impl World {
     /// Schedules a fault on the first call to `tool`; with [`ANY_TOOL`]
     /// (`none`, a situation without a tool), on the first call of any tool.
     pub fn schedule(&mut self, tool: &str, kind: FaultKind) {
-        self.faults.push(FaultRecord {
-            tool: tool.to_owned(),
-            kind,
-            source: "scheduled".to_owned(),
-            fired: false,
-            call: None,
-            fired_on: None,
-        });
+        self.faults.push(FaultRecord::scheduled(tool, kind));
     }
 
-    /// Schedules the faults a situation carries (`{"tool", "kind"}` each);
-    /// entries of another shape are ignored.
-    pub fn schedule_all(&mut self, faults: &[Value]) {
-        for f in faults {
-            if let Some((tool, kind)) = parse_scheduled(f) {
-                self.schedule(&tool, kind);
-            }
+    /// Schedules a situation's faults (its scheduled ones; a row's random
+    /// and `execute` faults are not the situation's and are left out).
+    pub fn schedule_all(&mut self, faults: &[FaultRecord]) {
+        for f in faults.iter().filter(|f| f.is_scheduled()) {
+            self.schedule(&f.tool, f.kind);
         }
     }
 
     /// Every fault of this rollout as the row records it: the scheduled
     /// ones (fired or not) and the random ones that fired.
-    pub fn faults(&self) -> Vec<Value> {
-        self.faults.iter().map(FaultRecord::to_json).collect()
+    pub fn faults(&self) -> &[FaultRecord] {
+        &self.faults
     }
 
     /// Counts one call to `tool` and decides whether it breaks: a
@@ -524,9 +517,9 @@ impl World {
         if let Some(f) = self
             .faults
             .iter_mut()
-            .find(|f| f.source == "scheduled" && (f.tool == tool || f.tool == ANY_TOOL) && !f.fired)
+            .find(|f| f.is_scheduled() && (f.tool == tool || f.tool == ANY_TOOL) && !f.has_fired())
         {
-            f.fired = true;
+            f.fired = Some(true);
             f.call = Some(call);
             if f.tool == ANY_TOOL {
                 f.fired_on = Some(tool.to_owned());
@@ -542,28 +535,20 @@ impl World {
             return None;
         }
         let kind = FaultKind::draw(&self.shared.options, &mut stream)?;
-        self.faults.push(FaultRecord {
-            tool: tool.to_owned(),
-            kind,
-            source: "random".to_owned(),
-            fired: true,
-            call: Some(call),
-            fired_on: None,
-        });
+        self.faults
+            .push(FaultRecord::fired(tool, kind, FaultSource::Random, call));
         Some(kind)
     }
 
     /// Records a fault that did not come from the world (the caller's world
     /// failed to answer): counted as a `server_error` with `source`.
-    pub fn record_fault(&mut self, tool: &str, source: &str) {
-        self.faults.push(FaultRecord {
-            tool: tool.to_owned(),
-            kind: FaultKind::ServerError,
-            source: source.to_owned(),
-            fired: true,
-            call: Some(self.calls),
-            fired_on: None,
-        });
+    pub fn record_fault(&mut self, tool: &str, source: FaultSource) {
+        self.faults.push(FaultRecord::fired(
+            tool,
+            FaultKind::ServerError,
+            source,
+            self.calls,
+        ));
     }
 
     /// Answers one call and remembers its effect. Faults come first.
@@ -584,11 +569,11 @@ impl World {
         if let Some(kind) = fault
             && kind.blocks()
         {
-            return kind.error(tool, &self.shared.options);
+            return fault_error(kind, tool, &self.shared.options);
         }
         let answer = self.answer(index, arguments);
         match fault {
-            Some(kind) => kind.garble(&answer, &self.shared.options),
+            Some(kind) => fault_garble(kind, &answer, &self.shared.options),
             None => answer,
         }
     }

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 use sparring_types::{Spec, WorldOptions};
-use sparring_world::{FaultKind, World};
+use sparring_world::{FaultKind, FaultRecord, FaultSource, World};
 
 fn shop() -> Spec {
     Spec::from_value(&json!({
@@ -306,17 +306,20 @@ fn scheduled_faults_hit_the_first_call_and_are_recorded() {
     );
     assert!(w.call("get_order", &json!({"order_id": "#W1001"})).is_ok());
     assert_eq!(
-        w.faults(),
-        vec![
-            json!({"tool": "get_order", "kind": "rate_limited", "source": "scheduled", "fired": true, "call": 2})
-        ]
+        serde_json::to_value(w.faults()).unwrap(),
+        json!([
+            {"tool": "get_order", "kind": "rate_limited", "source": "scheduled", "fired": true, "call": 2}
+        ])
     );
     // Malformed and empty answers are performed, then garbled.
     let mut w = World::new(&shop(), 1);
+    // A situation's faults as a replayed row holds them: the random one is
+    // not the situation's and is not scheduled again.
     w.schedule_all(&[
-        json!({"tool": "cancel_pending_order", "kind": "malformed"}),
-        json!({"tool": "get_order", "kind": "empty"}),
-        json!({"tool": "find_customer", "kind": "timeout"}),
+        FaultRecord::scheduled("cancel_pending_order", FaultKind::Malformed),
+        FaultRecord::fired("get_order", FaultKind::Timeout, FaultSource::Random, 1),
+        FaultRecord::scheduled("get_order", FaultKind::Empty),
+        FaultRecord::scheduled("find_customer", FaultKind::Timeout),
     ]);
     let garbled = w.call(
         "cancel_pending_order",
@@ -330,8 +333,9 @@ fn scheduled_faults_hit_the_first_call_and_are_recorded() {
         r#"{"ok":true,"result":{}}"#
     );
     let faults = w.faults();
-    assert_eq!(faults[2]["fired"], false);
-    assert!(faults[2].get("call").is_none());
+    assert_eq!(faults.len(), 3);
+    assert_eq!(faults[2].fired, Some(false));
+    assert!(faults[2].call.is_none());
 }
 
 #[test]
@@ -356,13 +360,16 @@ fn random_faults_follow_fault_rate() {
     assert!(
         recorded
             .iter()
-            .all(|f| f["source"] == "random" && f["fired"] == true)
+            .all(|f| f.source == FaultSource::Random && f.has_fired())
     );
     // Three kinds of five block the call; malformed and empty answer.
     let blocking = recorded
         .iter()
         .filter(|f| {
-            ["timeout", "server_error", "rate_limited"].contains(&f["kind"].as_str().unwrap())
+            matches!(
+                f.kind,
+                FaultKind::Timeout | FaultKind::ServerError | FaultKind::RateLimited
+            )
         })
         .count();
     assert_eq!(blocked, blocking);

@@ -115,20 +115,9 @@ impl Tally {
             self.goal_called += u64::from(called.contains(tool));
             self.facts_complete += u64::from(row.persona.lacks.is_empty());
         }
-        for fault in &row.situation.faults {
-            let scheduled = fault
-                .get("source")
-                .and_then(serde_json::Value::as_str)
-                .is_none_or(|s| s == "scheduled");
-            if scheduled {
-                self.faults_scheduled += 1;
-                self.faults_fired += u64::from(
-                    fault
-                        .get("fired")
-                        .and_then(serde_json::Value::as_bool)
-                        .unwrap_or(false),
-                );
-            }
+        for fault in row.situation.faults.iter().filter(|f| f.is_scheduled()) {
+            self.faults_scheduled += 1;
+            self.faults_fired += u64::from(fault.has_fired());
         }
     }
 }
