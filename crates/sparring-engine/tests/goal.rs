@@ -563,3 +563,226 @@ fn load_yaml(path: &str) -> Value {
     value["system_prompt"] = Value::String(policy);
     value
 }
+
+/// An explicit expectation: look the order up, cancel it; the order ends
+/// cancelled; the reply says so.
+fn expected_goal() -> Goal {
+    let expect: sparring_types::Expect = serde_json::from_value(json!({
+        "calls": [
+            {"tool": "get_order", "arguments": {"order_id": "#W1001"}},
+            {"tool": "cancel_order", "arguments": {"order_id": "#W1001", "reason": "mistake"}},
+        ],
+        "state": {"orders": {"#W1001": {"status": "cancelled"}}},
+        "says": ["cancelled"],
+    }))
+    .unwrap();
+    Goal::expected(expect)
+}
+
+#[test]
+fn expected_met_when_the_calls_succeed_in_order_the_state_holds_and_the_reply_says_it() {
+    let c = convo(&[
+        (
+            "user",
+            "Please cancel order #W1001, I ordered it by mistake.",
+        ),
+        ("call", r##"get_order {"order_id":"#W1001"}"##),
+        ("result", PENDING),
+        // A read beyond the expected calls is free.
+        ("call", r##"get_order {"order_id":"#W1001"}"##),
+        ("result", PENDING),
+        // So is a call the world refused: it changed nothing.
+        ("call", r##"cancel_order {"order_id":"#W1001"}"##),
+        ("result", TIMEOUT),
+        (
+            "call",
+            r##"cancel_order {"reason":"mistake","order_id":"#W1001"}"##,
+        ),
+        ("result", CANCELLED),
+        ("agent", "Order #W1001 is now Cancelled."),
+    ]);
+    let v = check(&expected_goal(), &c);
+    assert!(v.met, "{}", v.evidence);
+    assert_eq!(
+        v.evidence,
+        "goal expected met: the 2 expected calls succeeded in order (messages 2, 8); \
+         `orders` `#W1001` holds status=\"cancelled\"; the final reply (message 10) states `cancelled`"
+    );
+}
+
+/// A named conversation tail and the evidence it must give.
+type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str);
+
+#[test]
+fn expected_not_met_when_a_call_is_missing_changed_out_of_order_or_extra() {
+    let cases: [Case<'_>; 6] = [
+        (
+            "dropped",
+            vec![
+                (
+                    "call",
+                    r##"cancel_order {"order_id":"#W1001","reason":"mistake"}"##,
+                ),
+                ("result", CANCELLED),
+                ("agent", "It is cancelled."),
+            ],
+            "expected call 1 of 2, `get_order` with order_id=\"#W1001\", was not made successfully",
+        ),
+        (
+            "changed",
+            vec![
+                ("call", r##"get_order {"order_id":"#W1001"}"##),
+                ("result", PENDING),
+                (
+                    "call",
+                    r##"cancel_order {"order_id":"#W1001","reason":"no_longer_needed"}"##,
+                ),
+                ("result", CANCELLED),
+                ("agent", "It is cancelled."),
+            ],
+            "expected call 2 of 2, `cancel_order` with order_id=\"#W1001\", reason=\"mistake\", was not made successfully after message 2; `cancel_order` at message 4 had",
+        ),
+        (
+            "out of order",
+            vec![
+                (
+                    "call",
+                    r##"cancel_order {"order_id":"#W1001","reason":"mistake"}"##,
+                ),
+                ("result", CANCELLED),
+                ("call", r##"get_order {"order_id":"#W1001"}"##),
+                ("result", CANCELLED),
+                ("agent", "It is cancelled."),
+            ],
+            "expected call 2 of 2, `cancel_order`",
+        ),
+        (
+            "extra write",
+            vec![
+                ("call", r##"get_order {"order_id":"#W1001"}"##),
+                ("result", PENDING),
+                (
+                    "call",
+                    r##"cancel_order {"order_id":"#W1001","reason":"mistake"}"##,
+                ),
+                ("result", CANCELLED),
+                (
+                    "call",
+                    r##"cancel_order {"order_id":"#W1005","reason":"mistake"}"##,
+                ),
+                (
+                    "result",
+                    r##"{"ok":true,"result":{"order_id":"#W1005","status":"cancelled"}}"##,
+                ),
+                ("agent", "It is cancelled."),
+            ],
+            "`cancel_order` at message 6 changed the world beyond the expected calls",
+        ),
+        (
+            "wrong end state",
+            vec![
+                ("call", r##"get_order {"order_id":"#W1001"}"##),
+                ("result", PENDING),
+                (
+                    "call",
+                    r##"cancel_order {"order_id":"#W1001","reason":"mistake"}"##,
+                ),
+                ("result", PENDING),
+                ("agent", "It is cancelled."),
+            ],
+            "`orders` `#W1001` last reported at message 5 has `status` \"pending\", expected \"cancelled\"",
+        ),
+        (
+            "not said",
+            vec![
+                ("call", r##"get_order {"order_id":"#W1001"}"##),
+                ("result", PENDING),
+                (
+                    "call",
+                    r##"cancel_order {"order_id":"#W1001","reason":"mistake"}"##,
+                ),
+                ("result", CANCELLED),
+                ("agent", "All set, anything else?"),
+            ],
+            "the final reply (message 6) does not state `cancelled`",
+        ),
+    ];
+    for (name, turns, want) in cases {
+        let mut all = vec![("user", "Please cancel order #W1001.")];
+        all.extend(turns);
+        let v = check(&expected_goal(), &convo(&all));
+        assert!(!v.met, "{name}: {}", v.evidence);
+        assert!(
+            v.evidence.starts_with("goal expected not met: ") && v.evidence.contains(want),
+            "{name}: {}",
+            v.evidence
+        );
+    }
+}
+
+#[test]
+fn an_expected_state_alone_needs_the_world_to_report_the_record() {
+    let mut goal = expected_goal();
+    let expect = goal.expect.as_mut().unwrap();
+    expect.calls.clear();
+    expect.says.clear();
+    let unreported = convo(&[
+        ("user", "Please cancel order #W1001."),
+        ("agent", "It is cancelled."),
+    ]);
+    let v = check(&goal, &unreported);
+    assert!(!v.met);
+    assert!(
+        v.evidence
+            .contains("the world never reported `orders` `#W1001`"),
+        "{}",
+        v.evidence
+    );
+    // Without expected calls, any state-changing call that leaves the record
+    // as expected will do.
+    let done = convo(&[
+        ("user", "Please cancel order #W1001."),
+        ("call", r#"cancel_order {"order_id":"W1001"}"#),
+        ("result", CANCELLED),
+        ("agent", "It is cancelled."),
+    ]);
+    assert!(check(&goal, &done).met, "{}", check(&goal, &done).evidence);
+}
+
+/// A seed given with `expect` plans a situation whose goal is that
+/// expectation; the row shows where its goal came from.
+#[test]
+fn a_seed_with_expect_gets_the_expected_goal_and_plain_seeds_keep_derived_ones() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/support-desk/spec.yaml"
+    );
+    let mut doc = load_yaml(path);
+    let first = doc["seeds"][0].as_str().unwrap().to_owned();
+    doc["seeds"][0] = json!({"ask": first, "expect": {"says": ["in transit"]}});
+    let spec = sparring_types::Spec::from_value(&doc).unwrap();
+    let plan =
+        sparring_engine::plan::plan(&spec, &sparring_types::SimulateOptions::default()).unwrap();
+    let seed0 = plan
+        .tasks
+        .iter()
+        .find(|t| t.situation.seed_index == Some(0))
+        .unwrap();
+    let goal = seed0.situation.goal.as_ref().unwrap();
+    assert_eq!(goal.kind, GoalKind::Expected);
+    assert_eq!(goal.expect.as_ref().unwrap().says, ["in transit"]);
+    assert_eq!(seed0.ask, first);
+    let seed1 = plan
+        .tasks
+        .iter()
+        .find(|t| t.situation.seed_index == Some(1))
+        .unwrap();
+    assert_ne!(
+        seed1.situation.goal.as_ref().unwrap().kind,
+        GoalKind::Expected
+    );
+    // The row's goal round-trips through JSON, so the row grades alone.
+    let text = serde_json::to_string(goal).unwrap();
+    assert!(text.contains(r#""kind":"expected""#), "{text}");
+    assert_eq!(&serde_json::from_str::<Goal>(&text).unwrap(), goal);
+}
