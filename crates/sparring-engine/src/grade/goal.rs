@@ -429,6 +429,24 @@ fn expected(
             at.join(", ")
         ));
     }
+    if expect.calls.is_empty()
+        && let Some(extra) = calls.iter().find(|c| {
+            c.succeeded()
+                && is_write_tool(&c.name)
+                && !expect
+                    .state
+                    .values()
+                    .flat_map(|records| records.keys())
+                    .any(|id| mentions_id(c, id))
+        })
+    {
+        return Err(format!(
+            "`{}` at message {} changed a record the expected state does not name: {}",
+            extra.name,
+            extra.at,
+            quote(&extra.raw)
+        ));
+    }
     for (entity, records) in &expect.state {
         for (id, fields) in records {
             let Some((at, record)) = reported_record(messages, calls, entity, id) else {
