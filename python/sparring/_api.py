@@ -19,6 +19,9 @@ from ._data import Rows, ScoredData, SimulationData, _Data
 
 PathLike = Union[str, "os.PathLike[str]"]
 RowsLike = Union[_Data, Iterable[Mapping[str, Any]], PathLike]
+#: A seed: an ask, or ``{"ask": ..., "expect": {"calls", "state", "says"}}``
+#: (docs/spec.md, "Seeds with expectations"); passed to the spec as given.
+SeedLike = Union[str, Mapping[str, Any]]
 
 #: Keywords whose feature is not built yet, with what to use meanwhile.
 NOT_BUILT = {
@@ -109,7 +112,7 @@ def _name(obj: Any, default: str) -> str:
 
 
 def _spec_request(
-    spec: Any, tools: Any, system_prompt: Optional[str], seeds: Optional[Sequence[str]], name: Optional[str]
+    spec: Any, tools: Any, system_prompt: Optional[str], seeds: Optional[Sequence[SeedLike]], name: Optional[str]
 ) -> dict[str, Any]:
     request: dict[str, Any] = {}
     if spec is not None:
@@ -131,7 +134,7 @@ def _spec_request(
     if seeds is not None:
         if isinstance(seeds, str):
             raise TypeError("seeds= must be a list of asks, not one string")
-        request["seeds"] = list(seeds)
+        request["seeds"] = [dict(s) if isinstance(s, Mapping) else s for s in seeds]
     if name is not None:
         request["name"] = name
     return request
@@ -194,7 +197,7 @@ def _run(
     tools: Any,
     system_prompt: Optional[str],
     spec: Any,
-    seeds: Optional[Sequence[str]],
+    seeds: Optional[Sequence[SeedLike]],
     backend: Optional[str],
     sampling: Optional[Mapping[str, Any]],
     simulator: Any,
@@ -288,7 +291,7 @@ def simulate(
     tools: Optional[Sequence[Mapping[str, Any]]] = None,
     system_prompt: Optional[str] = None,
     spec: Any = None,
-    seeds: Optional[Sequence[str]] = None,
+    seeds: Optional[Sequence[SeedLike]] = None,
     repeats: Optional[int] = None,
     phrasings: Optional[int] = None,
     repeat_policy: Optional[str] = None,

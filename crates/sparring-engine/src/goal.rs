@@ -6,11 +6,12 @@
 //! tried on a copy of the rollout's world (without faults), and what the
 //! world answers decides between `act`, `inform` and `decline`, and gives
 //! the record's state after the change and the facts a reply must state.
-//! The copy is thrown away; the rollout's own world is untouched.
+//! The copy is thrown away; the rollout's own world is untouched. A seed
+//! given with `expect` has that expectation as its goal ([`expected`]).
 
 use crate::person::Facts;
 use serde_json::{Map, Value};
-use sparring_types::{Goal, GoalKind, Spec, WorldOptions};
+use sparring_types::{Expect, Goal, GoalKind, Spec, WorldOptions};
 use sparring_world::{Operation, ToolModel, World};
 use std::collections::BTreeMap;
 
@@ -82,6 +83,16 @@ pub fn derive(
         }
         _ => try_call(spec, world, model, &mut goal),
     }
+    goal
+}
+
+/// The goal of a seed given with `expect`: that expectation, with the
+/// situation's tool and scheduled fault kept so a fault that fires is
+/// judged as for any goal (telling the person it failed meets it).
+pub fn expected(expect: &Expect, model: Option<&ToolModel>, fault: Option<&str>) -> Goal {
+    let mut goal = Goal::expected(expect.clone());
+    goal.tool = model.map(|m| m.name.clone());
+    goal.fault = fault.map(str::to_owned);
     goal
 }
 

@@ -335,14 +335,21 @@ fn finish_plan(
                 .unwrap_or_default(),
             seed_index: seed_ask.as_ref().map(|_| r),
             rule_text: rule.as_deref().map(sparring_types::policy::short_text),
-            goal: Some(crate::goal::derive(
-                spec,
-                &task_world,
-                model,
-                &state,
-                &facts,
-                fault.map(FaultKind::as_str),
-            )),
+            goal: Some(
+                match seed_ask.as_ref().and_then(|_| spec.seed_expects.get(&r)) {
+                    Some(expect) => {
+                        crate::goal::expected(expect, model, fault.map(FaultKind::as_str))
+                    }
+                    None => crate::goal::derive(
+                        spec,
+                        &task_world,
+                        model,
+                        &state,
+                        &facts,
+                        fault.map(FaultKind::as_str),
+                    ),
+                },
+            ),
         };
         let persona = Persona {
             name: name.clone(),

@@ -9,6 +9,7 @@
 use serde_json::{Value, json};
 use sparring_engine::grade::goal::check;
 use sparring_types::{FunctionCall, Goal, GoalKind, Message, Role, ToolCall};
+use std::collections::BTreeMap;
 
 /// A compact conversation: `("user", text)`, `("agent", text)`,
 /// `("call", "tool {json args}")`, `("result", json)`.
@@ -562,4 +563,546 @@ fn load_yaml(path: &str) -> Value {
     .unwrap();
     value["system_prompt"] = Value::String(policy);
     value
+}
+
+/// An explicit expectation: look the order up, cancel it; the order ends
+/// cancelled; the reply says so.
+fn expected_goal() -> Goal {
+    let expect: sparring_types::Expect = serde_json::from_value(json!({
+        "calls": [
+            {"tool": "get_order", "arguments": {"order_id": "#W1001"}},
+            {"tool": "cancel_order", "arguments": {"order_id": "#W1001", "reason": "mistake"}},
+        ],
+        "state": {"orders": {"#W1001": {"status": "cancelled"}}},
+        "says": ["cancelled"],
+    }))
+    .unwrap();
+    Goal::expected(expect)
+}
+
+#[test]
+fn expected_met_when_the_calls_succeed_in_order_the_state_holds_and_the_reply_says_it() {
+    let c = convo(&[
+        (
+            "user",
+            "Please cancel order #W1001, I ordered it by mistake.",
+        ),
+        ("call", r##"get_order {"order_id":"#W1001"}"##),
+        ("result", PENDING),
+        // A read beyond the expected calls is free.
+        ("call", r##"get_order {"order_id":"#W1001"}"##),
+        ("result", PENDING),
+        // So is a call the world refused: it changed nothing.
+        ("call", r##"cancel_order {"order_id":"#W1001"}"##),
+        ("result", TIMEOUT),
+        (
+            "call",
+            r##"cancel_order {"reason":"mistake","order_id":"#W1001"}"##,
+        ),
+        ("result", CANCELLED),
+        ("agent", "Order #W1001 is now Cancelled."),
+    ]);
+    let v = check(&expected_goal(), &c);
+    assert!(v.met, "{}", v.evidence);
+    assert_eq!(
+        v.evidence,
+        "goal expected met: the 2 expected calls succeeded in order (messages 2, 8); \
+         `orders` `#W1001` holds status=\"cancelled\"; the final reply (message 10) states `cancelled`"
+    );
+}
+
+/// A named conversation tail and the evidence it must give.
+type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str);
+
+#[test]
+fn expected_not_met_when_a_call_is_missing_changed_out_of_order_or_extra() {
+    let cases: [Case<'_>; 6] = [
+        (
+            "dropped",
+            vec![
+                (
+                    "call",
+                    r##"cancel_order {"order_id":"#W1001","reason":"mistake"}"##,
+                ),
+                ("result", CANCELLED),
+                ("agent", "It is cancelled."),
+            ],
+            "expected call 1 of 2, `get_order` with order_id=\"#W1001\", was not made successfully",
+        ),
+        (
+            "changed",
+            vec![
+                ("call", r##"get_order {"order_id":"#W1001"}"##),
+                ("result", PENDING),
+                (
+                    "call",
+                    r##"cancel_order {"order_id":"#W1001","reason":"no_longer_needed"}"##,
+                ),
+                ("result", CANCELLED),
+                ("agent", "It is cancelled."),
+            ],
+            "expected call 2 of 2, `cancel_order` with order_id=\"#W1001\", reason=\"mistake\", was not made successfully after message 2; `cancel_order` at message 4 had",
+        ),
+        (
+            "out of order",
+            vec![
+                (
+                    "call",
+                    r##"cancel_order {"order_id":"#W1001","reason":"mistake"}"##,
+                ),
+                ("result", CANCELLED),
+                ("call", r##"get_order {"order_id":"#W1001"}"##),
+                ("result", CANCELLED),
+                ("agent", "It is cancelled."),
+            ],
+            "expected call 2 of 2, `cancel_order`",
+        ),
+        (
+            "extra write",
+            vec![
+                ("call", r##"get_order {"order_id":"#W1001"}"##),
+                ("result", PENDING),
+                (
+                    "call",
+                    r##"cancel_order {"order_id":"#W1001","reason":"mistake"}"##,
+                ),
+                ("result", CANCELLED),
+                (
+                    "call",
+                    r##"cancel_order {"order_id":"#W1005","reason":"mistake"}"##,
+                ),
+                (
+                    "result",
+                    r##"{"ok":true,"result":{"order_id":"#W1005","status":"cancelled"}}"##,
+                ),
+                ("agent", "It is cancelled."),
+            ],
+            "`cancel_order` at message 6 changed the world beyond the expected calls",
+        ),
+        (
+            "wrong end state",
+            vec![
+                ("call", r##"get_order {"order_id":"#W1001"}"##),
+                ("result", PENDING),
+                (
+                    "call",
+                    r##"cancel_order {"order_id":"#W1001","reason":"mistake"}"##,
+                ),
+                ("result", PENDING),
+                ("agent", "It is cancelled."),
+            ],
+            "`orders` `#W1001` last reported at message 5 has `status` \"pending\", expected \"cancelled\"",
+        ),
+        (
+            "not said",
+            vec![
+                ("call", r##"get_order {"order_id":"#W1001"}"##),
+                ("result", PENDING),
+                (
+                    "call",
+                    r##"cancel_order {"order_id":"#W1001","reason":"mistake"}"##,
+                ),
+                ("result", CANCELLED),
+                ("agent", "All set, anything else?"),
+            ],
+            "the final reply (message 6) does not state `cancelled`",
+        ),
+    ];
+    for (name, turns, want) in cases {
+        let mut all = vec![("user", "Please cancel order #W1001.")];
+        all.extend(turns);
+        let v = check(&expected_goal(), &convo(&all));
+        assert!(!v.met, "{name}: {}", v.evidence);
+        assert!(
+            v.evidence.starts_with("goal expected not met: ") && v.evidence.contains(want),
+            "{name}: {}",
+            v.evidence
+        );
+    }
+}
+
+#[test]
+fn an_expected_state_alone_needs_the_world_to_report_the_record() {
+    let mut goal = expected_goal();
+    let expect = goal.expect.as_mut().unwrap();
+    expect.calls.clear();
+    expect.says.clear();
+    let unreported = convo(&[
+        ("user", "Please cancel order #W1001."),
+        ("agent", "It is cancelled."),
+    ]);
+    let v = check(&goal, &unreported);
+    assert!(!v.met);
+    assert!(
+        v.evidence
+            .contains("the world never reported `orders` `#W1001`"),
+        "{}",
+        v.evidence
+    );
+    // Without expected calls, any state-changing call on the expected
+    // records that leaves them as expected will do; one on another record
+    // fails, as it would change tau2's database.
+    let elsewhere = convo(&[
+        ("user", "Please cancel order #W1001."),
+        ("call", r#"cancel_order {"order_id":"W1001"}"#),
+        ("result", CANCELLED),
+        ("call", r##"cancel_order {"order_id":"#W1005"}"##),
+        (
+            "result",
+            r##"{"ok":true,"result":{"order_id":"#W1005","status":"cancelled"}}"##,
+        ),
+        ("agent", "It is cancelled."),
+    ]);
+    let v = check(&goal, &elsewhere);
+    assert!(!v.met);
+    assert!(
+        v.evidence.contains(
+            "`cancel_order` at message 4 changed a record the expected state does not name"
+        ),
+        "{}",
+        v.evidence
+    );
+    let done = convo(&[
+        ("user", "Please cancel order #W1001."),
+        ("call", r#"cancel_order {"order_id":"W1001"}"#),
+        ("result", CANCELLED),
+        ("agent", "It is cancelled."),
+    ]);
+    assert!(check(&goal, &done).met, "{}", check(&goal, &done).evidence);
+}
+
+/// A seed given with `expect` plans a situation whose goal is that
+/// expectation; the row shows where its goal came from.
+#[test]
+fn a_seed_with_expect_gets_the_expected_goal_and_plain_seeds_keep_derived_ones() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/support-desk/spec.yaml"
+    );
+    let mut doc = load_yaml(path);
+    let first = doc["seeds"][0].as_str().unwrap().to_owned();
+    doc["seeds"][0] = json!({"ask": first, "expect": {"says": ["in transit"]}});
+    let spec = sparring_types::Spec::from_value(&doc).unwrap();
+    let plan =
+        sparring_engine::plan::plan(&spec, &sparring_types::SimulateOptions::default()).unwrap();
+    let seed0 = plan
+        .tasks
+        .iter()
+        .find(|t| t.situation.seed_index == Some(0))
+        .unwrap();
+    let goal = seed0.situation.goal.as_ref().unwrap();
+    assert_eq!(goal.kind, GoalKind::Expected);
+    assert_eq!(goal.expect.as_ref().unwrap().says, ["in transit"]);
+    assert_eq!(seed0.ask, first);
+    let seed1 = plan
+        .tasks
+        .iter()
+        .find(|t| t.situation.seed_index == Some(1))
+        .unwrap();
+    assert_ne!(
+        seed1.situation.goal.as_ref().unwrap().kind,
+        GoalKind::Expected
+    );
+    // The row's goal round-trips through JSON, so the row grades alone.
+    let text = serde_json::to_string(goal).unwrap();
+    assert!(text.contains(r#""kind":"expected""#), "{text}");
+    assert_eq!(&serde_json::from_str::<Goal>(&text).unwrap(), goal);
+}
+
+/// tau2 retail, every task with gold actions: a seed whose `expect.calls`
+/// are the gold actions and whose `expect.state` is what replaying them
+/// changes in the task's database (tau2's database comparison), read
+/// through the spec parser. Conversations are built by playing calls through
+/// the world from that database. The gold sequence must meet the goal; each
+/// sequence with one action dropped, one argument changed, or one extra
+/// state-changing action the world accepts must not. Prints the counts
+/// (`cargo test -p sparring-engine --test goal tau2 -- --nocapture`).
+#[test]
+fn on_tau2_retail_the_gold_actions_meet_their_goal_and_every_mutation_fails() {
+    use sparring_testkit::tau2::{self, Call, Db};
+    use sparring_world::World;
+    let (Some(base), Some(tasks)) = (tau2::domain_spec("retail"), tau2::tasks("retail")) else {
+        return;
+    };
+    let play = |start: &World, ask: &str, calls: &[Call]| -> Vec<Message> {
+        let mut world = start.clone();
+        let mut out = vec![
+            Message::text(Role::System, "tau2 retail"),
+            Message::text(Role::User, ask),
+        ];
+        for (i, (name, args)) in calls.iter().enumerate() {
+            let call = ToolCall {
+                id: format!("call_{i}"),
+                kind: "function".to_owned(),
+                function: FunctionCall {
+                    name: name.clone(),
+                    arguments: Value::Object(args.clone()).to_string(),
+                },
+            };
+            out.push(Message {
+                role: Role::Assistant,
+                tool_calls: vec![call.clone()],
+                ..Message::default()
+            });
+            let answer = world.call(name, &Value::Object(args.clone())).to_content();
+            out.push(Message::tool_result(&call, answer));
+        }
+        out.push(Message::text(Role::Assistant, "Done."));
+        out
+    };
+    // What replaying the calls changes: entity → id → changed fields.
+    let changes = |start: &World, db: &Db, calls: &[Call]| -> Value {
+        let mut world = start.clone();
+        for (name, args) in calls {
+            world.call(name, &Value::Object(args.clone()));
+        }
+        let mut state = serde_json::Map::new();
+        for (entity, records) in db {
+            for id in records.keys() {
+                let before = start.record(entity, id).unwrap();
+                let after = world.record(entity, id).unwrap();
+                let changed: serde_json::Map<String, Value> = after
+                    .into_iter()
+                    .filter(|(k, v)| before.get(k) != Some(v))
+                    .collect();
+                if !changed.is_empty() {
+                    state
+                        .entry(entity.clone())
+                        .or_insert_with(|| json!({}))
+                        .as_object_mut()
+                        .unwrap()
+                        .insert(id.clone(), Value::Object(changed));
+                }
+            }
+        }
+        Value::Object(state)
+    };
+    let models = World::new(&base, 0).models().to_vec();
+    let is_write = |name: &str| {
+        models
+            .iter()
+            .find(|m| m.name == name)
+            .is_some_and(|m| !matches!(m.operation, sparring_world::Operation::Read))
+            && name != "calculate"
+            && name != "transfer_to_human_agents"
+    };
+    let (mut with_actions, mut gold_met) = (0, 0);
+    let mut caught: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut untouchable: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut state_only: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut with_state = 0;
+    let mut cannot: Vec<String> = Vec::new();
+    let mut gold_misses: Vec<String> = Vec::new();
+    let mut still_met: Vec<String> = Vec::new();
+    let mut refused: Vec<String> = Vec::new();
+    for task in &tasks {
+        let id = task["id"].as_str().unwrap_or("?").to_owned();
+        let gold = tau2::gold_calls(task, &base);
+        if gold.is_empty() {
+            cannot.push(format!("task {id}: no gold actions, nothing to expect"));
+            continue;
+        }
+        with_actions += 1;
+        let db = tau2::retail_db(&gold, task);
+        let world_spec = tau2::with_fixtures(&base, &db);
+        let ask = task
+            .pointer("/user_scenario/instructions/reason_for_call")
+            .and_then(Value::as_str)
+            .unwrap_or("Hello.");
+        let start = World::new(&world_spec, 0);
+        // A gold call tau2 itself answers with an error (a mistyped order id,
+        // a first search with the wrong zip) changes nothing and cannot be
+        // expected to succeed: the expectation holds the calls the world
+        // answers.
+        let answered: Vec<bool> = {
+            let mut world = start.clone();
+            gold.iter()
+                .map(|(n, a)| world.call(n, &Value::Object(a.clone())).to_json()["ok"] == true)
+                .collect()
+        };
+        for ((name, args), ok) in gold.iter().zip(&answered) {
+            if !ok {
+                refused.push(format!(
+                    "task {id}: gold `{name}` {} is answered with an error, as tau2 answers it",
+                    Value::Object(args.clone())
+                ));
+            }
+        }
+        let calls: Vec<Value> = gold
+            .iter()
+            .zip(&answered)
+            .filter(|(_, ok)| **ok)
+            .map(|((n, a), _)| json!({"tool": n, "arguments": a}))
+            .collect();
+        let state = changes(&start, &db, &gold);
+        let mut expect = json!({"calls": calls});
+        if state.as_object().is_some_and(|s| !s.is_empty()) {
+            expect["state"] = state;
+        }
+        // The seed goes through the spec parser, so the gold actions pass its
+        // checks (tools, parameters, schemas, fixture records).
+        let doc = json!({
+            "name": "tau2-retail", "system_prompt": base.system_prompt,
+            "tools": base.tools.iter().map(sparring_types::ToolSpec::to_openai).collect::<Vec<_>>(),
+            "fixtures": world_spec.fixtures,
+            "seeds": [{"ask": ask, "expect": expect}],
+        });
+        let spec =
+            sparring_types::Spec::from_value(&doc).unwrap_or_else(|e| panic!("task {id}: {e}"));
+        let goal = sparring_engine::goal::expected(&spec.seed_expects[&0], None, None);
+        // tau2's database comparison alone: the same expectation without
+        // its calls.
+        let mut db_only = goal.clone();
+        if let Some(e) = db_only.expect.as_mut() {
+            e.calls.clear();
+        }
+        let db_only = (!db_only.expect.as_ref().unwrap().state.is_empty()).then_some(db_only);
+        let verdict = check(&goal, &play(&start, ask, &gold));
+        if verdict.met {
+            gold_met += 1;
+        } else {
+            gold_misses.push(format!("task {id}: {}", verdict.evidence));
+        }
+        // A mutation of a gold call the world refuses leaves the world as it
+        // was: it cannot fail the goal, and is counted apart.
+        if let Some(g) = &db_only {
+            with_state += 1;
+            let v = check(g, &play(&start, ask, &gold));
+            assert!(v.met, "task {id}, state only: {}", v.evidence);
+        }
+        let mut fails = |kind: &'static str, at: Option<usize>, calls: &[Call]| {
+            let played = play(&start, ask, calls);
+            if let Some(g) = &db_only {
+                let of = match at {
+                    Some(i) if is_write(&gold[i].0) => "of a write",
+                    Some(_) => "of a read",
+                    None => "",
+                };
+                let entry = state_only.entry(format!("{kind} {of}")).or_default();
+                entry.1 += 1;
+                if !check(g, &played).met {
+                    entry.0 += 1;
+                }
+            }
+            let v = check(&goal, &played);
+            if at.is_some_and(|i| !answered[i]) {
+                *untouchable.entry(kind).or_default() += 1;
+                assert!(v.met, "task {id}, {kind} of a refused call: {}", v.evidence);
+                return;
+            }
+            let entry = caught.entry(kind).or_default();
+            entry.1 += 1;
+            if v.met {
+                still_met.push(format!("task {id}, {kind}: still met: {}", v.evidence));
+            } else {
+                entry.0 += 1;
+            }
+        };
+        for i in 0..gold.len() {
+            let mut dropped = gold.clone();
+            dropped.remove(i);
+            fails("dropped", Some(i), &dropped);
+        }
+        let mut changed_any = false;
+        for (i, (_, args)) in gold.iter().enumerate() {
+            for key in args.keys() {
+                let mut changed = gold.clone();
+                let value = changed[i].1.get_mut(key).unwrap();
+                *value = match value.take() {
+                    Value::String(s) => Value::String(format!("{s}9")),
+                    Value::Number(n) => json!(n.as_f64().unwrap_or(0.0) + 1.0),
+                    Value::Array(mut items) => {
+                        match items.first_mut() {
+                            Some(Value::String(s)) => s.push('9'),
+                            _ => items.push(json!("9")),
+                        }
+                        Value::Array(items)
+                    }
+                    Value::Bool(b) => Value::Bool(!b),
+                    other => json!({"was": other}),
+                };
+                changed_any = true;
+                fails("argument changed", Some(i), &changed);
+            }
+        }
+        if !changed_any {
+            cannot.push(format!(
+                "task {id}, argument changed: no gold action has an argument"
+            ));
+        }
+        // An extra write the world accepts after the gold ones: the user's
+        // address changed, or a pending order of theirs cancelled.
+        let user = db["users"].keys().next().unwrap().clone();
+        let mut extras: Vec<Call> = vec![(
+            "modify_user_address".to_owned(),
+            json!({"user_id": user, "address1": "9 Elm Street", "address2": "", "city": "Austin",
+                   "state": "TX", "country": "USA", "zip": "78701"})
+            .as_object()
+            .cloned()
+            .unwrap(),
+        )];
+        for (order, record) in db.get("orders").into_iter().flatten() {
+            if record.get("status") == Some(&json!("pending")) {
+                extras.push((
+                    "cancel_pending_order".to_owned(),
+                    json!({"order_id": order, "reason": "no longer needed"})
+                        .as_object()
+                        .cloned()
+                        .unwrap(),
+                ));
+            }
+        }
+        let accepted = extras.into_iter().find(|extra| {
+            assert!(is_write(&extra.0), "{} is a write", extra.0);
+            let mut world = start.clone();
+            for (n, a) in &gold {
+                world.call(n, &Value::Object(a.clone()));
+            }
+            world
+                .call(&extra.0, &Value::Object(extra.1.clone()))
+                .to_json()["ok"]
+                == true
+        });
+        match accepted {
+            Some(extra) => {
+                let mut added = gold.clone();
+                added.push(extra);
+                fails("write added", None, &added);
+            }
+            None => cannot.push(format!(
+                "task {id}, write added: the world accepts no extra write"
+            )),
+        }
+    }
+    println!(
+        "tau2 retail: {} tasks, {with_actions} with gold actions; gold meets its goal on {gold_met}",
+        tasks.len()
+    );
+    for (kind, (failed, total)) in &caught {
+        println!("  {kind}: {failed} of {total} mutated sequences fail the goal");
+    }
+    println!(
+        "  with the expected state alone ({with_state} tasks whose gold actions change the database; gold meets it on all):"
+    );
+    for (kind, (failed, total)) in &state_only {
+        println!(
+            "    {}: {failed} of {total} mutated sequences fail the goal",
+            kind.trim_end()
+        );
+    }
+    for (kind, n) in &untouchable {
+        println!("  {kind}: {n} mutations of gold calls the world refuses, which cannot fail");
+    }
+    for line in gold_misses
+        .iter()
+        .chain(&still_met)
+        .chain(&refused)
+        .chain(&cannot)
+    {
+        println!("  {line}");
+    }
+    assert_eq!(gold_met, with_actions, "{gold_misses:#?}");
+    for (kind, (failed, total)) in &caught {
+        assert_eq!(failed, total, "{kind}: {still_met:#?}");
+    }
 }

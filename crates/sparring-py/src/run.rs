@@ -68,6 +68,8 @@ pub(crate) fn spec_of(request: &Value) -> PyResult<Spec> {
                     .collect::<Vec<_>>()
             ),
         );
+        // Seeds with an expected state name the spec's fixtures.
+        doc.insert("fixtures".to_owned(), json!(spec.fixtures));
         for key in overrides {
             if let Some(v) = field(request, key) {
                 doc.insert(key.to_owned(), v.clone());
@@ -82,6 +84,7 @@ pub(crate) fn spec_of(request: &Value) -> PyResult<Spec> {
         }
         if field(request, "seeds").is_some() {
             spec.seeds = given.seeds;
+            spec.seed_expects = given.seed_expects;
         }
     }
     Ok(spec)

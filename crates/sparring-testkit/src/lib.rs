@@ -7,6 +7,8 @@
 //! - [`support_desk_dir`]: where the shipped support-desk example lives.
 //! - [`workspace`]: the workspace root.
 //! - [`golden`]: the golden files and their normalisation.
+//! - [`tau2`]: tau2-bench's tasks (read from `../shared/data/tau2`), their
+//!   gold actions and a retail database per task built from them.
 //! - [`fake_llm`]: a fake OpenAI-compatible and Anthropic server on a
 //!   loopback port, with scripted replies, injected errors, slow replies, a
 //!   model that rejects `temperature`, and logprobs. The
@@ -27,6 +29,7 @@
 pub mod fake_llm;
 pub mod fake_world;
 pub mod golden;
+pub mod tau2;
 
 use serde_json::json;
 use sparring_types::{

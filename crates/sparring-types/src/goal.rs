@@ -5,10 +5,10 @@
 //! kind of outcome that is right ([`GoalKind`]) and the facts that outcome is
 //! checked against (the record, the arguments the person means, the record's
 //! fields after the change, the facts a reply must state, the refusal the
-//! world gives). The grade's `goal` check compares a conversation with it;
+//! world gives), or, for a seed given with `expect`, that expectation. The grade's `goal` check compares a conversation with it;
 //! `docs/grading.md` ("Goals") defines each kind.
 
-use crate::GoalKind;
+use crate::{Expect, GoalKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -54,6 +54,10 @@ pub struct Goal {
     /// claiming success) meets the goal.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<String>,
+    /// `expected`: the seed's own expectation (`seeds[].expect`), the
+    /// calls, end state and facts the goal check compares with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Expect>,
 }
 
 impl Goal {
@@ -71,6 +75,15 @@ impl Goal {
             because: None,
             candidates: Vec::new(),
             fault: None,
+            expect: None,
+        }
+    }
+
+    /// The goal a seed's expectation states (kind `expected`).
+    pub fn expected(expect: Expect) -> Self {
+        Self {
+            expect: Some(expect),
+            ..Self::new(GoalKind::Expected)
         }
     }
 

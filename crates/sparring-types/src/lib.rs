@@ -11,6 +11,8 @@
 //! - [`Spec`]: a validated spec (system prompt, tools, output schemas, seeds,
 //!   fixtures, options). [`Spec::from_value`] validates a JSON value and names
 //!   the JSON pointer of anything wrong; reading files is `sparring-io`'s job.
+//! - [`Expect`]: what a seed given as `{ask, expect}` must achieve (calls,
+//!   end state, facts said), the goal of that seed's situation.
 //! - [`axes`]: the six situation axes by name, their fixed value lists, and
 //!   [`AxesSpec`], a spec's pins and forbidden pairs (`axes`).
 //! - [`OptionsPatch`] and [`SimulateOptions`]: run options as given (by a spec
@@ -55,6 +57,7 @@ pub mod agent;
 pub mod axes;
 pub mod defaults;
 pub mod executor;
+mod expect;
 mod fault;
 mod goal;
 pub mod grader;
@@ -83,6 +86,7 @@ pub use agent::{
 };
 pub use axes::{AxesSpec, AxisValue, ForbiddenPair};
 pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor, world_answer};
+pub use expect::{Expect, ExpectedCall, ExpectedState};
 pub use fault::{FaultKind, FaultRecord, FaultSource};
 pub use goal::Goal;
 pub use grader::{Grader, GraderError, GraderVerdict};

@@ -25,7 +25,8 @@ pub(crate) const SPEC_KEYS: &[&str] = &[
 
 /// Every key the spec parser accepts, section by section (`spec`, the
 /// OpenAI tool and its `function`, the MCP tool, `axes`, `options`,
-/// `options.world`, a `{file: PATH}` reference), as the parser reads them:
+/// `options.world`, a `{file: PATH}` reference, a seed with `expect`), as
+/// the parser reads them:
 /// `docs/spec.md` documents each, and a test keeps the two equal.
 pub fn spec_keys() -> Vec<(&'static str, Vec<&'static str>)> {
     vec![
@@ -40,6 +41,9 @@ pub fn spec_keys() -> Vec<(&'static str, Vec<&'static str>)> {
             crate::introspect::field_names::<crate::WorldOptions>(),
         ),
         ("{file: PATH}", vec!["file"]),
+        ("seeds[] ({ask, expect})", crate::expect::SEED_KEYS.to_vec()),
+        ("seeds[].expect", crate::expect::EXPECT_KEYS.to_vec()),
+        ("seeds[].expect.calls[]", crate::expect::CALL_KEYS.to_vec()),
     ]
 }
 
@@ -54,6 +58,9 @@ pub struct Spec {
     pub tools: Vec<ToolSpec>,
     /// Opening asks to keep word for word.
     pub seeds: Vec<String>,
+    /// What the seeds given as `{ask, expect}` must achieve, by seed index
+    /// (their goal is `expected`; the other seeds' goals are derived).
+    pub seed_expects: BTreeMap<usize, crate::Expect>,
     /// Known records per entity (`orders` → records), each with an id field.
     pub fixtures: BTreeMap<String, Vec<Value>>,
     /// Run options given in the spec.
@@ -194,29 +201,14 @@ impl Spec {
                 tool.output_schema = Some(schema.clone());
             }
         }
-        let seeds = match top.get("seeds") {
-            None => Vec::new(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .enumerate()
-                .map(|(i, s)| match s {
-                    Value::String(s) if !s.trim().is_empty() => Ok(s.clone()),
-                    other => Err(err(
-                        format!("/seeds/{i}"),
-                        format!("a seed must be non-empty text, found {}", kind(other)),
-                    )),
-                })
-                .collect::<Result<_, _>>()?,
-            Some(v) => {
-                return Err(err(
-                    "/seeds",
-                    format!("must be a list of asks, found {}", kind(v)),
-                ));
-            }
-        };
         let fixtures = match top.get("fixtures") {
             None => BTreeMap::new(),
             Some(v) => parse_fixtures(v)?,
+        };
+        // Seeds come after fixtures: an expected state names their records.
+        let (seeds, seed_expects) = match top.get("seeds") {
+            None => (Vec::new(), BTreeMap::new()),
+            Some(v) => crate::expect::parse_seeds(v, &tools, &fixtures)?,
         };
         let options = match top.get("options") {
             None => OptionsPatch::default(),
@@ -257,6 +249,7 @@ impl Spec {
             system_prompt,
             tools,
             seeds,
+            seed_expects,
             fixtures,
             options,
             axes,

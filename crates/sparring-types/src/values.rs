@@ -441,6 +441,10 @@ vocabulary!(
         Disambiguate => "disambiguate",
         /// No tool is the situation's: no state-changing call.
         NoAction => "no_action",
+        /// The seed said what done is (`seeds[].expect`): the expected
+        /// calls succeed in order, the records hold the expected fields,
+        /// the final reply states the expected facts.
+        Expected => "expected",
     }
 );
 

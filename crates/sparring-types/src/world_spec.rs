@@ -213,7 +213,9 @@ fn err(pointer: impl Into<String>, message: impl Into<String>) -> SpecError {
     }
 }
 
-fn did_you_mean(word: &str, known: &[&str]) -> String {
+/// `; did you mean `x`?` for the closest known name, else the list of
+/// known names (nothing when there are none).
+pub(crate) fn did_you_mean(word: &str, known: &[&str]) -> String {
     match crate::closest(word, known) {
         Some(c) => format!("; did you mean `{c}`?"),
         None if known.is_empty() => String::new(),

@@ -224,3 +224,25 @@ fn avg_turns_out_of_range_or_not_a_number_is_refused() {
     );
     assert_usage_error(&simulate_spec(&p), &["`avg_turns` 3 ", "`max_turns` 2"]);
 }
+
+/// A seed's expectation is checked with the spec: a wrong argument type is
+/// a usage error on one line, naming its pointer.
+#[test]
+fn a_seed_expectation_that_breaks_the_tool_schema_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(
+        dir.path(),
+        "s.yaml",
+        &format!(
+            "name: t\nsystem_prompt: p\ntools: [{TOOL}]\nseeds:\n  - ask: where is 5?\n    expect:\n      calls: [{{tool: get_order, arguments: {{order_id: 5}}}}]\n"
+        ),
+    );
+    let o = simulate_spec(&p);
+    assert_usage_error(
+        &o,
+        &[
+            "`/seeds/0/expect/calls/0/arguments/order_id`",
+            "the arguments break `get_order`'s parameter schema: 5 is not of type \"string\"",
+        ],
+    );
+}

@@ -33,6 +33,7 @@ pub fn check(goal: &Goal, messages: &[Message]) -> GoalVerdict {
         GoalKind::OtherOwner => other_owner(goal, messages, &calls),
         GoalKind::Disambiguate => disambiguate(goal, messages, &calls),
         GoalKind::NoAction => no_action(&calls, reply),
+        GoalKind::Expected => expected(goal, messages, &calls, reply),
     };
     let kind = goal.kind.as_str();
     match base {
@@ -353,6 +354,200 @@ fn no_action(calls: &[Call], reply: Option<(usize, &str)>) -> Outcome {
         )),
         None => Err("the agent never replied".to_owned()),
     }
+}
+
+/// A seed's own expectation: the expected calls succeeded in order (reads
+/// between them free, no other successful state-changing call), the
+/// records the calls reported hold the expected fields, and the final reply
+/// states the expected facts.
+fn expected(
+    goal: &Goal,
+    messages: &[Message],
+    calls: &[Call],
+    reply: Option<(usize, &str)>,
+) -> Outcome {
+    let Some(expect) = &goal.expect else {
+        return Err("the goal carries no expectation".to_owned());
+    };
+    let mut evidence = Vec::new();
+    let mut matched: Vec<usize> = Vec::new();
+    let mut from = 0;
+    for (i, want) in expect.calls.iter().enumerate() {
+        let found = calls
+            .iter()
+            .enumerate()
+            .skip(from)
+            .find(|(_, c)| c.succeeded() && c.name == want.tool && carries(c, &want.arguments));
+        let Some((at, _)) = found else {
+            let args = if want.arguments.is_empty() {
+                "any arguments".to_owned()
+            } else {
+                want.arguments
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let after = matched
+                .last()
+                .map(|&m| format!(" after message {}", calls[m].at))
+                .unwrap_or_default();
+            let near = calls
+                .iter()
+                .skip(from)
+                .find(|c| c.succeeded() && c.name == want.tool)
+                .map(|c| format!("; `{}` at message {} had {}", c.name, c.at, quote(&c.raw)))
+                .unwrap_or_default();
+            return Err(format!(
+                "expected call {} of {}, `{}` with {args}, was not made successfully{after}{near}",
+                i + 1,
+                expect.calls.len(),
+                want.tool
+            ));
+        };
+        matched.push(at);
+        from = at + 1;
+    }
+    if !expect.calls.is_empty() {
+        if let Some(extra) = calls
+            .iter()
+            .enumerate()
+            .find(|(i, c)| c.succeeded() && is_write_tool(&c.name) && !matched.contains(i))
+            .map(|(_, c)| c)
+        {
+            return Err(format!(
+                "`{}` at message {} changed the world beyond the expected calls: {}",
+                extra.name,
+                extra.at,
+                quote(&extra.raw)
+            ));
+        }
+        let at: Vec<String> = matched.iter().map(|&m| calls[m].at.to_string()).collect();
+        evidence.push(format!(
+            "the {} expected calls succeeded in order (messages {})",
+            matched.len(),
+            at.join(", ")
+        ));
+    }
+    if expect.calls.is_empty()
+        && let Some(extra) = calls.iter().find(|c| {
+            c.succeeded()
+                && is_write_tool(&c.name)
+                && !expect
+                    .state
+                    .values()
+                    .flat_map(|records| records.keys())
+                    .any(|id| mentions_id(c, id))
+        })
+    {
+        return Err(format!(
+            "`{}` at message {} changed a record the expected state does not name: {}",
+            extra.name,
+            extra.at,
+            quote(&extra.raw)
+        ));
+    }
+    for (entity, records) in &expect.state {
+        for (id, fields) in records {
+            let Some((at, record)) = reported_record(messages, calls, entity, id) else {
+                return Err(format!(
+                    "the world never reported `{entity}` `{id}`: no successful call named it and answered with the record"
+                ));
+            };
+            for (field, want) in fields {
+                match record.get(field) {
+                    Some(got) if same_json(got, want) => {}
+                    got => {
+                        let got = got.map_or_else(|| "absent".to_owned(), Value::to_string);
+                        return Err(format!(
+                            "`{entity}` `{id}` last reported at message {at} has `{field}` {got}, expected {want}"
+                        ));
+                    }
+                }
+            }
+            let held: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            evidence.push(format!("`{entity}` `{id}` holds {}", held.join(", ")));
+        }
+    }
+    if !expect.says.is_empty() {
+        let Some((at, text)) = reply else {
+            return Err("the agent never replied".to_owned());
+        };
+        if let Some(fact) = expect.says.iter().find(|f| !states_fact(text, f)) {
+            return Err(format!(
+                "the final reply (message {at}) does not state `{fact}`: {}",
+                quote(text)
+            ));
+        }
+        let said: Vec<String> = expect.says.iter().map(|s| format!("`{s}`")).collect();
+        evidence.push(format!(
+            "the final reply (message {at}) states {}",
+            said.join(", ")
+        ));
+    }
+    Ok(evidence.join("; "))
+}
+
+/// Whether a call carries every expected argument with its value (numbers
+/// compare by value; arguments not expected are free).
+fn carries(call: &Call, arguments: &std::collections::BTreeMap<String, Value>) -> bool {
+    if arguments.is_empty() {
+        return true;
+    }
+    let Some(Value::Object(args)) = &call.args else {
+        return false;
+    };
+    arguments
+        .iter()
+        .all(|(k, want)| args.get(k).is_some_and(|got| same_json(got, want)))
+}
+
+/// JSON equality with numbers compared by value (`1` = `1.0`).
+fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_json(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// The record `entity` `id` as the world last reported it: the answer (or
+/// an item of the list answered) of the last successful call naming the id
+/// whose id field (`<singular>_id` or `id`) is that id; with its message.
+fn reported_record(
+    messages: &[Message],
+    calls: &[Call],
+    entity: &str,
+    id: &str,
+) -> Option<(usize, serde_json::Map<String, Value>)> {
+    let keys = sparring_types::id_keys(entity);
+    calls
+        .iter()
+        .rev()
+        .filter(|c| c.succeeded() && mentions_id(c, id))
+        .find_map(|c| {
+            let answer = result_of(messages, c)?;
+            let result = answer.get("result").cloned().unwrap_or(answer);
+            let items = match result {
+                Value::Array(items) => items,
+                other => vec![other],
+            };
+            items.into_iter().find_map(|item| match item {
+                Value::Object(record)
+                    if sparring_types::record_id(&record, &keys).as_deref() == Some(id) =>
+                {
+                    Some((c.result.map_or(c.at, |(at, _)| at), record))
+                }
+                _ => None,
+            })
+        })
 }
 
 /// Under a fault that fired on the goal's tool and left the goal unmet: the

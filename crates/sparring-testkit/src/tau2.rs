@@ -1,0 +1,279 @@
+//! tau2-bench's tasks as test material: their gold actions and a
+//! database per task built from them (tau2 ships no database here).
+//!
+//! The tools, policies and tasks are read from `../shared/data/tau2` beside
+//! the workspace (see its SOURCE.md); nothing of them is copied into the
+//! repository. [`data_dir`] says where, or `None` when the folder is absent,
+//! so tests can skip with a note. The retail database of a task
+//! ([`retail_db`]) is shaped the way tau2's records are (an order with a
+//! nested `address`, `items`, `payment_history` and `user_id`; a user with
+//! `orders`), with the states its gold actions need (an order that is
+//! cancelled or modified is pending, one returned or exchanged delivered).
+//! The world's replay (`sparring-world`'s `tau2_replay` example) and the
+//! goal check's test over every retail task both build on it.
+
+// Test material: a missing or malformed data file is a broken test setup,
+// and the builders take `json!` literals by value.
+#![allow(
+    clippy::missing_panics_doc,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::needless_pass_by_value
+)]
+
+use serde_json::{Map, Value, json};
+use sparring_types::Spec;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// A record's fields.
+pub type Record = Map<String, Value>;
+/// Entity → id → record.
+pub type Db = BTreeMap<String, BTreeMap<String, Record>>;
+/// A tool's name and its arguments.
+pub type Call = (String, Record);
+
+/// The tau2 data folder (`../shared/data/tau2` beside the workspace), or
+/// `None` with a note on stderr when it is absent.
+pub fn data_dir() -> Option<PathBuf> {
+    let dir = crate::workspace().join("../shared/data/tau2");
+    if dir.join("retail/tools.json").exists() {
+        Some(dir)
+    } else {
+        eprintln!("skipped: tau2 data not found at {}", dir.display());
+        None
+    }
+}
+
+/// A domain's spec from its policy and tools, with no fixtures.
+pub fn domain_spec(domain: &str) -> Option<Spec> {
+    let dir = data_dir()?.join(domain);
+    let policy = std::fs::read_to_string(dir.join("policy.md")).unwrap();
+    let tools: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("tools.json")).unwrap()).unwrap();
+    Some(
+        Spec::from_value(
+            &json!({"name": format!("tau2-{domain}"), "system_prompt": policy, "tools": tools}),
+        )
+        .unwrap(),
+    )
+}
+
+/// A domain's tasks, as tau2 wrote them.
+pub fn tasks(domain: &str) -> Option<Vec<Value>> {
+    let path = data_dir()?.join(domain).join("tasks.json");
+    Some(serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap())
+}
+
+/// `base` with the database as its fixtures.
+pub fn with_fixtures(base: &Spec, db: &Db) -> Spec {
+    let mut spec = base.clone();
+    spec.fixtures = db
+        .iter()
+        .map(|(e, records)| {
+            (
+                e.clone(),
+                records.values().cloned().map(Value::Object).collect(),
+            )
+        })
+        .collect();
+    spec
+}
+
+/// The agent's gold calls of a task, in order, for tools the spec has.
+pub fn gold_calls(task: &Value, spec: &Spec) -> Vec<Call> {
+    task.pointer("/evaluation_criteria/actions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|a| a.get("requestor").and_then(Value::as_str) != Some("user"))
+        .filter_map(|a| {
+            let name = a["name"].as_str()?.to_owned();
+            spec.tool(&name)?;
+            Some((
+                name,
+                a["arguments"].as_object().cloned().unwrap_or_default(),
+            ))
+        })
+        .collect()
+}
+
+/// A value as text (strings without their quotes).
+pub fn s(v: &Value) -> String {
+    match v {
+        Value::String(x) => x.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// An object's fields.
+pub fn rec(pairs: Value) -> Record {
+    pairs.as_object().cloned().unwrap_or_default()
+}
+
+/// The record `entity` `id` of `db`, made with its id field when new;
+/// `fields` fill what it lacks.
+pub fn put<'a>(db: &'a mut Db, entity: &str, id: &str, fields: Value) -> &'a mut Record {
+    let key = format!("{}_id", sparring_types::singular(entity));
+    let r = db
+        .entry(entity.to_owned())
+        .or_default()
+        .entry(id.to_owned())
+        .or_insert_with(|| rec(json!({key: id})));
+    for (k, v) in rec(fields) {
+        r.entry(k).or_insert(v);
+    }
+    r
+}
+
+/// A postal address in tau2's shape.
+pub fn address(zip: &str) -> Value {
+    json!({"address1": "101 Cedar Lane", "address2": "Suite 4", "city": "Columbus", "country": "USA", "state": "OH", "zip": zip})
+}
+
+/// tau2's retail order ids: `#W` and seven digits.
+pub fn retail_order_exists(id: &str) -> bool {
+    id.len() == 9 && id.starts_with("#W") && id[2..].chars().all(|c| c.is_ascii_digit())
+}
+
+/// The retail database one task's gold calls need.
+pub fn retail_db(calls: &[Call], task: &Value) -> Db {
+    let mut db = Db::new();
+    let known = task
+        .pointer("/user_scenario/instructions/known_info")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    // The task's user: named by get_user_details, else by its known info.
+    let user = calls
+        .iter()
+        .find(|(n, _)| n == "get_user_details" || n == "modify_user_address")
+        .and_then(|(_, a)| a.get("user_id").map(s))
+        .or_else(|| {
+            known
+                .split(|c: char| c.is_whitespace() || c == ',' || c == '.')
+                .find(|w| {
+                    w.matches('_').count() == 2
+                        && w.chars().last().is_some_and(|c| c.is_ascii_digit())
+                })
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| "yara_smith_1001".to_owned());
+    // Details searched by: the last search is the one that finds them.
+    let mut first = "Yara".to_owned();
+    let mut last = "Smith".to_owned();
+    let mut zip = "43215".to_owned();
+    let mut email = format!("{}@example.com", user.replace('_', "."));
+    for (n, a) in calls {
+        match n.as_str() {
+            "find_user_id_by_name_zip" => {
+                first = s(&a["first_name"]);
+                last = s(&a["last_name"]);
+                zip = s(&a["zip"]);
+            }
+            "find_user_id_by_email" => email = s(&a["email"]),
+            _ => {}
+        }
+    }
+    let mut payment = None;
+    let mut orders: Vec<String> = Vec::new();
+    for (n, a) in calls {
+        if let Some(pm) = a.get("payment_method_id") {
+            let pm = s(pm);
+            payment.get_or_insert(pm.clone());
+            put(
+                &mut db,
+                "payment_methods",
+                &pm,
+                json!({"user_id": user, "source": pm.split('_').next().unwrap_or("card")}),
+            );
+        }
+        if let Some(o) = a.get("order_id").map(s)
+            && retail_order_exists(&o)
+        {
+            let status = if n.starts_with("cancel_pending") || n.starts_with("modify_pending") {
+                Some("pending")
+            } else if n.contains("delivered") {
+                Some("delivered")
+            } else {
+                None
+            };
+            let r = put(
+                &mut db,
+                "orders",
+                &o,
+                json!({"user_id": user, "address": address(&zip), "items": [], "payment_history": []}),
+            );
+            if let Some(st) = status {
+                r.entry("status").or_insert(json!(st));
+            }
+            if !orders.contains(&o) {
+                orders.push(o);
+            }
+        }
+        if let Some(p) = a.get("product_id") {
+            put(
+                &mut db,
+                "products",
+                &s(p),
+                json!({"name": "Water Bottle", "variants": {}}),
+            );
+        }
+    }
+    let pm = payment
+        .clone()
+        .unwrap_or_else(|| "credit_card_1000001".to_owned());
+    put(
+        &mut db,
+        "payment_methods",
+        &pm,
+        json!({"user_id": user, "source": "credit_card"}),
+    );
+    // Items: what the writes name, each in its order.
+    for (_, a) in calls {
+        let Some(o) = a
+            .get("order_id")
+            .map(s)
+            .filter(|o| db.get("orders").is_some_and(|x| x.contains_key(o)))
+        else {
+            continue;
+        };
+        for key in ["item_ids"] {
+            for item in a.get(key).and_then(Value::as_array).into_iter().flatten() {
+                let item = s(item);
+                let order = db.get_mut("orders").unwrap().get_mut(&o).unwrap();
+                let items = order.get_mut("items").unwrap().as_array_mut().unwrap();
+                let count_needed = a[key]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|x| s(x) == item)
+                    .count();
+                let have = items
+                    .iter()
+                    .filter(|x| x["item_id"] == item.as_str())
+                    .count();
+                for _ in have..count_needed {
+                    items.push(json!({"item_id": item, "product_id": "1000000001", "name": "Item", "price": 50.0}));
+                }
+            }
+        }
+    }
+    for (_, order) in db.get_mut("orders").into_iter().flatten() {
+        order.entry("status").or_insert(json!("processed"));
+        if order["items"].as_array().is_some_and(Vec::is_empty) {
+            order.insert("items".into(), json!([{"item_id": "9000000001", "product_id": "1000000001", "name": "Item", "price": 50.0}]));
+        }
+        order.insert(
+            "payment_history".into(),
+            json!([{"transaction_type": "payment", "amount": 50.0, "payment_method_id": pm}]),
+        );
+    }
+    put(
+        &mut db,
+        "users",
+        &user,
+        json!({"name": {"first_name": first, "last_name": last}, "email": email,
+               "address": address(&zip), "orders": orders}),
+    );
+    db
+}
