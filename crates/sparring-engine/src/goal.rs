@@ -150,15 +150,22 @@ fn try_call(spec: &Spec, world: &World, model: &ToolModel, goal: &mut Goal) {
         // the agent finds for them; nothing to try.
         return;
     }
-    let mut trial = World::with_options(
-        spec,
-        0,
-        WorldOptions {
-            fault_rate: 0.0,
-            ..world.options().clone()
-        },
-    )
-    .with_seed(world.seed());
+    // A fault-free world (the plan passes one) is copied, which costs a
+    // few maps; building a world reads every tool's words again, and a
+    // plan derives one goal per situation.
+    let mut trial = if world.options().fault_rate == 0.0 {
+        world.clone().with_seed(world.seed())
+    } else {
+        World::with_options(
+            spec,
+            0,
+            WorldOptions {
+                fault_rate: 0.0,
+                ..world.options().clone()
+            },
+        )
+        .with_seed(world.seed())
+    };
     let before = record_of(&trial, model, goal.record.as_deref());
     let answer = trial.call(&model.name, &Value::Object(args)).to_json();
     let ok = answer.get("ok") == Some(&Value::Bool(true));

@@ -66,6 +66,10 @@ pub struct Plan {
     pub unique_left: usize,
     /// The array rows unique situations are laid on, in turn.
     pub again: Vec<usize>,
+    /// Situations of the array past what the budget can reach (its seeds
+    /// plus `budget` more): counted and their tiers drawn, but their asks
+    /// not written, so a small budget does not pay for the whole array.
+    pub beyond_budget: usize,
 }
 
 /// Why a plan could not be made.
@@ -86,7 +90,7 @@ pub enum PlanError {
 /// Lays out the run's tasks.
 pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
     let templates = Templates::builtin()?;
-    let world = World::with_options(spec, 0, options.world.clone());
+    let world = calm_world(spec, options);
     let axes = Axes::of(spec)?;
     let effort = Effort::new(options.grid_effort)?;
     let array = axes.grid(options.seed, effort)?;
@@ -104,14 +108,63 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
         again
     };
     order.truncate(wanted);
+    // Every task is run once before any twice, and each situation has at
+    // least one task, so a run of `budget` rows never reaches past its
+    // seeds and `budget` more situations; one more is written, so a run
+    // the budget stops knows there was more to run (`budget_spent`).
+    let reach = budget_reach(options, spec.seeds.len()).min(order.len());
+    let (written, beyond) = order.split_at(reach);
     let mut plan = finish_plan(
-        spec, options, &templates, &world, axes, array, &order, &again,
+        spec, options, &templates, &world, axes, array, written, &again,
     );
+    for &r in beyond {
+        let tier = situation_tier(spec, options, r).0;
+        *plan.tier_mix.entry(tier.to_owned()).or_default() += 1;
+    }
+    plan.beyond_budget = beyond.len();
     if grid_rows > 0 {
         plan.unique_left = wanted.saturating_sub(grid_rows);
     }
     plan.again = again;
     Ok(plan)
+}
+
+/// How many situations of the array a run can reach: all of them without a
+/// budget or with `unique_situations` (whose count follows the budget
+/// already), else the seeds and `budget` + 1 more.
+fn budget_reach(options: &SimulateOptions, seeds: usize) -> usize {
+    match options.budget {
+        Some(b) if !options.unique_situations => seeds
+            .saturating_add(usize::try_from(b).unwrap_or(usize::MAX))
+            .saturating_add(1),
+        _ => usize::MAX,
+    }
+}
+
+/// The plan's world: the run's, without random faults. The plan only reads
+/// it (ids, records, owners) and tries each goal's call on a copy, which
+/// must not fault; the fault rate changes no record.
+fn calm_world(spec: &Spec, options: &SimulateOptions) -> World {
+    World::with_options(
+        spec,
+        0,
+        sparring_world::WorldOptions {
+            fault_rate: 0.0,
+            ..options.world.clone()
+        },
+    )
+}
+
+/// The tier of the situation on order index `r` (`seed` for a seed), and
+/// its stream after the draw, which the rest of the situation draws from.
+fn situation_tier(spec: &Spec, options: &SimulateOptions, r: usize) -> (&'static str, Stream) {
+    let mut stream = Stream::derive(options.seed, "plan/situation", &[r as u64]);
+    let tier = if r < spec.seeds.len() {
+        "seed"
+    } else {
+        writer::draw_tier(options.hard_share, &mut stream)
+    };
+    (tier, stream)
 }
 
 /// Draws `count` unique situations past the array, starting `from` unique
@@ -128,7 +181,7 @@ pub fn draw_unique(
     first_index: usize,
 ) -> Result<(Vec<Task>, BTreeMap<String, u64>), PlanError> {
     let templates = Templates::builtin()?;
-    let world = World::with_options(spec, 0, options.world.clone());
+    let world = calm_world(spec, options);
     let grid_rows = plan.array.rows.len();
     if grid_rows == 0 || plan.again.is_empty() {
         return Ok((Vec::new(), BTreeMap::new()));
@@ -199,13 +252,8 @@ fn finish_plan(
                 .map(|(_, v)| v.clone())
                 .unwrap_or_default()
         };
-        let mut stream = Stream::derive(options.seed, "plan/situation", &[r as u64]);
+        let (tier, mut stream) = situation_tier(spec, options, r);
         let seed_ask = (r < spec.seeds.len()).then(|| spec.seeds[r].clone());
-        let tier = if seed_ask.is_some() {
-            "seed"
-        } else {
-            writer::draw_tier(options.hard_share, &mut stream)
-        };
         *tier_mix.entry(tier.to_owned()).or_default() += 1;
         let style = if seed_ask.is_some() {
             "plain"
@@ -417,6 +465,7 @@ fn finish_plan(
         tier_mix,
         unique_left: 0,
         again: Vec::new(),
+        beyond_budget: 0,
     }
 }
 
@@ -548,7 +597,15 @@ fn draw_condition(
 /// greedily the row that covers the most pairs not yet covered, so that a
 /// budget smaller than the array still covers as many pairs as it can.
 /// Ties go to the earlier row, so the order is deterministic.
+///
+/// The greedy choice is made lazily: a row's count of new pairs only falls
+/// as rows are chosen, so a row whose recounted figure still beats every
+/// other row's last count is the best, and most rows are never recounted.
+/// The order is the plain greedy one's, at about the cost of counting each
+/// row once rather than once per row chosen.
 fn coverage_order(rows: &[Vec<usize>], required: usize) -> Vec<usize> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
     let required = required.min(rows.len());
     let mut order: Vec<usize> = (0..required).collect();
     let mut covered: std::collections::BTreeSet<(usize, usize, usize, usize)> =
@@ -565,16 +622,22 @@ fn coverage_order(rows: &[Vec<usize>], required: usize) -> Vec<usize> {
     for row in &rows[..required] {
         covered.extend(pairs(row));
     }
-    let mut left: Vec<usize> = (required..rows.len()).collect();
-    while !left.is_empty() {
-        let (best_at, _) = left.iter().enumerate().fold((0, 0), |(bi, bn), (i, &r)| {
-            let new = pairs(&rows[r])
-                .iter()
-                .filter(|p| !covered.contains(p))
-                .count();
-            if new > bn { (i, new) } else { (bi, bn) }
-        });
-        let r = left.remove(best_at);
+    let new_pairs = |covered: &std::collections::BTreeSet<_>, r: usize| {
+        pairs(&rows[r])
+            .iter()
+            .filter(|p| !covered.contains(*p))
+            .count()
+    };
+    // (last count, earlier row first): the heap's top is the best candidate.
+    let mut heap: BinaryHeap<(usize, Reverse<usize>)> = (required..rows.len())
+        .map(|r| (new_pairs(&covered, r), Reverse(r)))
+        .collect();
+    while let Some((_, Reverse(r))) = heap.pop() {
+        let now = (new_pairs(&covered, r), Reverse(r));
+        if heap.peek().is_some_and(|top| now < *top) {
+            heap.push(now);
+            continue;
+        }
         covered.extend(pairs(&rows[r]));
         order.push(r);
     }
@@ -784,4 +847,63 @@ fn reference_value(
 /// the zero value is never taken.
 fn vocabulary<T: sparring_types::Vocabulary + Default>(name: &str) -> T {
     T::parse(name).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::coverage_order;
+
+    /// The plain greedy order: every left row recounted for every choice.
+    fn greedy(rows: &[Vec<usize>], required: usize) -> Vec<usize> {
+        let pairs = |row: &[usize]| {
+            let mut out = Vec::new();
+            for a in 0..row.len() {
+                for b in a + 1..row.len() {
+                    out.push((a, row[a], b, row[b]));
+                }
+            }
+            out
+        };
+        let mut order: Vec<usize> = (0..required).collect();
+        let mut covered = std::collections::BTreeSet::new();
+        for row in &rows[..required] {
+            covered.extend(pairs(row));
+        }
+        let mut left: Vec<usize> = (required..rows.len()).collect();
+        while !left.is_empty() {
+            let (best, _) = left.iter().enumerate().fold((0, 0), |(bi, bn), (i, &r)| {
+                let new = pairs(&rows[r])
+                    .iter()
+                    .filter(|p| !covered.contains(*p))
+                    .count();
+                if new > bn { (i, new) } else { (bi, bn) }
+            });
+            let r = left.remove(best);
+            covered.extend(pairs(&rows[r]));
+            order.push(r);
+        }
+        order
+    }
+
+    #[test]
+    fn the_lazy_order_is_the_greedy_one() {
+        let mut stream = sparring_types::seed::Stream::derive(7, "test/order", &[]);
+        for case in 0..40_u64 {
+            let width = 2 + (case % 4) as usize;
+            let n = 5 + (case * 7 % 60) as usize;
+            let rows: Vec<Vec<usize>> = (0..n)
+                .map(|_| {
+                    (0..width)
+                        .map(|_| (stream.next_u64() % 4) as usize)
+                        .collect()
+                })
+                .collect();
+            let required = (case % 3) as usize;
+            assert_eq!(
+                coverage_order(&rows, required),
+                greedy(&rows, required),
+                "case {case}"
+            );
+        }
+    }
 }

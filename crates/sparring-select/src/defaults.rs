@@ -32,6 +32,14 @@ pub const RL_MAX_PASS_RATE: f64 = 0.8;
 /// GRPO: fewest graded rollouts a group needs; one rollout has no spread.
 pub const RL_MIN_GROUP_SIZE: usize = 2;
 
+/// DPO and reward-model pairs: rows of one task paired at most. Pairing is
+/// quadratic in a task's rows, so a task of more rows is paired over this
+/// many, spread evenly over its rows ordered by reward (the highest and the
+/// lowest always among them); the rest are excluded as
+/// `over_max_rows_per_task`. 20,000 rows of one task then cost 16,256
+/// ordered pairs, not 400 million.
+pub const PAIR_MAX_ROWS_PER_TASK: usize = 128;
+
 /// Reward model: least reward difference for a pair.
 pub const RM_MIN_MARGIN: f64 = 1e-9;
 /// Reward model: pairs kept per task at most.

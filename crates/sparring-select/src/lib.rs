@@ -486,6 +486,38 @@ fn length_ratio(a: usize, b: usize) -> f64 {
     }
 }
 
+/// The rows of a task that are paired: all of them, or, past
+/// [`defaults::PAIR_MAX_ROWS_PER_TASK`], that many spread evenly over the
+/// rows ordered by reward (highest first, then `row_id`), so the highest
+/// and the lowest reward are among them. The rest are counted in `report`
+/// as `over_max_rows_per_task`.
+fn pairable(rows: &[Row], indices: &[usize], report: &mut CutReport) -> Vec<usize> {
+    let cap = defaults::PAIR_MAX_ROWS_PER_TASK;
+    if indices.len() <= cap {
+        return indices.to_vec();
+    }
+    let mut by_reward = indices.to_vec();
+    // Stable: rows of one reward stay in `row_id` order.
+    by_reward.sort_by(|&a, &b| {
+        rows[b]
+            .reward
+            .unwrap_or(f64::NEG_INFINITY)
+            .total_cmp(&rows[a].reward.unwrap_or(f64::NEG_INFINITY))
+    });
+    let last = by_reward.len() - 1;
+    let mut kept: Vec<usize> = (0..cap).map(|j| by_reward[j * last / (cap - 1)]).collect();
+    report.exclude(
+        "over_max_rows_per_task",
+        "rows",
+        &format!(
+            "the task has more than {cap} usable rows; {cap} spread over its rewards are paired"
+        ),
+        indices.len() - cap,
+    );
+    kept.sort_by(|&a, &b| rows[a].row_id.cmp(&rows[b].row_id));
+    kept
+}
+
 /// Every ordered pair of a task's graded rows with a positive reward
 /// difference, with the seeded key that breaks ties between equal pairs.
 fn task_pairs<'a>(
@@ -596,7 +628,8 @@ pub fn build_preference_pairs<'a>(
     for (t, (_, indices)) in tasks.iter().enumerate() {
         let mut stream = Stream::derive(opts.seed, "select/dpo", &[t as u64]);
         let mut kept = Vec::new();
-        for (pair, key) in task_pairs(rows, indices, Some(opts.side), &mut stream) {
+        let indices = pairable(rows, indices, &mut report);
+        for (pair, key) in task_pairs(rows, &indices, Some(opts.side), &mut stream) {
             if pair.margin + 1e-12 < opts.margin {
                 report.exclude(
                     "margin_below",
@@ -691,7 +724,8 @@ pub fn build_reward_pairs<'a>(
         }
         let mut stream = Stream::derive(opts.seed, "select/reward", &[t as u64]);
         let mut kept = Vec::new();
-        for (pair, key) in task_pairs(rows, indices, None, &mut stream) {
+        let indices = pairable(rows, indices, &mut report);
+        for (pair, key) in task_pairs(rows, &indices, None, &mut stream) {
             if pair.margin + 1e-12 < opts.min_margin {
                 report.exclude(
                     "margin_below",

@@ -340,6 +340,46 @@ fn dpo_keeps_at_most_max_pairs_per_task_largest_margin_first() {
     assert_eq!(report.rows_out, 3);
 }
 
+/// A task of 20,000 rows is paired over `PAIR_MAX_ROWS_PER_TASK` of them,
+/// spread over its rewards: the best pair (largest margin) is still found,
+/// the other rows are counted out, and the work is bounded (before, every
+/// ordered pair of the 20,000 rows was compared: 400 million).
+#[test]
+fn a_huge_task_is_paired_over_a_bounded_spread_of_its_rows() {
+    let cap = sparring_select::defaults::PAIR_MAX_ROWS_PER_TASK;
+    let n = 20_000;
+    let rows: Vec<Row> = (0..n)
+        .map(|i| {
+            let reward = (i % 101) as f64 / 100.0;
+            diverging(
+                "t1",
+                &format!("r{i:05}"),
+                reward,
+                &format!("Order W1001 answer {i}."),
+            )
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let (pairs, report) = build_preference_pairs(&rows, &PairOptions::default());
+    let (rm, rm_report) = build_reward_pairs(&rows, &RewardOptions::default());
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    for r in [&report, &rm_report] {
+        assert_eq!(r.excluded["over_max_rows_per_task"].count, n - cap);
+    }
+    // The margin-1 pair (reward 1 over reward 0) leads both cuts.
+    assert!((pairs[0].margin - 1.0).abs() < 1e-9, "{}", pairs[0].margin);
+    assert!((rm[0].margin - 1.0).abs() < 1e-9, "{}", rm[0].margin);
+    // Pairs compared: those counted out plus those kept, at most cap².
+    let compared: usize = report
+        .excluded
+        .iter()
+        .filter(|(_, e)| e.unit == "pairs")
+        .map(|(_, e)| e.count)
+        .sum::<usize>()
+        + pairs.len();
+    assert!(compared <= cap * cap, "{compared}");
+}
+
 fn group(task: &str, passes: usize, total: usize) -> Vec<Row> {
     (0..total)
         .map(|i| {

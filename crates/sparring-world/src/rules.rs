@@ -504,6 +504,10 @@ pub struct RuleReader {
     values: BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
     /// Every entity's singular.
     entities: BTreeSet<String>,
+    /// The tools grouped by what [`names_action`] reads of them (verb,
+    /// moves money), so a sentence's words are matched once per verb, not
+    /// once per tool: a spec of 1,000 tools has a few dozen verbs.
+    by_verb: Vec<((String, bool), Vec<usize>)>,
 }
 
 impl RuleReader {
@@ -518,10 +522,15 @@ impl RuleReader {
         policy: &str,
     ) -> Self {
         let views: Vec<ToolView> = tools.iter().zip(models).map(|(t, m)| view(t, m)).collect();
+        let mut groups: BTreeMap<(String, bool), Vec<usize>> = BTreeMap::new();
+        for (k, v) in views.iter().enumerate() {
+            groups.entry((v.verb.clone(), v.money)).or_default().push(k);
+        }
         let mut reader = Self {
             tools: views,
             values: BTreeMap::new(),
             entities: BTreeSet::new(),
+            by_verb: groups.into_iter().collect(),
         };
         for (entity, records) in fixtures {
             let one = singular(entity);
@@ -720,12 +729,14 @@ impl RuleReader {
             if masked[i] || (self.is_known_anywhere(words[i]) && !action_position(&words, i)) {
                 continue;
             }
-            for (k, t) in self.tools.iter().enumerate() {
-                if names_action(&words, i, t) {
-                    mentions.push((i, k));
+            for (_, group) in &self.by_verb {
+                // Every tool of a group reads alike here.
+                if names_action(&words, i, &self.tools[group[0]]) {
+                    mentions.extend(group.iter().map(|&k| (i, k)));
                 }
             }
         }
+        mentions.sort_unstable_by_key(|&(i, k)| (i, k));
         let heading_tools = || -> Vec<usize> {
             heading.map_or_else(Vec::new, |h| {
                 let ht = tokens(h);

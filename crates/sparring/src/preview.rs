@@ -49,6 +49,9 @@ pub async fn asks(spec: &Spec, options: OptionsPatch, n: usize, env: &Env) -> Re
     let patch = options.over(spec.options.clone());
     let writer_spec = backends::role_spec("writer", patch.writer.as_deref())?;
     let mut options = patch.resolve();
+    // The preview shows situations, not a run: the whole array, whatever
+    // budget the spec sets (a plan writes only what a budget reaches).
+    options.budget = None;
     let mut p = plan(spec, &options).map_err(|e| Error::input(e.to_string()))?;
     let mut warnings = Vec::new();
     let planned = situations_of(&p.tasks);

@@ -428,11 +428,12 @@ fn normalized(text: &str) -> String {
 /// rule stands or on the rules around it unless they share its words.
 fn assign_ids(rules: &mut [Rule]) {
     let base: Vec<String> = rules.iter().map(|r| rule_id(&r.text)).collect();
+    let mut uses: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for b in &base {
+        *uses.entry(b.as_str()).or_default() += 1;
+    }
     for (i, rule) in rules.iter_mut().enumerate() {
-        let clash = base
-            .iter()
-            .enumerate()
-            .any(|(j, b)| j != i && *b == base[i]);
+        let clash = uses.get(base[i].as_str()).is_some_and(|&n| n > 1);
         rule.id = if clash {
             format!(
                 "{}-{}",
@@ -491,12 +492,16 @@ impl Policy {
 
     fn read_with(system_prompt: &str, tools: Vec<Tool>) -> Self {
         let mut rules: Vec<Rule> = Vec::new();
+        // Normalised text → the rule's place, so a policy of n rules is read
+        // in n look-ups, not n² comparisons.
+        let mut places: std::collections::BTreeMap<String, usize> =
+            std::collections::BTreeMap::new();
         for unit in read::units(system_prompt) {
             let Some(reading) = read_unit(&unit, &tools) else {
                 continue;
             };
             let key = normalized(&unit.text);
-            if let Some(same) = rules.iter_mut().find(|r| normalized(&r.text) == key) {
+            if let Some(same) = places.get(&key).and_then(|&i| rules.get_mut(i)) {
                 // The same sentence under two headings covers both
                 // headings' tools.
                 for t in reading.tools {
@@ -507,6 +512,7 @@ impl Policy {
                 same.tools = Scope::new(&tools).sorted(&std::mem::take(&mut same.tools));
                 continue;
             }
+            places.insert(key, rules.len());
             rules.push(Rule {
                 id: String::new(),
                 class: reading.class,

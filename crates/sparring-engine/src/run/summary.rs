@@ -232,7 +232,8 @@ pub(super) fn summarise(end: Ending<'_>) -> Result<RunSummary, RunError> {
         grid_rows: prepared.plan.as_ref().map(|p| p.array.rows.len() as u64),
         pairwise,
         policy_rules: crate::policy::rule_records(&axes.rules),
-        situations_planned: situations_planned.len() as u64,
+        situations_planned: situations_planned.len() as u64
+            + prepared.plan.as_ref().map_or(0, |p| p.beyond_budget as u64),
         situations_run: situations_run.len() as u64,
         tools_never_run: spec
             .tools
