@@ -215,6 +215,17 @@ class Conversation:
     def asked(self, phrase):
         return any(phrase in t.lower() for t in self.agent_texts)
 
+    def identify_tool(self):
+        """The tool a policy sentence says identifies the person first
+        ("Always identify the customer by email with `find_customer_by_email`")."""
+        for sentence in re.split(r"(?<=[.!?])\s+", self.system):
+            s = sentence.lower()
+            if any(w in s for w in ("identify", "authenticate", "verify")):
+                for t in self.tools:
+                    if t.name in sentence and "email" in t.params:
+                        return t
+        return None
+
 
 def say(text):
     return {"role": "assistant", "content": text}

@@ -79,7 +79,7 @@ def respond(c):
         return act_without_id(c, tool, thing)
 
     # Identify the person first where the policy says so, and keep to their records.
-    auth = identify_tool(c)
+    auth = c.identify_tool()
     who = None
     if auth is not None:
         who = identified(c, auth)
@@ -185,18 +185,6 @@ def respond(c):
         message = done[2]["error"].get("message", "it was refused")
         return say(f"I couldn't {tool.verb} {thing} {target}: {message}.")
     return retry_or_report(c, tool.name, arguments, f"{tool.verb} {thing} {target}")
-
-
-def identify_tool(c):
-    """The tool a policy sentence says identifies the person first
-    ("Always identify the customer by email with `find_customer_by_email`")."""
-    for sentence in re.split(r"(?<=[.!?])\s+", c.system):
-        s = sentence.lower()
-        if any(w in s for w in ("identify", "authenticate", "verify")):
-            for t in c.tools:
-                if t.name in sentence and "email" in t.params:
-                    return t
-    return None
 
 
 def identified(c, auth):
