@@ -173,6 +173,10 @@ class Conversation:
         said_words = set(words(text))
         auth = self.identify_tool()
         candidates = [t for t in self.tools if t is not auth]
+        def nouns_read(word):
+            # `list_transfers` reads transfers: "my transfer" names one.
+            return any(t.reads and any(w.rstrip("s") == word for w in t.name_words[1:]) for t in candidates)
+
         best, best_score = None, 0
         for t in candidates:
             if t.reads:
@@ -181,9 +185,15 @@ class Conversation:
             # Whole words: "unfreeze" is not "freeze"; "my transfer" names a
             # thing, not the act.
             def used(c):
+                # A typo that swaps letters ("reufnd") still names the verb.
+                if " " not in c.strip() and len(c.strip()) >= 5 and any(
+                        w != c.strip() and len(w) == len(c.strip()) and w[0] == c[0]
+                        and sorted(w) == sorted(c.strip()) for w in said_words):
+                    return True
                 for m in re.finditer(r"\b" + re.escape(c.strip()) + r"\b", text):
                     before = text[: m.start()].split()[-1:] 
-                    if c.strip() == t.verb and before and before[0] in ("my", "the", "a", "your", "this", "that"):
+                    if (c.strip() == t.verb and before and before[0] in ("my", "the", "a", "your", "this", "that")
+                            and nouns_read(c.strip())):
                         continue
                     return True
                 return False

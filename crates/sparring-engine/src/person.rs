@@ -560,7 +560,13 @@ impl Person {
                 .iter()
                 .filter(|x| !matches!(x.as_str(), "from" | "to"))
                 .count();
-            let hits = fw.iter().filter(|x| has(x)).count();
+            // "email address", "phone number": the word before names the
+            // data, so the `email` field outranks an `address` one.
+            let names_data = fw.iter().any(|x| {
+                w.windows(2)
+                    .any(|p| p[0] == *x && matches!(p[1].as_str(), "address" | "number"))
+            });
+            let hits = fw.iter().filter(|x| has(x)).count() + usize::from(names_data);
             let core_hits = fw
                 .iter()
                 .filter(|x| !matches!(x.as_str(), "from" | "to") && has(x))
@@ -802,6 +808,27 @@ mod tests {
             panic!()
         };
         assert!(reply.starts_with("Yes"), "{reply}");
+    }
+
+    #[test]
+    fn email_address_asks_for_the_email_not_an_address() {
+        let mut p = person(Patience::Endless, 1);
+        p.facts
+            .known
+            .insert("address".into(), "42 Elm Street, Springfield".into());
+        p.facts
+            .known
+            .insert("email".into(), "ana.lima@mail.test".into());
+        let Move::Say(reply) =
+            p.answer("To make sure it is yours: what email address is on your account?")
+        else {
+            panic!()
+        };
+        assert!(reply.contains("ana.lima@mail.test"), "{reply}");
+        let Move::Say(reply) = p.answer("What is the new shipping address?") else {
+            panic!()
+        };
+        assert!(reply.contains("42 Elm Street"), "{reply}");
     }
 
     #[test]
