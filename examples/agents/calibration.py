@@ -226,8 +226,8 @@ class Conversation:
                 if w in said_words or w.rstrip("s") in said_words:
                     score += 2 if w.rstrip("s") == entity(t.id_param) else 3
             if self.ids_for(t.id_param, said):
-                score += 1
-            elif t.id_param in known:
+                score += 3
+            elif t.id_param in known and not self.ids_in(said):
                 score += 1
             return score
         return max(readers, key=fit)
