@@ -32,7 +32,7 @@ SYNONYMS = {
     "exchange": ["exchange", "swap"],
     "book": ["book", "reserve"],
     "pay": ["pay"],
-    "add": ["add", "new", "set up", "create", "save"],
+    "add": ["add", "new", "set up", "create", "save", "book"],
     "create": ["create", "new", "set up", "open"],
 }
 ROLE_PREFIXES = ("from_", "to_", "source_", "destination_", "target_", "new_", "old_", "original_")

@@ -97,12 +97,20 @@ def respond(c):
     owner_keys = [k for k in (who or {}) if k.endswith("_id")]
     primary = next((p for p in tool.id_params if p not in owner_keys), tool.id_param)
     thing = label_of(primary) if primary != tool.id_param or primary != "id" else thing
-    ids = {}
+    ids, asks = {}, []
     for param in tool.id_params:
         found = which_id(c, tool, param, who)
-        if isinstance(found, dict):
+        if isinstance(found, Ask):
+            asks.append(found)
+        elif isinstance(found, dict):
             return found
-        ids[param] = found
+        else:
+            ids[param] = found
+    if asks:
+        # Everything missing in one message: the person answers each question.
+        others = other_arguments(c, tool, dict(ids))
+        more = others if isinstance(others, list) else []
+        return say(" ".join(asks + more))
     target = ids[primary]
 
     # Look each record up, and make sure it is the person's.
@@ -165,19 +173,11 @@ def respond(c):
                    f"{' or '.join(dict.fromkeys(allowed))} {thing}s can be {past(tool.verb)}, "
                    f"so I can't {tool.verb} it.")
 
-    arguments = dict(ids)
-    for param in tool.required:
-        if param in arguments:
-            continue
-        value = c.value_for(param, tool)
-        if value is None and param in FREE_TEXT:
-            value = "requested by the customer"
-        if value is None:
-            label = param.replace("_", " ")
-            if c.asked(f"what {label}"):
-                return say(f"Without the {label} I can't go on, sorry.")
-            return say(f"What {label} would you like?")
-        arguments[param] = value
+    arguments = other_arguments(c, tool, dict(ids))
+    if isinstance(arguments, list):
+        return say(" ".join(arguments))
+    if arguments.get("role") == "assistant":
+        return arguments
 
     if confirm:
         proposal = propose(tool, thing, target, arguments, record)
@@ -201,6 +201,30 @@ def respond(c):
         message = done[2]["error"].get("message", "it was refused")
         return say(f"I couldn't {tool.verb} {thing} {target}: {message}.")
     return retry_or_report(c, tool.name, arguments, f"{tool.verb} {thing} {target}")
+
+
+class Ask(str):
+    """A question for the person that can share a message with others."""
+
+
+def other_arguments(c, tool, arguments):
+    """The tool's other required arguments from the person's words: the
+    arguments, or the questions for what is missing, or a reply giving up."""
+    asks = []
+    for param in tool.required:
+        if param in arguments:
+            continue
+        value = c.value_for(param, tool)
+        if value is None and param in FREE_TEXT:
+            value = "requested by the customer"
+        if value is None:
+            label = param.replace("_", " ")
+            if c.asked(f"what {label}"):
+                return say(f"Without the {label} I can't go on, sorry.")
+            asks.append(Ask(f"What {label} would you like?"))
+            continue
+        arguments[param] = value
+    return asks if asks else arguments
 
 
 def label_of(param):
@@ -250,12 +274,12 @@ def which_id(c, tool, param, who):
         if mine:
             if c.asked(f"which {label}"):
                 return say(f"I need to know which {label} you mean before I can go on, sorry.")
-            return say(f"Which {label} do you mean: {' or '.join(mine)}?")
+            return Ask(f"Which {label} do you mean: {' or '.join(mine)}?")
     if who is None and param == tool.id_param:
         return find_by_email(c, tool, label)
     if c.asked(f"{label} number"):
         return say(f"Without the {label} number I can't go on, sorry.")
-    return say(f"Could you give me the {label} number?")
+    return Ask(f"Could you give me the {label} number?")
 
 
 def getter(c, tool, param):

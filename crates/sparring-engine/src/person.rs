@@ -397,7 +397,6 @@ impl Person {
 
     /// Answers an agent message that asks something.
     pub fn answer(&mut self, agent_text: &str) -> Move {
-        self.questions += 1;
         let lower = agent_text.to_lowercase();
         let questions: Vec<String> = sentences(agent_text)
             .into_iter()
@@ -405,6 +404,15 @@ impl Person {
             .map(|s| s.to_lowercase())
             .collect();
         let confirm = CONFIRM.iter().any(|c| lower.contains(c));
+        // A request to confirm what the person asked for asks nothing of
+        // them: it spends no patience (docs/people.md, "Patience").
+        let only_confirm = confirm
+            && questions
+                .iter()
+                .all(|q| CONFIRM.iter().any(|c| q.contains(c)));
+        if !only_confirm {
+            self.questions += 1;
+        }
         let mut parts: Vec<String> = Vec::new();
         let mut unknown: Vec<String> = Vec::new();
         for q in &questions {
@@ -425,9 +433,10 @@ impl Person {
         {
             return Move::Leave;
         }
-        if self
-            .stream
-            .chance(leave_probability(self.patience, self.questions))
+        if !only_confirm
+            && self
+                .stream
+                .chance(leave_probability(self.patience, self.questions))
         {
             return Move::Leave;
         }
@@ -808,6 +817,30 @@ mod tests {
             panic!()
         };
         assert!(reply.starts_with("Yes"), "{reply}");
+    }
+
+    #[test]
+    fn a_confirmation_spends_no_patience() {
+        // With short patience the second question loses 60 %, later ones
+        // 90 %; a request to confirm after the first never does.
+        let left = (0..500)
+            .filter(|s| {
+                let mut p = person(Patience::Short, *s);
+                p.answer("What is your order number?");
+                p.answer("I can refund order W123 for $20. Shall I go ahead?") == Move::Leave
+            })
+            .count();
+        assert_eq!(left, 0);
+        // The question after it is still the second one.
+        let left = (0..2000)
+            .filter(|s| {
+                let mut p = person(Patience::Normal, *s);
+                p.answer("What is your order number?");
+                p.answer("Shall I go ahead?");
+                p.answer("What email is on the order?") == Move::Leave
+            })
+            .count();
+        assert!((560..840).contains(&left), "{left}");
     }
 
     #[test]
