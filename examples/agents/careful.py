@@ -212,7 +212,7 @@ def other_arguments(c, tool, arguments):
     arguments, or the questions for what is missing, or a reply giving up."""
     asks = []
     for param in tool.required:
-        if param in arguments:
+        if param in arguments or param in tool.id_params:
             continue
         value = c.value_for(param, tool)
         if value is None and param in FREE_TEXT:
