@@ -16,7 +16,7 @@ from calibration import EMAIL, FREE_TEXT, STATUS_WORDS, call, entity, say, serve
 YES = re.compile(r"\b(yes|yeah|yep|sure|go ahead|do it|please do|ok|okay|confirm)\b", re.IGNORECASE)
 # Error kinds a second try may clear.
 TRANSIENT = {"timeout", "server_error", "rate_limited", "malformed", "empty"}
-FACT_FIELDS = ["status", "balance", "amount", "total", "date", "due_date"]
+EVERYTHING = re.compile(r"\beverything\b|\ball (?:you have|the details|my records)\b", re.IGNORECASE)
 
 
 def past(verb):
@@ -158,13 +158,23 @@ def respond(c):
                        "change it: it belongs to another account.")
 
     if tool.reads:
-        args = dict(ids)
-        done = c.last_call(tool.name, args)
-        if done is None:
-            return call(tool.name, args)
-        if not done[2].get("ok"):
-            return retry_or_report(c, tool.name, args, f"look up {thing} {target}")
-        return say(describe(done[2].get("result") or {}, thing, target))
+        # "Everything you have" is every read the known ids answer.
+        reads = [(tool, dict(ids))]
+        if EVERYTHING.search(c.user_text):
+            known = dict(who or {}, **ids)
+            reads += [(t, {t.id_param: known[t.id_param]}) for t in c.tools
+                      if t.reads and t is not tool and t is not auth
+                      and len(t.id_params) == 1 and t.id_param in known]
+        said = []
+        for t, args in reads:
+            done = c.last_call(t.name, args)
+            if done is None:
+                return call(t.name, args)
+            if not done[2].get("ok"):
+                return retry_or_report(c, t.name, args, f"look up {thing} {target}")
+            said.append(describe(done[2].get("result") or {}, t.thing() if t is not tool else thing,
+                                 next(iter(args.values()), target) if t is not tool else target))
+        return say(" ".join(said))
 
     # May it be done to this record?
     if not precondition_ok(tool, record):
