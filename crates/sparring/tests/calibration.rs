@@ -4,6 +4,8 @@
 //! Run at `SITUATIONS` fresh situations per agent (the CLI's default is
 //! `CALIBRATION_SITUATIONS`), so it takes seconds.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use sparring::calibrate::{AgentScore, calibrate};
 use sparring_types::OptionsPatch;
 use sparring_types::values::Situations;
