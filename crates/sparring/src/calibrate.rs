@@ -55,7 +55,8 @@ pub struct Calibration {
 
 /// Runs `spec` against each calibration agent in `agents_dir` (`python3
 /// <dir>/<agent>.py`) with `options` over the spec's, the rows graded and
-/// kept in memory.
+/// kept in memory; without `budget` or `situations` each agent plays
+/// `CALIBRATION_SITUATIONS` fresh situations.
 pub fn calibrate(spec: &Path, agents_dir: &Path, options: &OptionsPatch) -> Result<Calibration> {
     let mut scores = Vec::new();
     for agent in AGENTS {
