@@ -11,12 +11,12 @@ Protocol v1 (docs/agent-protocol.md); standard library only."""
 
 import re
 
-from calibration import EMAIL, FREE_TEXT, STATUS_WORDS, call, say, serve, words
+from calibration import EMAIL, FREE_TEXT, STATUS_WORDS, call, entity, say, serve, words
 
 YES = re.compile(r"\b(yes|yeah|yep|sure|go ahead|do it|please do|ok|okay|confirm)\b", re.IGNORECASE)
 # Error kinds a second try may clear.
 TRANSIENT = {"timeout", "server_error", "rate_limited", "malformed", "empty"}
-FACT_FIELDS = ["status", "balance", "amount", "total", "date", "due_date"]
+EVERYTHING = re.compile(r"\beverything\b|\ball (?:you have|the details|my records)\b", re.IGNORECASE)
 
 
 def past(verb):
@@ -44,10 +44,17 @@ def allowed_statuses(tool):
 
 
 def describe(record, thing, target):
+    """What a read returned, in a sentence: every plain field of a record,
+    or each record of a list."""
+    if isinstance(record, list):
+        items = [describe(r, "", "").strip(" :.") if isinstance(r, dict) else str(r) for r in record]
+        return f"{thing.capitalize()} {target}: " + ("; ".join(items) if items else "nothing on file") + "."
     parts = []
-    for field in FACT_FIELDS:
-        if field in record and record[field] not in (None, "", []):
-            parts.append(f"{field.replace('_', ' ')} {record[field]}")
+    for field, value in record.items():
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool) and value != "":
+            parts.append(f"{field.replace('_', ' ')} {value}")
+        elif isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+            parts.append(f"{field.replace('_', ' ')} {', '.join(str(v) for v in value)}")
     facts = ", ".join(parts) if parts else "on file"
     return f"{thing.capitalize()} {target}: {facts}."
 
@@ -75,73 +82,99 @@ def respond(c):
         return say("I'm sorry, I can only help with what these tools do: "
                    + "; ".join(t.description.rstrip(".") for t in c.tools) + ".")
     thing = tool.thing()
-    if tool.id_param is None:
-        return act_without_id(c, tool, thing)
 
     # Identify the person first where the policy says so, and keep to their records.
-    auth = identify_tool(c)
+    auth = c.identify_tool()
     who = None
     if auth is not None:
         who = identified(c, auth)
         if "role" in who:
             return who
+    if tool.id_param is None:
+        return act_without_id(c, tool, thing)
 
-    # Which record.
-    ids_all = c.ids_in(c.user_text, tool)
-    ids_last = c.ids_in(c.last_user, tool) if len(c.users) > 1 else []
-    if len(ids_last) == 1:
-        target = ids_last[0]
-    elif len(ids_all) == 1:
-        target = ids_all[0]
-    elif len(ids_all) > 1:
-        if c.asked("which " + thing):
-            return say(f"I need to know which {thing} you mean before I can go on, sorry.")
-        return say(f"I see several: {', '.join(ids_all)}. Which {thing} number do you mean?")
-    else:
-        found = find_by_email(c, tool, thing)
-        if isinstance(found, dict):
+    # Which records: the person's words, else what the lookups returned.
+    owner_keys = [k for k in (who or {}) if k.endswith("_id")]
+    primary = next((p for p in tool.id_params if p not in owner_keys), tool.id_param)
+    thing = label_of(primary) if primary != tool.id_param or primary != "id" else thing
+    ids, asks = {}, []
+    for param in tool.id_params:
+        found = which_id(c, tool, param, who)
+        if isinstance(found, Ask):
+            asks.append(found)
+        elif isinstance(found, dict):
             return found
-        target = found
+        else:
+            ids[param] = found
+    if asks:
+        # Everything missing in one message: the person answers each question.
+        others = other_arguments(c, tool, dict(ids))
+        more = others if isinstance(others, list) else []
+        return say(" ".join(asks + more))
+    target = ids[primary]
 
-    # Look it up.
-    lookup = tool if tool.reads else next(
-        (t for t in c.tools if t.reads and t.id_param == tool.id_param), None)
+    # Look each record up, and make sure it is the person's.
     record = {}
-    if lookup is not None:
-        args = {tool.id_param: target}
+    for param in [primary] + [p for p in tool.id_params if p != primary]:
+        lookup = getter(c, tool, param)
+        label = label_of(param)
+        if lookup is None:
+            mine = listed(c, param, who)
+            if isinstance(mine, dict):
+                return mine
+            if mine is not None and str(ids[param]) not in mine:
+                return say(f"{label.capitalize()} {ids[param]} is not on your account, so I can't use it.")
+            continue
+        args = {lookup_param(lookup, param): ids[param]}
         done = c.last_call(lookup.name, args)
         if done is None:
             return call(lookup.name, args)
         if not done[2].get("ok"):
-            return lookup_failed(c, lookup, args, done, thing, target)
-        record = done[2].get("result") if isinstance(done[2].get("result"), dict) else {}
-    record = record or {}
+            return lookup_failed(c, lookup, args, done, label, ids[param])
+        found = done[2].get("result") if isinstance(done[2].get("result"), dict) else {}
+        if who is not None:
+            shared = [k for k in owner_keys if k in found]
+            if any(str(found[k]) != str(who[k]) for k in shared):
+                return say(f"{label.capitalize()} {ids[param]} is not on your account, so I can't share or change it.")
+        if param == primary:
+            record = found
 
     confirm = (not tool.reads) and needs_confirmation(c, tool)
-    if who is not None:
-        shared = [k for k in who if k in record and k.endswith("_id")]
-        if any(str(record[k]) != str(who[k]) for k in shared):
-            return say(f"{thing.capitalize()} {target} is not on your account, so I can't share or change it.")
-        owner = None
-    else:
+    if who is None:
         owner = record.get("email")
-    person = EMAIL.search(c.user_text)
-    if owner and person is None:
-        if c.asked("email address is on your account"):
-            return say(f"I can't verify that {thing} {target} is yours, so I can't share or change it.")
-        # The record's id stays out of the question, so the person hears a
-        # question about their email, not about the id.
-        ask = f"I found {thing} {target}. To make sure it is yours: what email address is on your account?"
-        if confirm and precondition_ok(tool, record):
-            ask += (f" If it matches, I can {tool.verb} {thing} {target} in full."
-                    " Shall I go ahead?")
-        return say(ask)
-    if owner and person and person.group(0).lower() != str(owner).lower():
-        return say(f"The email you gave doesn't match {thing} {target}, so I can't share or "
-                   "change it: it belongs to another account.")
+        person = EMAIL.search(c.user_text)
+        if owner and person is None:
+            if c.asked("email address is on your account"):
+                return say(f"I can't verify that {thing} {target} is yours, so I can't share or change it.")
+            # The record's id stays out of the question, so the person hears a
+            # question about their email, not about the id.
+            ask = f"I found {thing} {target}. To make sure it is yours: what email address is on your account?"
+            if confirm and precondition_ok(tool, record):
+                ask += (f" If it matches, I can {tool.verb} {thing} {target} in full."
+                        " Shall I go ahead?")
+            return say(ask)
+        if owner and person and person.group(0).lower() != str(owner).lower():
+            return say(f"The email you gave doesn't match {thing} {target}, so I can't share or "
+                       "change it: it belongs to another account.")
 
     if tool.reads:
-        return say(describe(record, thing, target))
+        # "Everything you have" is every read the known ids answer.
+        reads = [(tool, dict(ids))]
+        if EVERYTHING.search(c.user_text):
+            known = dict(who or {}, **ids)
+            reads += [(t, {t.id_param: known[t.id_param]}) for t in c.tools
+                      if t.reads and t is not tool and t is not auth
+                      and len(t.id_params) == 1 and t.id_param in known]
+        said = []
+        for t, args in reads:
+            done = c.last_call(t.name, args)
+            if done is None:
+                return call(t.name, args)
+            if not done[2].get("ok"):
+                return retry_or_report(c, t.name, args, f"look up {thing} {target}")
+            said.append(describe(done[2].get("result") or {}, t.thing() if t is not tool else thing,
+                                 next(iter(args.values()), target) if t is not tool else target))
+        return say(" ".join(said))
 
     # May it be done to this record?
     if not precondition_ok(tool, record):
@@ -150,27 +183,20 @@ def respond(c):
                    f"{' or '.join(dict.fromkeys(allowed))} {thing}s can be {past(tool.verb)}, "
                    f"so I can't {tool.verb} it.")
 
-    arguments = {tool.id_param: target}
-    for param in tool.required:
-        if param == tool.id_param:
-            continue
-        value = c.value_for(param, tool)
-        if value is None and param in FREE_TEXT:
-            value = "requested by the customer"
-        if value is None:
-            label = param.replace("_", " ")
-            if c.asked(f"what {label}"):
-                return say(f"Without the {label} I can't go on, sorry.")
-            return say(f"What {label} would you like?")
-        arguments[param] = value
+    arguments = other_arguments(c, tool, dict(ids))
+    if isinstance(arguments, list):
+        return say(" ".join(arguments))
+    if arguments.get("role") == "assistant":
+        return arguments
 
     if confirm:
-        asked = c.asked("shall i go ahead")
-        if not asked:
-            amount = next((record[f] for f in ("total", "amount", "balance") if f in record), None)
-            money = f" for ${amount}" if amount is not None else ""
-            return say(f"I can {tool.verb} {thing} {target}{money}. Shall I go ahead?")
+        proposal = propose(tool, thing, target, arguments, record)
+        last = c.agent_texts[-1] if c.agent_texts else ""
+        if not last.endswith(proposal):
+            return say(proposal)
         if not YES.search(c.last_user):
+            if "?" in c.last_user and sum(t.endswith(proposal) for t in c.agent_texts) < 2:
+                return say("It is done as soon as you say yes, and the tools show no fee for it. " + proposal)
             return say("Alright, I won't go ahead.")
 
     done = c.last_call(tool.name)
@@ -187,15 +213,122 @@ def respond(c):
     return retry_or_report(c, tool.name, arguments, f"{tool.verb} {thing} {target}")
 
 
-def identify_tool(c):
-    """The tool a policy sentence says identifies the person first
-    ("Always identify the customer by email with `find_customer_by_email`")."""
-    for sentence in re.split(r"(?<=[.!?])\s+", c.system):
-        s = sentence.lower()
-        if any(w in s for w in ("identify", "authenticate", "verify")):
-            for t in c.tools:
-                if t.name in sentence and "email" in t.params:
-                    return t
+class Ask(str):
+    """A question for the person that can share a message with others."""
+
+
+def other_arguments(c, tool, arguments):
+    """The tool's other required arguments from the person's words: the
+    arguments, or the questions for what is missing, or a reply giving up."""
+    asks = []
+    for param in tool.required:
+        if param in arguments or param in tool.id_params:
+            continue
+        value = c.value_for(param, tool)
+        if value is None and param in FREE_TEXT:
+            value = "requested by the customer"
+        if value is None:
+            label = param.replace("_", " ")
+            if c.asked(f"what {label}"):
+                return say(f"Without the {label} I can't go on, sorry.")
+            asks.append(Ask(f"What {label} would you like?"))
+            continue
+        arguments[param] = value
+    return asks if asks else arguments
+
+
+def label_of(param):
+    """`from_account_id` -> `from account`."""
+    name = param[: -len("_id")] if param.endswith("_id") else param
+    return name.replace("_", " ") if name != "id" else "record"
+
+
+def propose(tool, thing, target, arguments, record):
+    """The question that confirms an action: what, on which records, how much."""
+    amount = next((arguments[k] for k in ("amount", "total") if k in arguments), None)
+    if amount is None:
+        amount = next((record[f] for f in ("total", "amount", "balance") if f in record), None)
+    money = f" for ${amount}" if amount is not None else ""
+    others = [f"{label_of(k)} {v}" for k, v in arguments.items()
+              if k.endswith("_id") and str(v) != str(target)]
+    also = f" ({', '.join(others)})" if others else ""
+    return f"I can {tool.verb} {thing} {target}{also}{money}. Shall I go ahead?"
+
+
+def which_id(c, tool, param, who):
+    """The id the person means for one parameter, or a reply asking for it."""
+    label = label_of(param)
+    siblings = [p for p in tool.id_params if entity(p) == entity(param)]
+    if len(siblings) > 1:
+        value = (c.id_for(tool, param, c.last_user) if len(c.users) > 1 else None) \
+            or c.id_for(tool, param, c.user_text)
+        if value is not None:
+            return value
+    else:
+        last = [v for v, _ in c.ids_for(param, c.last_user)] if len(c.users) > 1 else []
+        every = [v for v, _ in c.ids_for(param, c.user_text)]
+        if len(last) == 1:
+            return last[0]
+        if len(every) == 1:
+            return every[0]
+        if len(every) > 1:
+            if c.asked("which " + label):
+                return say(f"I need to know which {label} you mean before I can go on, sorry.")
+            return say(f"I see several: {', '.join(every)}. Which {label} do you mean?")
+    if who is not None and param in who:
+        return who[param]
+    if who is not None:
+        mine = listed(c, param, who)
+        if isinstance(mine, dict):
+            return mine
+        if mine:
+            if c.asked(f"which {label}"):
+                return say(f"I need to know which {label} you mean before I can go on, sorry.")
+            return Ask(f"Which {label} do you mean: {' or '.join(mine)}?")
+    if who is None and param == tool.id_param:
+        return find_by_email(c, tool, label)
+    if c.asked(f"{label} number"):
+        return say(f"Without the {label} number I can't go on, sorry.")
+    return Ask(f"Could you give me the {label} number?")
+
+
+def getter(c, tool, param):
+    """The read tool that fetches one record of a parameter's kind
+    (`get_account` for `from_account_id`): the tool itself when it reads one."""
+    kind = entity(param)
+    readers = [t for t in c.tools if t.reads and len(t.id_params) == 1
+               and entity(t.id_params[0]) == kind and kind in t.name_words[-1]]
+    if tool in readers:
+        return tool
+    return readers[0] if readers else None
+
+
+def lookup_param(lookup, param):
+    return lookup.id_params[0]
+
+
+def listed(c, param, who):
+    """The person's ids of a parameter's kind, from a read tool that lists
+    them by the person's own id (`list_accounts` by `customer_id`); None
+    when no tool does; a call to make first."""
+    if who is None:
+        return None
+    key = param if param.endswith("_id") else None
+    kind = entity(param)
+    for t in c.tools:
+        if not (t.reads and len(t.id_params) == 1 and t.id_params[0] in who):
+            continue
+        if kind not in " ".join(t.name_words[1:]):
+            continue
+        args = {t.id_params[0]: who[t.id_params[0]]}
+        done = c.last_call(t.name, args)
+        if done is None:
+            return call(t.name, args)
+        result = done[2].get("result") if done[2].get("ok") else None
+        if isinstance(result, list):
+            names = [k for r in result if isinstance(r, dict) for k in r if entity(k) == kind and k.endswith("_id")]
+            field = names[0] if names else key
+            return [str(r.get(field)) for r in result if isinstance(r, dict) and r.get(field) is not None]
     return None
 
 

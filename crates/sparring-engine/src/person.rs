@@ -397,7 +397,6 @@ impl Person {
 
     /// Answers an agent message that asks something.
     pub fn answer(&mut self, agent_text: &str) -> Move {
-        self.questions += 1;
         let lower = agent_text.to_lowercase();
         let questions: Vec<String> = sentences(agent_text)
             .into_iter()
@@ -405,6 +404,15 @@ impl Person {
             .map(|s| s.to_lowercase())
             .collect();
         let confirm = CONFIRM.iter().any(|c| lower.contains(c));
+        // A request to confirm what the person asked for asks nothing of
+        // them: it spends no patience (docs/people.md, "Patience").
+        let only_confirm = confirm
+            && questions
+                .iter()
+                .all(|q| CONFIRM.iter().any(|c| q.contains(c)));
+        if !only_confirm {
+            self.questions += 1;
+        }
         let mut parts: Vec<String> = Vec::new();
         let mut unknown: Vec<String> = Vec::new();
         for q in &questions {
@@ -425,9 +433,10 @@ impl Person {
         {
             return Move::Leave;
         }
-        if self
-            .stream
-            .chance(leave_probability(self.patience, self.questions))
+        if !only_confirm
+            && self
+                .stream
+                .chance(leave_probability(self.patience, self.questions))
         {
             return Move::Leave;
         }
@@ -560,7 +569,13 @@ impl Person {
                 .iter()
                 .filter(|x| !matches!(x.as_str(), "from" | "to"))
                 .count();
-            let hits = fw.iter().filter(|x| has(x)).count();
+            // "email address", "phone number": the word before names the
+            // data, so the `email` field outranks an `address` one.
+            let names_data = fw.iter().any(|x| {
+                w.windows(2)
+                    .any(|p| p[0] == *x && matches!(p[1].as_str(), "address" | "number"))
+            });
+            let hits = fw.iter().filter(|x| has(x)).count() + usize::from(names_data);
             let core_hits = fw
                 .iter()
                 .filter(|x| !matches!(x.as_str(), "from" | "to") && has(x))
@@ -802,6 +817,51 @@ mod tests {
             panic!()
         };
         assert!(reply.starts_with("Yes"), "{reply}");
+    }
+
+    #[test]
+    fn a_confirmation_spends_no_patience() {
+        // With short patience the second question loses 60 %, later ones
+        // 90 %; a request to confirm after the first never does.
+        let left = (0..500)
+            .filter(|s| {
+                let mut p = person(Patience::Short, *s);
+                p.answer("What is your order number?");
+                p.answer("I can refund order W123 for $20. Shall I go ahead?") == Move::Leave
+            })
+            .count();
+        assert_eq!(left, 0);
+        // The question after it is still the second one.
+        let left = (0..2000)
+            .filter(|s| {
+                let mut p = person(Patience::Normal, *s);
+                p.answer("What is your order number?");
+                p.answer("Shall I go ahead?");
+                p.answer("What email is on the order?") == Move::Leave
+            })
+            .count();
+        assert!((560..840).contains(&left), "{left}");
+    }
+
+    #[test]
+    fn email_address_asks_for_the_email_not_an_address() {
+        let mut p = person(Patience::Endless, 1);
+        p.facts
+            .known
+            .insert("address".into(), "42 Elm Street, Springfield".into());
+        p.facts
+            .known
+            .insert("email".into(), "ana.lima@mail.test".into());
+        let Move::Say(reply) =
+            p.answer("To make sure it is yours: what email address is on your account?")
+        else {
+            panic!()
+        };
+        assert!(reply.contains("ana.lima@mail.test"), "{reply}");
+        let Move::Say(reply) = p.answer("What is the new shipping address?") else {
+            panic!()
+        };
+        assert!(reply.contains("42 Elm Street"), "{reply}");
     }
 
     #[test]

@@ -16,6 +16,7 @@ use serde::Serialize;
 use sparring_score::Estimate;
 use sparring_score::input::{ScoreRow, parse_score_rows};
 use sparring_score::report::{ReportOptions, report};
+use sparring_types::values::Situations;
 use sparring_types::{OptionsPatch, Row};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -54,7 +55,8 @@ pub struct Calibration {
 
 /// Runs `spec` against each calibration agent in `agents_dir` (`python3
 /// <dir>/<agent>.py`) with `options` over the spec's, the rows graded and
-/// kept in memory.
+/// kept in memory; without `budget` or `situations` each agent plays
+/// `CALIBRATION_SITUATIONS` fresh situations.
 pub fn calibrate(spec: &Path, agents_dir: &Path, options: &OptionsPatch) -> Result<Calibration> {
     let mut scores = Vec::new();
     for agent in AGENTS {
@@ -65,10 +67,10 @@ pub fn calibrate(spec: &Path, agents_dir: &Path, options: &OptionsPatch) -> Resu
                 script.display()
             )));
         }
-        let patch = OptionsPatch {
+        let patch = sized(OptionsPatch {
             grade: Some(true),
             ..options.clone()
-        };
+        });
         let result = Simulation::from_file(spec)?
             .agent(format!("python3 {}", script.display()))
             .options(patch)
@@ -77,6 +79,20 @@ pub fn calibrate(spec: &Path, agents_dir: &Path, options: &OptionsPatch) -> Resu
         scores.push(score(agent, &result.rows)?);
     }
     Ok(verdict(scores))
+}
+
+/// The options with the calibration's own size when the caller set none:
+/// [`CALIBRATION_SITUATIONS`](sparring_types::defaults::CALIBRATION_SITUATIONS)
+/// fresh situations, so the intervals can rank the agents.
+fn sized(patch: OptionsPatch) -> OptionsPatch {
+    if patch.budget.is_some() || patch.situations.is_some() {
+        return patch;
+    }
+    OptionsPatch {
+        situations: Situations::new(sparring_types::defaults::CALIBRATION_SITUATIONS).ok(),
+        unique_situations: Some(true),
+        ..patch
+    }
 }
 
 /// The score of one agent's rows.

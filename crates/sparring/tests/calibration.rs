@@ -1,0 +1,72 @@
+//! Guards the calibration figures of issue 17 (docs/grading.md,
+//! "Calibration"): on the support-desk and bank examples the three
+//! calibration agents score inside their bounds and the eval ranks them.
+//! Run at `SITUATIONS` fresh situations per agent (the CLI's default is
+//! `CALIBRATION_SITUATIONS`), so it takes seconds.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use sparring::calibrate::{AgentScore, calibrate};
+use sparring_types::OptionsPatch;
+use sparring_types::values::Situations;
+
+const SITUATIONS: u64 = 100;
+
+fn run(example: &str) -> Vec<AgentScore> {
+    let root = sparring_testkit::workspace();
+    let options = OptionsPatch {
+        situations: Situations::new(SITUATIONS).ok(),
+        unique_situations: Some(true),
+        ..OptionsPatch::default()
+    };
+    let c = calibrate(
+        &root.join("examples").join(example).join("spec.yaml"),
+        &root.join("examples/agents"),
+        &options,
+    )
+    .unwrap();
+    let text = sparring::calibrate::render(&c);
+    assert!(c.ranked, "{example} is not ranked:\n{text}");
+    c.agents
+}
+
+fn pass(a: &AgentScore) -> f64 {
+    a.pass_at_1.value.unwrap()
+}
+
+fn check(example: &str) {
+    let agents = run(example);
+    let [idle, reckless, careful] = agents.as_slice() else {
+        panic!("{agents:?}")
+    };
+    assert_eq!(
+        (
+            idle.agent.as_str(),
+            reckless.agent.as_str(),
+            careful.agent.as_str()
+        ),
+        ("do_nothing", "reckless", "careful")
+    );
+    // do_nothing passes at most where inaction is right, and at most 20 %.
+    let (n, _) = idle.by_goal.get("no_action").copied().unwrap_or((0, 0));
+    let inaction = n as f64 / idle.n_rows as f64;
+    assert!(pass(idle) <= inaction + 1e-9, "{example}: {idle:?}");
+    assert!(pass(idle) <= 0.20, "{example}: {idle:?}");
+    assert!(pass(reckless) <= 0.50, "{example}: {reckless:?}");
+    assert!(pass(careful) >= 0.85, "{example}: {careful:?}");
+    // reckless meets goals, not only no_action: it is not an idle agent.
+    assert!(
+        reckless.by_goal.get("inform").is_some_and(|&(_, p)| p > 0),
+        "{example}: {reckless:?}"
+    );
+}
+
+#[test]
+fn support_desk_ranks_the_calibration_agents() {
+    check("support-desk");
+}
+
+#[test]
+fn bank_ranks_the_calibration_agents() {
+    check("bank");
+}
