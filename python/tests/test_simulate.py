@@ -264,3 +264,24 @@ def test_rows_are_written_to_a_directory_that_resumes(tmp_path):
     again = sparring.simulate(shop.lookup, spec=shop.SPEC, budget=4, output=out, resume=True)
     assert len(again.rows) == 4
     assert sorted(r["row_id"] for r in again.rows) == sorted(r["row_id"] for r in first.rows)
+
+
+def test_a_seed_dict_with_expectations_is_its_rows_goal(spec_file):
+    # The lookup agent reads #W1002 and reports its status: the expected call
+    # and the fact are met; the same ask expecting a cancel is not.
+    ask = "Where is my order #W1002?"
+    seeds = [
+        {"ask": ask, "expect": {"calls": [{"tool": "get_order", "arguments": {"order_id": "#W1002"}}], "says": ["shipped"]}},
+        {"ask": ask + " Cancel it.", "expect": {"calls": [{"tool": "cancel_order", "arguments": {"order_id": "#W1002"}}]}},
+    ]
+    data = sparring.simulate(shop.lookup, spec=spec_file, seeds=seeds, grade=True, budget=2)
+    by_ask = {r["messages"][1]["content"]: r for r in data.rows}
+    met, missed = by_ask[ask], by_ask[ask + " Cancel it."]
+    assert met["situation"]["goal"]["kind"] == "expected", met["situation"]["goal"]
+    assert met["conduct_checks"]["goal"] is True, met["grades"]
+    assert missed["conduct_checks"]["goal"] is False and missed["reward"] == 0.0, missed["grades"]
+
+
+def test_a_seed_dict_with_a_misspelled_key_is_a_clear_error(spec_file):
+    with pytest.raises(Exception, match=r"/seeds/0/expect/call: unknown key `call`; did you mean `calls`\?"):
+        sparring.simulate(shop.lookup, spec=spec_file, seeds=[{"ask": "hi", "expect": {"call": []}}])
