@@ -115,8 +115,8 @@ pub(crate) fn from_schema(
             return from_schema(&branch, name, ctx, stream, depth + 1);
         }
     }
-    let ty = match map.get("type") {
-        Some(Value::String(t)) => t.clone(),
+    let ty: &str = match map.get("type") {
+        Some(Value::String(t)) => t,
         Some(Value::Array(types)) => {
             let names: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
             let non_null: Vec<&str> = names.iter().copied().filter(|t| *t != "null").collect();
@@ -126,21 +126,22 @@ pub(crate) fn from_schema(
                 } else {
                     &non_null
                 })
-                .map_or_else(|| "null".to_owned(), |t| (*t).to_owned())
+                .copied()
+                .unwrap_or("null")
         }
         _ => {
             if map.contains_key("properties") || map.contains_key("required") {
-                "object".to_owned()
+                "object"
             } else if map.contains_key("items") || map.contains_key("prefixItems") {
-                "array".to_owned()
+                "array"
             } else if map.contains_key("minimum") || map.contains_key("maximum") {
-                "number".to_owned()
+                "number"
             } else {
                 return from_name(name, stream);
             }
         }
     };
-    match ty.as_str() {
+    match ty {
         "object" => object(map, ctx, stream, depth),
         "array" => array(map, name, ctx, stream, depth),
         "string" => string(map, name, stream),
@@ -251,12 +252,14 @@ fn array(
         }
         return Value::Array(items);
     }
-    let item_schema = map.get("items").cloned().unwrap_or(Value::Bool(true));
+    // Borrowed, not copied: an array of ids is made for many records.
+    let anything = Value::Bool(true);
+    let item_schema = map.get("items").unwrap_or(&anything);
     let unique = map.get("uniqueItems") == Some(&Value::Bool(true));
     let mut tries = 0;
     while (items.len() as u64) < n && tries < n * 8 + 8 && ctx.budget.get() > 0 {
         tries += 1;
-        let v = from_schema(&item_schema, &item_name, ctx, stream, depth + 1);
+        let v = from_schema(item_schema, &item_name, ctx, stream, depth + 1);
         if unique && items.contains(&v) {
             continue;
         }

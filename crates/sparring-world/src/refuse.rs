@@ -167,33 +167,47 @@ impl ParamEcho {
 
     /// Why `value` only echoes the schema, if it does.
     pub(crate) fn echo(&self, value: &str, min_words: usize) -> Option<String> {
-        let v = value.trim().to_lowercase();
-        if v.is_empty() || self.enumerated {
+        if self.enumerated {
             return None;
         }
-        if PLACEHOLDERS.contains(&v.as_str())
-            || (self.id_like && ID_PLACEHOLDERS.contains(&v.as_str()))
+        let trimmed = value.trim();
+        // Lowercased only when it changes something: most values are ids
+        // and plain ASCII.
+        let v: std::borrow::Cow<'_, str> = if trimmed
+            .bytes()
+            .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
         {
+            trimmed.into()
+        } else {
+            trimmed.to_lowercase().into()
+        };
+        let v: &str = &v;
+        if v.is_empty() {
+            return None;
+        }
+        if PLACEHOLDERS.contains(&v) || (self.id_like && ID_PLACEHOLDERS.contains(&v)) {
             return Some(format!("`{value}` is a placeholder"));
         }
-        if self.forms.contains(&v) {
+        if self.forms.iter().any(|f| f == v) {
             return Some(format!("`{value}` is the parameter's own name"));
         }
-        if !v.contains(' ') && self.name_words.contains(&v) && v.len() > 1 {
+        if !v.contains(' ') && self.name_words.iter().any(|w| w == v) && v.len() > 1 {
             return Some(format!("`{value}` is a word of the parameter's name"));
         }
-        if let Some(inner) = wrapped(&v)
+        if let Some(inner) = wrapped(v)
             && inner
                 .chars()
                 .all(|c| c.is_alphanumeric() || c == '_' || c == ' ' || c == '-' || c == '.')
         {
             return Some(format!("`{value}` is a template slot"));
         }
-        let alnum: Vec<char> = v.chars().filter(|c| c.is_alphanumeric()).collect();
-        if alnum.len() >= 3 && alnum.iter().all(|c| *c == 'x') {
+        // Counted, not collected: this runs on every string argument.
+        let alnum = || v.chars().filter(|c| c.is_alphanumeric());
+        let many = alnum().nth(2).is_some();
+        if many && alnum().all(|c| c == 'x') {
             return Some(format!("`{value}` is a mask, not a value"));
         }
-        if alnum.len() >= 3 && alnum.iter().all(|c| *c == '0') && !v.starts_with('#') {
+        if many && alnum().all(|c| c == '0') && !v.starts_with('#') {
             return Some(format!("`{value}` is a mask, not a value"));
         }
         // A stand-in name at any domain is a template; a person's own
@@ -204,13 +218,19 @@ impl ParamEcho {
         {
             return Some(format!("`{value}` is a template email address"));
         }
-        if self.identifying && self.examples.contains(&v) {
+        if self.identifying && self.examples.iter().any(|e| e == v) {
             return Some(format!(
                 "`{value}` is the example from the parameter's description"
             ));
         }
-        let vw = text_words(&v);
-        if vw.len() >= min_words.max(1)
+        // A description of fewer words than a repeat needs cannot be
+        // repeated: the value's words are split only when it might be.
+        let min_words = min_words.max(1);
+        if self.description_words.len() < min_words {
+            return None;
+        }
+        let vw = text_words(v);
+        if vw.len() >= min_words
             && self
                 .description_words
                 .windows(vw.len())

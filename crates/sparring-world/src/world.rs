@@ -95,6 +95,9 @@ pub(crate) struct Entity {
     pub owners: Vec<(String, String)>,
     /// Statuses a live record may have (from tool names).
     pub statuses: Vec<String>,
+    /// The entity's place in the sorted list of entities: its cell of a
+    /// rollout's generated ids.
+    pub slot: usize,
 }
 
 /// What every copy of a world shares: built once per spec.
@@ -126,7 +129,9 @@ pub struct World {
     /// entity → ids the world generated for it (entities without fixtures),
     /// each set made on first use: a rollout pays only for the entities it
     /// touches. The sets depend on (seed, entity) only.
-    generated: Arc<BTreeMap<String, OnceLock<BTreeSet<String>>>>,
+    /// Indexed by [`Entity::slot`]: one allocation per rollout, not a
+    /// map of names.
+    generated: Arc<Vec<OnceLock<BTreeSet<String>>>>,
     /// entity → id → the record as it stands, for every record created,
     /// changed or generated in this rollout.
     overlay: BTreeMap<String, BTreeMap<String, Record>>,
@@ -232,6 +237,7 @@ impl World {
                     fields: Vec::new(),
                     owners: Vec::new(),
                     statuses: Vec::new(),
+                    slot: 0,
                 },
             );
         }
@@ -257,6 +263,7 @@ impl World {
                     fields: Vec::new(),
                     owners: Vec::new(),
                     statuses: Vec::new(),
+                    slot: 0,
                 });
                 if !e.fixtures
                     && e.shape_from == "the default"
@@ -326,6 +333,9 @@ impl World {
             {
                 e.statuses.push("active".to_owned());
             }
+        }
+        for (slot, e) in entities.values_mut().enumerate() {
+            e.slot = slot;
         }
         let validators = spec
             .tools
@@ -427,8 +437,11 @@ impl World {
     /// The ids generated for `entity` (made on first use), if the world
     /// generates its records.
     fn generated_ids(&self, entity: &str) -> Option<&BTreeSet<String>> {
-        let cell = self.generated.get(entity)?;
         let e = self.shared.entities.get(entity)?;
+        if e.fixtures {
+            return None;
+        }
+        let cell = self.generated.get(e.slot)?;
         Some(cell.get_or_init(|| generate_ids(&self.shared, self.seed, entity, e)))
     }
 
@@ -450,17 +463,21 @@ impl World {
     /// The ids of an entity's records, sorted: fixtures, generated ones, and
     /// those created in this rollout.
     pub fn ids(&self, entity: &str) -> Vec<String> {
-        let mut ids: BTreeSet<String> = BTreeSet::new();
+        // Sorted and deduplicated by reference, then copied once: a search
+        // lists them on every call.
+        let mut ids: Vec<&String> = Vec::new();
         if let Some(f) = self.shared.fixtures.get(entity) {
-            ids.extend(f.keys().cloned());
+            ids.extend(f.keys());
         }
         if let Some(g) = self.generated_ids(entity) {
-            ids.extend(g.iter().cloned());
+            ids.extend(g.iter());
         }
         if let Some(o) = self.overlay.get(entity) {
-            ids.extend(o.keys().cloned());
+            ids.extend(o.keys());
         }
-        ids.into_iter().collect()
+        ids.sort_unstable();
+        ids.dedup();
+        ids.into_iter().cloned().collect()
     }
 
     /// One record, as it stands now (fixture, generated or changed).
@@ -591,7 +608,10 @@ impl World {
                 signature(spec),
             );
         };
+        // `is_valid` first: it stops at the first failure without building
+        // errors, and most calls are valid.
         if let Some(validator) = &shared.validators[index]
+            && !validator.is_valid(arguments)
             && let Some(error) = validator.iter_errors(arguments).next()
         {
             let at = error.instance_path().to_string();
@@ -644,10 +664,13 @@ impl World {
                 _ => continue,
             };
             for text in texts {
-                if self.is_known(model, &echo.name, text) {
+                // The echo test first: most values are not echoes, and the
+                // lookup of known values (lowercasing, record ids) is then
+                // skipped.
+                let Some(why) = echo.echo(text, min_words) else {
                     continue;
-                }
-                if let Some(why) = echo.echo(text, min_words) {
+                };
+                if !self.is_known(model, &echo.name, text) {
                     return Some(ToolResult::err_hint(
                         ErrorKind::Refused,
                         format!(
@@ -1368,6 +1391,18 @@ impl World {
             return ToolResult::Ok(json!({"status": "done"}));
         };
         let param = model.id_param.clone().unwrap_or_default();
+        let shared = Arc::clone(&self.shared);
+        let rules = &shared.rules[index];
+        // A read that checks nothing besides the record's existence: the
+        // record is answered from where it stands (a fixture in place, a
+        // generated one made once), copied once, into the answer.
+        if !acts && model.references.is_empty() && rules.declared.requires.is_empty() {
+            let id_key = shared.entities.get(&entity).map(|e| e.id_key.as_str());
+            return match self.peek(&entity, &id) {
+                Some(record) => ToolResult::Ok(answer_record(id_key, model, record)),
+                None => self.not_found(&entity, &param, &id),
+            };
+        }
         // Materialised in this rollout's memory: a generated record is made
         // once per rollout, not on every read (the same record either way).
         let at_hand = self
@@ -1397,8 +1432,6 @@ impl World {
         {
             return refusal;
         }
-        let shared = Arc::clone(&self.shared);
-        let rules = &shared.rules[index];
         match &model.operation {
             Operation::Read | Operation::Other | Operation::Create => {
                 if !rules.declared.requires.is_empty()
@@ -1704,10 +1737,7 @@ impl World {
             for (field, tool) in &e.fields {
                 let owner = e.owners.iter().find(|(f, _)| f == field);
                 let value = if let Some((_, other)) = owner {
-                    let ids = self.ids_without_overlay(other);
-                    stream
-                        .pick(&ids)
-                        .map_or(Value::Null, |i| Value::String(i.clone()))
+                    self.pick_owner(other, &mut stream)
                 } else {
                     let root = &self.shared.tools[*tool].parameters;
                     let ctx = Ctx::new(root, u64::from(options.array_items), options.max_depth);
@@ -1740,13 +1770,21 @@ impl World {
         record
     }
 
-    fn ids_without_overlay(&self, entity: &str) -> Vec<String> {
-        if let Some(f) = self.shared.fixtures.get(entity) {
-            return f.keys().cloned().collect();
-        }
-        self.generated_ids(entity)
-            .map(|g| g.iter().cloned().collect())
-            .unwrap_or_default()
+    /// One id of `entity`'s fixtures or generated records (not those of
+    /// this rollout), drawn from `stream` as `Stream::pick` over the sorted
+    /// ids would draw it, without copying the ids into a list first.
+    fn pick_owner(&self, entity: &str, stream: &mut Stream) -> Value {
+        let picked = match self.shared.fixtures.get(entity) {
+            Some(f) => (!f.is_empty())
+                .then(|| stream.index(f.len()))
+                .and_then(|i| f.keys().nth(i)),
+            None => self.generated_ids(entity).and_then(|g| {
+                (!g.is_empty())
+                    .then(|| stream.index(g.len()))
+                    .and_then(|i| g.iter().nth(i))
+            }),
+        };
+        picked.map_or(Value::Null, |i| Value::String(i.clone()))
     }
 
     /// What the world inferred, for `sparring world --explain`: every entity
@@ -1826,14 +1864,10 @@ fn record_pointer(schema: &Value) -> Option<String> {
     }
 }
 
-/// One empty cell per entity whose records the world generates.
-fn lazy_ids(shared: &Shared) -> BTreeMap<String, OnceLock<BTreeSet<String>>> {
-    shared
-        .entities
-        .iter()
-        .filter(|(_, e)| !e.fixtures)
-        .map(|(name, _)| (name.clone(), OnceLock::new()))
-        .collect()
+/// One empty cell per entity (used for those whose records the world
+/// generates), in the order of [`Entity::slot`].
+fn lazy_ids(shared: &Shared) -> Vec<OnceLock<BTreeSet<String>>> {
+    shared.entities.iter().map(|_| OnceLock::new()).collect()
 }
 
 /// The ids the world generates for entity `name`, from (seed, entity).
