@@ -11,9 +11,11 @@
 //! 3. a record that is itself a person (an owner-like entity, or a record
 //!    with a name or an email, such as an order that carries its buyer's
 //!    name): its own identity fields;
-//! 4. otherwise a record of an owner-like entity chosen by the record's id
-//!    (so the same record always has the same owner), or a generated person
-//!    when the world has no such entity.
+//! 4. otherwise a record of an owner-like entity chosen by the record's
+//!    entity, its id and the run seed (not the situation's world seed, so
+//!    the same record has the same owner in every situation of a run), or a
+//!    generated person chosen the same way when the world has no such
+//!    entity.
 //!
 //! Two records have the same owner exactly when their [`Owner::key`]s are
 //! equal, which is what `several` (several records of one owner) and
@@ -107,8 +109,10 @@ pub fn is_owner_entity(entity: &str) -> bool {
     OWNER_STEMS.contains(&stem.as_str())
 }
 
-/// The owner of record `id` of `entity`, when the record exists.
-pub fn owner_of(world: &World, entity: &str, id: &str) -> Option<Owner> {
+/// The owner of record `id` of `entity`, when the record exists. `seed` is
+/// the run seed: an owner-less record's owner is drawn from it, the entity
+/// and the id, so it is the same in every situation of a run.
+pub fn owner_of(world: &World, seed: u64, entity: &str, id: &str) -> Option<Owner> {
     let record = world.record(entity, id)?;
     let entities = world.entities();
     // 1. An owner-like id field naming another record.
@@ -162,8 +166,9 @@ pub fn owner_of(world: &World, entity: &str, id: &str) -> Option<Owner> {
             identity: complete(own, id),
         });
     }
-    // 4. Someone the world has, chosen by the record's id; or a generated person.
-    let mut stream = Stream::derive(world.seed(), "identity/owner", &[fnv(entity), fnv(id)]);
+    // 4. Someone the world has, chosen by the record and the run seed; or a
+    // generated person.
+    let mut stream = Stream::derive(seed, "identity/owner", &[fnv(entity), fnv(id)]);
     if let Some(other) = entities.iter().find(|e| is_owner_entity(e)) {
         let ids = world.ids(other);
         if let Some(oid) = stream.pick(&ids)
@@ -178,8 +183,9 @@ pub fn owner_of(world: &World, entity: &str, id: &str) -> Option<Owner> {
 }
 
 /// The owner of the first record of the world that `text` names by its id
-/// (a seed ask's `A-1001`), or whose owner's email it names.
-pub fn owner_named_in(world: &World, text: &str) -> Option<Owner> {
+/// (a seed ask's `A-1001`), or whose owner's email it names; `seed` is the
+/// run seed ([`owner_of`]).
+pub fn owner_named_in(world: &World, seed: u64, text: &str) -> Option<Owner> {
     let tokens: Vec<&str> = text
         .split(|c: char| c.is_whitespace() || matches!(c, ',' | '(' | ')' | '?' | '!' | ';'))
         .map(|w| w.trim_end_matches(['.', ':']))
@@ -191,7 +197,7 @@ pub fn owner_named_in(world: &World, text: &str) -> Option<Owner> {
     for entity in world.entities() {
         for id in world.ids(&entity) {
             if tokens.contains(&id.as_str())
-                && let Some(owner) = owner_of(world, &entity, &id)
+                && let Some(owner) = owner_of(world, seed, &entity, &id)
             {
                 return Some(owner);
             }
@@ -199,7 +205,7 @@ pub fn owner_named_in(world: &World, text: &str) -> Option<Owner> {
     }
     for entity in world.entities() {
         for id in world.ids(&entity) {
-            if let Some(owner) = owner_of(world, &entity, &id)
+            if let Some(owner) = owner_of(world, seed, &entity, &id)
                 && owner
                     .identity
                     .get("email")
@@ -229,8 +235,9 @@ pub fn draw_generated(stream: &mut Stream) -> Owner {
 }
 
 /// The ids of `entity` that `owner` owns, in the world's order: the ids its
-/// record lists, else the records whose owner it is.
-pub fn owned_by(world: &World, entity: &str, owner: &Owner) -> Vec<String> {
+/// record lists, else the records whose owner it is (`seed` is the run
+/// seed, [`owner_of`]).
+pub fn owned_by(world: &World, seed: u64, entity: &str, owner: &Owner) -> Vec<String> {
     let ids = world.ids(entity);
     if let Some((e, oid)) = &owner.record
         && let Some(record) = world.record(e, oid)
@@ -250,7 +257,7 @@ pub fn owned_by(world: &World, entity: &str, owner: &Owner) -> Vec<String> {
         }
     }
     ids.into_iter()
-        .filter(|id| owner_of(world, entity, id).is_some_and(|o| o.key == owner.key))
+        .filter(|id| owner_of(world, seed, entity, id).is_some_and(|o| o.key == owner.key))
         .collect()
 }
 

@@ -222,13 +222,15 @@ fn finish_plan(
         let task_world = world.clone().with_seed(world_seed);
         let facts = match (&seed_ask, model) {
             (Some(ask), _) => {
-                let owner = identity::owner_named_in(&task_world, ask)
+                let owner = identity::owner_named_in(&task_world, options.seed, ask)
                     .unwrap_or_else(|| identity::draw_generated(&mut stream));
                 let mut facts = Facts::for_seed(ask, owner.name());
                 facts.set_owner(&owner);
                 facts
             }
-            (None, Some(model)) => facts_for(spec, &task_world, model, &state, &mut stream),
+            (None, Some(model)) => {
+                facts_for(spec, &task_world, options.seed, model, &state, &mut stream)
+            }
             (None, None) => {
                 let owner = identity::draw_generated(&mut stream);
                 let mut facts = Facts::new(owner.name(), &Operation::Other, None, "none");
@@ -584,6 +586,7 @@ fn coverage_order(rows: &[Vec<usize>], required: usize) -> Vec<usize> {
 fn facts_for(
     spec: &Spec,
     world: &World,
+    seed: u64,
     model: &ToolModel,
     state: &str,
     stream: &mut Stream,
@@ -626,8 +629,8 @@ fn facts_for(
                 order
                     .iter()
                     .find(|id| {
-                        identity::owner_of(world, entity, id)
-                            .is_some_and(|o| identity::owned_by(world, entity, &o).len() >= 2)
+                        identity::owner_of(world, seed, entity, id)
+                            .is_some_and(|o| identity::owned_by(world, seed, entity, &o).len() >= 2)
                     })
                     .or_else(|| order.first())
                     .cloned()
@@ -636,7 +639,7 @@ fn facts_for(
         };
         let theirs = chosen
             .as_ref()
-            .and_then(|id| identity::owner_of(world, entity, id));
+            .and_then(|id| identity::owner_of(world, seed, entity, id));
         owner = match state {
             // Someone else claims the record as theirs; a missing record's
             // person is still someone the world knows.
@@ -644,7 +647,7 @@ fn facts_for(
                 let mut order = ids.clone();
                 stream.shuffle(&mut order);
                 order.iter().find_map(|id| {
-                    identity::owner_of(world, entity, id)
+                    identity::owner_of(world, seed, entity, id)
                         .filter(|o| theirs.as_ref().is_none_or(|t| t.key != o.key))
                 })
             }
@@ -653,7 +656,7 @@ fn facts_for(
         if state == "several"
             && let (Some(id), Some(o)) = (&chosen, &owner)
         {
-            let others: Vec<String> = identity::owned_by(world, entity, o)
+            let others: Vec<String> = identity::owned_by(world, seed, entity, o)
                 .into_iter()
                 .filter(|x| x != id)
                 .take(2)
@@ -686,7 +689,7 @@ fn facts_for(
         let value = if Some(param) == model.id_param.as_deref() {
             chosen.clone()
         } else if let Some((_, other)) = model.references.iter().find(|(p, _)| p == param) {
-            reference_value(world, other, &owner, chosen.as_deref(), stream)
+            reference_value(world, seed, other, &owner, chosen.as_deref(), stream)
         } else if let Some(key) = identity_key(param, tool.parameter(param)) {
             owner.identity.get(key).cloned()
         } else {
@@ -749,6 +752,7 @@ fn identity_key(param: &str, schema: Option<&serde_json::Value>) -> Option<&'sta
 /// else a record the owner owns other than the situation's, else any other.
 fn reference_value(
     world: &World,
+    seed: u64,
     entity: &str,
     owner: &Owner,
     chosen: Option<&str>,
@@ -759,7 +763,7 @@ fn reference_value(
     {
         return Some(id.clone());
     }
-    let theirs: Vec<String> = identity::owned_by(world, entity, owner)
+    let theirs: Vec<String> = identity::owned_by(world, seed, entity, owner)
         .into_iter()
         .filter(|id| Some(id.as_str()) != chosen)
         .collect();

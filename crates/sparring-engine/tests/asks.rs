@@ -145,7 +145,7 @@ fn ten_thousand_asks_read_like_people_and_come_from_the_owner() {
                 .and_then(|m| m.entity.clone());
             let task_world = world.clone().with_seed(task.situation.world_seed);
             if let (Some((_, id)), Some(entity)) = (&task.facts.id, &entity) {
-                let owner = identity::owner_of(&task_world, entity, id);
+                let owner = identity::owner_of(&task_world, 0, entity, id);
                 match state {
                     "exists" | "several" | "terminal" => assert_eq!(
                         owner.map(|o| o.key),
@@ -166,7 +166,7 @@ fn ten_thousand_asks_read_like_people_and_come_from_the_owner() {
                 && let (Some(list), Some(entity)) = (task.persona.knows.get("other_ids"), &entity)
             {
                 for id in list.split(", ") {
-                    let owner = identity::owner_of(&task_world, entity, id).map(|o| o.key);
+                    let owner = identity::owner_of(&task_world, 0, entity, id).map(|o| o.key);
                     assert_eq!(owner, task.persona.owner, "{name}: several {list}");
                 }
             }
