@@ -368,6 +368,7 @@ fn import(
         },
         seed: 0,
         turn_cap: None,
+        confirmations: Vec::new(),
         timings: sparring_types::Timings::default(),
     })
 }
