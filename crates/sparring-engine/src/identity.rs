@@ -327,12 +327,16 @@ pub fn identity_of(record: &serde_json::Map<String, Value>) -> BTreeMap<String, 
     out
 }
 
-/// Fills in a name (from the email, or a stock name chosen by `salt`) and an
-/// email (from the name) when the world holds only one or neither.
+/// Fills in a name (from the email, else from `salt` when it is an id that
+/// spells one, else a stock name chosen by `salt`) and an email (from the
+/// name) when the world holds only one or neither.
 fn complete(mut identity: BTreeMap<String, String>, salt: &str) -> BTreeMap<String, String> {
     if !identity.contains_key("name") {
+        // The email's name, else the name the owner's id spells
+        // (`yusuf_rossi_9620`), else a stock name.
         let from_email = identity.get("email").and_then(|e| name_from_email(e));
-        let name = from_email.unwrap_or_else(|| {
+        let from_id = || sparring_world::name_in_id(salt).map(|(f, l)| format!("{f} {l}"));
+        let name = from_email.or_else(from_id).unwrap_or_else(|| {
             let mut s = Stream::derive(0, "identity/name", &[fnv(salt)]);
             s.pick(NAMES).copied().unwrap_or("Sam Doe").to_owned()
         });
@@ -401,6 +405,10 @@ mod tests {
             "x",
         );
         assert_eq!(id["email"], "ben.okafor@mail.test");
+        // An owner known only by an id that spells a name is that person.
+        let id = complete(BTreeMap::new(), "yusuf_rossi_9620");
+        assert_eq!(id["name"], "Yusuf Rossi");
+        assert_eq!(id["email"], "yusuf.rossi@mail.test");
         let record = json!({"name": {"first_name": "Yusuf", "last_name": "Rossi"},
             "address": {"address1": "1 Main St", "city": "Austin"}, "email": "y@x.test"});
         let id = identity_of(record.as_object().unwrap());

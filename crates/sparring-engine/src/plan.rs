@@ -65,6 +65,9 @@ pub struct Plan {
     pub unique_left: usize,
     /// The array rows unique situations are laid on, in turn.
     pub again: Vec<usize>,
+    /// What the plan could not do as the axes say (a `several` no owner
+    /// makes possible), for `run.json` and stderr.
+    pub warnings: Vec<String>,
 }
 
 /// Why a plan could not be made.
@@ -86,7 +89,8 @@ pub enum PlanError {
 pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
     let templates = Templates::builtin()?;
     let world = World::with_options(spec, 0, options.world.clone());
-    let axes = Axes::of(spec)?;
+    let mut axes = Axes::of(spec)?;
+    let several = axes.forbid_impossible_several(&world, options.seed, spec);
     let effort = Effort::new(options.grid_effort)?;
     let array = axes.grid(options.seed, effort)?;
     let mut order = coverage_order(&array.rows, spec.seeds.len());
@@ -110,6 +114,7 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
         plan.unique_left = wanted.saturating_sub(grid_rows);
     }
     plan.again = again;
+    plan.warnings.extend(several);
     Ok(plan)
 }
 
@@ -411,6 +416,7 @@ fn finish_plan(
         tier_mix,
         unique_left: 0,
         again: Vec::new(),
+        warnings: Vec::new(),
     }
 }
 
@@ -600,6 +606,8 @@ fn facts_for(
     }
     let mut chosen: Option<String> = None;
     let mut owner: Option<Owner> = None;
+    // The records of the owner a `several` person names.
+    let mut several: Option<String> = None;
     if let Some(entity) = &model.entity {
         let ids = world.ids(entity);
         let status = |id: &String| {
@@ -664,13 +672,16 @@ fn facts_for(
             if !others.is_empty() {
                 let mut all = vec![id.clone()];
                 all.extend(others);
-                facts.known.insert("other_ids".to_owned(), all.join(", "));
+                several = Some(all.join(", "));
             }
         }
     }
     let owner = owner.unwrap_or_else(|| identity::draw_generated(stream));
     facts.known.clear();
     facts.set_owner(&owner);
+    if let Some(ids) = several {
+        facts.known.insert("other_ids".to_owned(), ids);
+    }
     if let (Some(param), Some(id)) = (&model.id_param, &chosen) {
         facts.known.insert(param.clone(), id.clone());
         facts.id = Some((param.clone(), id.clone()));

@@ -77,3 +77,93 @@ fn an_owner_less_record_has_one_owner_in_every_situation_of_a_run() {
         }
     }
 }
+
+/// The support desk's fixtures give every buyer one order: `several` cannot
+/// be played there, and the plan says so once instead of drawing it.
+#[test]
+fn several_where_no_owner_has_two_records_is_left_out_with_one_warning() {
+    let path = sparring_testkit::support_desk_dir().join("spec.yaml");
+    let mut value: serde_json::Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    value["system_prompt"] = serde_json::Value::String(String::new());
+    let spec = Spec::from_value(&value).unwrap();
+    let options = SimulateOptions::default();
+    let p = plan(&spec, &options).unwrap();
+    let states: BTreeSet<&str> = p
+        .tasks
+        .iter()
+        .map(|t| t.situation.axes["world_state"].as_str())
+        .collect();
+    assert!(!states.contains("several"), "{states:?}");
+    assert!(states.contains("someone_else"), "{states:?}");
+    let about: Vec<&String> = p
+        .warnings
+        .iter()
+        .filter(|w| w.contains("several"))
+        .collect();
+    assert_eq!(about.len(), 1, "{:?}", p.warnings);
+    assert!(
+        about[0].contains("`orders`") && about[0].contains("`get_order`"),
+        "{}",
+        about[0]
+    );
+    // The same desk with one buyer owning two orders plays `several`, on
+    // that buyer's orders, without the warning.
+    let orders = value["fixtures"]["orders"].as_array_mut().unwrap();
+    let mut second = orders[0].clone();
+    second["order_id"] = json!("#W1009");
+    second["status"] = json!("pending");
+    orders.push(second);
+    let spec = Spec::from_value(&value).unwrap();
+    let p = plan(&spec, &options).unwrap();
+    assert!(
+        p.warnings.iter().all(|w| !w.contains("several")),
+        "{:?}",
+        p.warnings
+    );
+    let several: Vec<&Task> = p
+        .tasks
+        .iter()
+        .filter(|t| t.situation.axes["world_state"] == "several" && t.facts.id.is_some())
+        .collect();
+    assert!(!several.is_empty());
+    for t in several {
+        assert_eq!(t.persona.owner.as_deref(), Some("email/ana.lima@mail.test"));
+        let mut ids: Vec<&str> = t.persona.knows["other_ids"].split(", ").collect();
+        ids.sort_unstable();
+        assert_eq!(ids, ["#W1001", "#W1009"]);
+        // The person names the records in its ask.
+        assert!(
+            t.ask.contains("#W1001") && t.ask.contains("#W1009"),
+            "{}",
+            t.ask
+        );
+    }
+}
+
+/// A run puts the plan's warning in its summary (run.json), once.
+#[tokio::test]
+async fn the_run_carries_the_several_warning_once() {
+    use sparring_engine::run::{RunConfig, run};
+    use sparring_testkit::ScriptedAgent;
+    use sparring_types::{Message, Role};
+    let agent = ScriptedAgent::new("done", |_| Message::text(Role::Assistant, "All done."));
+    // The testkit shop's four orders have four buyers.
+    let config = RunConfig::new(
+        std::sync::Arc::new(sparring_testkit::shop_spec()),
+        SimulateOptions::default(),
+        std::sync::Arc::new(agent),
+    );
+    let mut rows = Vec::new();
+    let summary = run(config, &mut rows, &mut |_| {}).await.unwrap();
+    let about = summary
+        .warnings
+        .iter()
+        .filter(|w| w.contains("`world_state: several` cannot be played"))
+        .count();
+    assert_eq!(about, 1, "{:?}", summary.warnings);
+    assert!(
+        rows.iter()
+            .all(|r| r.situation.axes.get("world_state").map(String::as_str) != Some("several"))
+    );
+}
