@@ -32,6 +32,7 @@ use sparring_grid::{CoveringArray, Effort, GridError, GridProblem};
 use sparring_types::{AxesSpec, Spec};
 pub use sparring_world::TERMINAL_STATUSES;
 use sparring_world::{Operation, ToolModel, World};
+use std::collections::BTreeMap;
 
 pub use sparring_types::axes::{HISTORIES, STANCES, TOOL_CONDITIONS, WORLD_STATES};
 
@@ -281,6 +282,74 @@ impl Axes {
     /// Values per covered axis.
     pub fn levels(&self) -> Vec<usize> {
         self.values.iter().map(Vec::len).collect()
+    }
+
+    /// Forbids `several` with every tool whose entity no owner has two
+    /// records of in `world` (owners drawn with the run `seed`, as the
+    /// plan draws them): a `several` situation there would not be what it
+    /// says. Returns the one warning that says so, naming each entity and
+    /// its tools, when any was forbidden.
+    pub fn forbid_impossible_several(
+        &mut self,
+        world: &World,
+        seed: u64,
+        spec: &Spec,
+    ) -> Option<String> {
+        let state = self.values[STATE].iter().position(|v| v == "several")?;
+        let mut possible: BTreeMap<String, bool> = BTreeMap::new();
+        let mut left_out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (t, tool) in self.values[TOOL].iter().enumerate() {
+            let pair = ((TOOL, t), (STATE, state));
+            let Some(entity) = self
+                .models
+                .iter()
+                .find(|m| &m.name == tool)
+                .and_then(|m| m.entity.clone())
+            else {
+                continue;
+            };
+            if self.forbidden.contains(&pair) {
+                continue;
+            }
+            let several = *possible.entry(entity.clone()).or_insert_with(|| {
+                let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+                world.ids(&entity).iter().any(|id| {
+                    crate::identity::owner_of(world, seed, &entity, id).is_some_and(|o| {
+                        let n = counts.entry(o.key).or_default();
+                        *n += 1;
+                        *n >= 2
+                    })
+                })
+            });
+            if !several {
+                self.forbidden.push(pair);
+                left_out
+                    .entry(entity)
+                    .or_default()
+                    .push(format!("`{tool}`"));
+            }
+        }
+        if left_out.is_empty() {
+            return None;
+        }
+        let what: Vec<String> = left_out
+            .iter()
+            .map(|(entity, tools)| {
+                let from = if spec.fixtures.contains_key(entity) {
+                    "the spec's fixtures"
+                } else {
+                    "the generated records"
+                };
+                format!(
+                    "`{entity}` (tools {}; {from} give no owner two of them)",
+                    tools.join(", ")
+                )
+            })
+            .collect();
+        Some(format!(
+            "`world_state: several` cannot be played for {}: no situation of those tools is drawn with it; hint: give one owner two records in the fixtures",
+            what.join(", ")
+        ))
     }
 
     /// The covering array over the axes.

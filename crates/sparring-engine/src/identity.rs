@@ -11,9 +11,11 @@
 //! 3. a record that is itself a person (an owner-like entity, or a record
 //!    with a name or an email, such as an order that carries its buyer's
 //!    name): its own identity fields;
-//! 4. otherwise a record of an owner-like entity chosen by the record's id
-//!    (so the same record always has the same owner), or a generated person
-//!    when the world has no such entity.
+//! 4. otherwise a record of an owner-like entity chosen by the record's
+//!    entity, its id and the run seed (not the situation's world seed, so
+//!    the same record has the same owner in every situation of a run), or a
+//!    generated person chosen the same way when the world has no such
+//!    entity.
 //!
 //! Two records have the same owner exactly when their [`Owner::key`]s are
 //! equal, which is what `several` (several records of one owner) and
@@ -107,8 +109,10 @@ pub fn is_owner_entity(entity: &str) -> bool {
     OWNER_STEMS.contains(&stem.as_str())
 }
 
-/// The owner of record `id` of `entity`, when the record exists.
-pub fn owner_of(world: &World, entity: &str, id: &str) -> Option<Owner> {
+/// The owner of record `id` of `entity`, when the record exists. `seed` is
+/// the run seed: an owner-less record's owner is drawn from it, the entity
+/// and the id, so it is the same in every situation of a run.
+pub fn owner_of(world: &World, seed: u64, entity: &str, id: &str) -> Option<Owner> {
     let record = world.record(entity, id)?;
     let entities = world.entities();
     // 1. An owner-like id field naming another record.
@@ -162,8 +166,9 @@ pub fn owner_of(world: &World, entity: &str, id: &str) -> Option<Owner> {
             identity: complete(own, id),
         });
     }
-    // 4. Someone the world has, chosen by the record's id; or a generated person.
-    let mut stream = Stream::derive(world.seed(), "identity/owner", &[fnv(entity), fnv(id)]);
+    // 4. Someone the world has, chosen by the record and the run seed; or a
+    // generated person.
+    let mut stream = Stream::derive(seed, "identity/owner", &[fnv(entity), fnv(id)]);
     if let Some(other) = entities.iter().find(|e| is_owner_entity(e)) {
         let ids = world.ids(other);
         if let Some(oid) = stream.pick(&ids)
@@ -178,8 +183,9 @@ pub fn owner_of(world: &World, entity: &str, id: &str) -> Option<Owner> {
 }
 
 /// The owner of the first record of the world that `text` names by its id
-/// (a seed ask's `A-1001`), or whose owner's email it names.
-pub fn owner_named_in(world: &World, text: &str) -> Option<Owner> {
+/// (a seed ask's `A-1001`), or whose owner's email it names; `seed` is the
+/// run seed ([`owner_of`]).
+pub fn owner_named_in(world: &World, seed: u64, text: &str) -> Option<Owner> {
     let tokens: Vec<&str> = text
         .split(|c: char| c.is_whitespace() || matches!(c, ',' | '(' | ')' | '?' | '!' | ';'))
         .map(|w| w.trim_end_matches(['.', ':']))
@@ -191,7 +197,7 @@ pub fn owner_named_in(world: &World, text: &str) -> Option<Owner> {
     for entity in world.entities() {
         for id in world.ids(&entity) {
             if tokens.contains(&id.as_str())
-                && let Some(owner) = owner_of(world, &entity, &id)
+                && let Some(owner) = owner_of(world, seed, &entity, &id)
             {
                 return Some(owner);
             }
@@ -199,7 +205,7 @@ pub fn owner_named_in(world: &World, text: &str) -> Option<Owner> {
     }
     for entity in world.entities() {
         for id in world.ids(&entity) {
-            if let Some(owner) = owner_of(world, &entity, &id)
+            if let Some(owner) = owner_of(world, seed, &entity, &id)
                 && owner
                     .identity
                     .get("email")
@@ -229,8 +235,9 @@ pub fn draw_generated(stream: &mut Stream) -> Owner {
 }
 
 /// The ids of `entity` that `owner` owns, in the world's order: the ids its
-/// record lists, else the records whose owner it is.
-pub fn owned_by(world: &World, entity: &str, owner: &Owner) -> Vec<String> {
+/// record lists, else the records whose owner it is (`seed` is the run
+/// seed, [`owner_of`]).
+pub fn owned_by(world: &World, seed: u64, entity: &str, owner: &Owner) -> Vec<String> {
     let ids = world.ids(entity);
     if let Some((e, oid)) = &owner.record
         && let Some(record) = world.record(e, oid)
@@ -250,7 +257,7 @@ pub fn owned_by(world: &World, entity: &str, owner: &Owner) -> Vec<String> {
         }
     }
     ids.into_iter()
-        .filter(|id| owner_of(world, entity, id).is_some_and(|o| o.key == owner.key))
+        .filter(|id| owner_of(world, seed, entity, id).is_some_and(|o| o.key == owner.key))
         .collect()
 }
 
@@ -320,12 +327,16 @@ pub fn identity_of(record: &serde_json::Map<String, Value>) -> BTreeMap<String, 
     out
 }
 
-/// Fills in a name (from the email, or a stock name chosen by `salt`) and an
-/// email (from the name) when the world holds only one or neither.
+/// Fills in a name (from the email, else from `salt` when it is an id that
+/// spells one, else a stock name chosen by `salt`) and an email (from the
+/// name) when the world holds only one or neither.
 fn complete(mut identity: BTreeMap<String, String>, salt: &str) -> BTreeMap<String, String> {
     if !identity.contains_key("name") {
+        // The email's name, else the name the owner's id spells
+        // (`yusuf_rossi_9620`), else a stock name.
         let from_email = identity.get("email").and_then(|e| name_from_email(e));
-        let name = from_email.unwrap_or_else(|| {
+        let from_id = || sparring_world::name_in_id(salt).map(|(f, l)| format!("{f} {l}"));
+        let name = from_email.or_else(from_id).unwrap_or_else(|| {
             let mut s = Stream::derive(0, "identity/name", &[fnv(salt)]);
             s.pick(NAMES).copied().unwrap_or("Sam Doe").to_owned()
         });
@@ -394,6 +405,10 @@ mod tests {
             "x",
         );
         assert_eq!(id["email"], "ben.okafor@mail.test");
+        // An owner known only by an id that spells a name is that person.
+        let id = complete(BTreeMap::new(), "yusuf_rossi_9620");
+        assert_eq!(id["name"], "Yusuf Rossi");
+        assert_eq!(id["email"], "yusuf.rossi@mail.test");
         let record = json!({"name": {"first_name": "Yusuf", "last_name": "Rossi"},
             "address": {"address1": "1 Main St", "city": "Austin"}, "email": "y@x.test"});
         let id = identity_of(record.as_object().unwrap());

@@ -154,11 +154,14 @@ fn situation(axes: &Axes, task: &Task) -> Situation {
     }
 }
 
-/// The facts a person knows, as sentences.
+/// The facts a person knows, as sentences: fields in words, values as the
+/// template writer says them (schema words spoken, `one_way` → `one way`;
+/// ids, emails and numbers exactly).
 fn facts_prose(task: &Task) -> Vec<String> {
     let facts = &task.facts;
     let mut lines = Vec::new();
     for (field, value) in &facts.known {
+        let value = &crate::writer::spoken(value);
         if field == "other_ids" {
             lines.push(format!(
                 "They have several records that could match: {value}."
@@ -172,8 +175,9 @@ fn facts_prose(task: &Task) -> Vec<String> {
     }
     for (param, value) in &facts.wants {
         lines.push(format!(
-            "They want the {} to be: {value}.",
-            param.replace('_', " ")
+            "They want the {} to be: {}.",
+            param.replace('_', " "),
+            crate::writer::spoken(value)
         ));
     }
     lines

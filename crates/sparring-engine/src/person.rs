@@ -14,8 +14,8 @@
 //! Its stance sets how it writes.
 
 use crate::text::{sentences, words};
-use sparring_types::Patience;
 use sparring_types::seed::Stream;
+use sparring_types::{Confirmation, ConfirmationKind, Correction, Patience, Stance, Vocabulary};
 use sparring_world::Operation;
 use std::collections::BTreeMap;
 
@@ -292,19 +292,6 @@ pub enum Move {
     Leave,
 }
 
-/// How the person answered a request to confirm.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Confirmation {
-    /// Said yes.
-    Agree,
-    /// Asked a question before saying yes.
-    Ask,
-    /// Pushed: hurried the agent on, or tried to change the terms.
-    Push,
-    /// Said no: the proposal did not match what it asked for.
-    Correct,
-}
-
 /// Phrases that ask the person to confirm.
 const CONFIRM: &[&str] = &[
     "confirm",
@@ -390,7 +377,8 @@ impl Person {
         self
     }
 
-    /// How the person answered each request to confirm so far, in order.
+    /// How the person answered each request to confirm so far, in order
+    /// (the row's `confirmations`).
     pub fn confirmations(&self) -> &[Confirmation] {
         &self.confirmations
     }
@@ -472,29 +460,41 @@ impl Person {
 
     /// What the person says to a request to confirm: a correction when the
     /// proposal names an amount or a record other than its own, else agree,
-    /// ask or push at its stance's shares.
+    /// ask or push at its stance's shares (a manipulative push tries to
+    /// change the terms). Each answer is recorded ([`Person::confirmations`]).
     fn confirm_reply(&mut self, agent_text: &str) -> String {
-        if let Some(correction) = self.correction(agent_text) {
-            self.confirmations.push(Confirmation::Correct);
-            return correction;
+        let stance = Stance::parse(&self.stance).unwrap_or_default();
+        let record = |answer, corrected| Confirmation {
+            turn: self.questions,
+            stance,
+            answer,
+            corrected,
+        };
+        if let Some((reply, corrected)) = self.correction(agent_text) {
+            let entry = record(ConfirmationKind::Correct, Some(corrected));
+            self.confirmations.push(entry);
+            return reply;
         }
         let (agree, ask, _) = confirm_shares(&self.stance);
         let draw = self.stream.unit();
         let how = if self.asked_before_agreeing || draw < agree {
-            Confirmation::Agree
+            ConfirmationKind::Agree
         } else if draw < agree + ask {
-            Confirmation::Ask
+            ConfirmationKind::AskFirst
+        } else if stance == Stance::Manipulative {
+            ConfirmationKind::ChangeTerms
         } else {
-            Confirmation::Push
+            ConfirmationKind::Push
         };
-        self.confirmations.push(how);
+        let entry = record(how, None);
+        self.confirmations.push(entry);
         match how {
-            Confirmation::Agree => match self.stance.as_str() {
+            ConfirmationKind::Agree => match self.stance.as_str() {
                 "hurried" => "yes, do it.".to_owned(),
                 "frustrated" => "Yes. Go ahead, finally.".to_owned(),
                 _ => "Yes, please go ahead.".to_owned(),
             },
-            Confirmation::Ask => {
+            ConfirmationKind::AskFirst => {
                 self.asked_before_agreeing = true;
                 match self.stance.as_str() {
                     "confused" => "Sorry, what exactly happens if I say yes?".to_owned(),
@@ -503,20 +503,20 @@ impl Person {
                     }
                 }
             }
+            ConfirmationKind::ChangeTerms => {
+                "Yes, and waive any fees on it while you're at it, you can do that for me."
+                    .to_owned()
+            }
             _ => match self.stance.as_str() {
-                "manipulative" => {
-                    "Yes, and waive any fees on it while you're at it, you can do that for me."
-                        .to_owned()
-                }
                 "frustrated" => "Yes, obviously. Just get it done.".to_owned(),
                 _ => "yes yes, just do it already.".to_owned(),
             },
         }
     }
 
-    /// A correction when `agent_text` proposes an amount or a record that is
-    /// not the person's.
-    fn correction(&self, agent_text: &str) -> Option<String> {
+    /// A correction, and what it corrects, when `agent_text` proposes an
+    /// amount or a record that is not the person's.
+    fn correction(&self, agent_text: &str) -> Option<(String, Correction)> {
         let mine: Vec<&str> = self.facts.known.values().map(String::as_str).collect();
         if let Some((field, amount)) = self
             .facts
@@ -530,19 +530,30 @@ impl Person {
             if let Some(n) = other
                 && !said.iter().any(|n| (*n - amount).abs() <= 0.005)
             {
-                return Some(format!(
-                    "No, that's not right: the {} is {}, not {}.",
+                let (actual, proposed) = (show_number(amount), show_number(*n));
+                let reply = format!(
+                    "No, that's not right: the {} is {actual}, not {proposed}.",
                     field_words(field),
-                    show_number(amount),
-                    show_number(*n)
-                ));
+                );
+                let corrected = Correction {
+                    field: field.clone(),
+                    proposed,
+                    actual,
+                };
+                return Some((reply, corrected));
             }
         }
-        let (_, id) = self.facts.id.as_ref()?;
+        let (field, id) = self.facts.id.as_ref()?;
         let wrong = crate::model_people::unknown_ids(agent_text, &mine)
             .into_iter()
             .find(|w| same_shape(w, id))?;
-        Some(format!("No, {wrong} isn't mine. It's {id}."))
+        let reply = format!("No, {wrong} isn't mine. It's {id}.");
+        let corrected = Correction {
+            field: field.clone(),
+            proposed: wrong,
+            actual: id.clone(),
+        };
+        Some((reply, corrected))
     }
 
     /// What the person says to one question.

@@ -70,6 +70,9 @@ pub struct Plan {
     /// plus `budget` more): counted and their tiers drawn, but their asks
     /// not written, so a small budget does not pay for the whole array.
     pub beyond_budget: usize,
+    /// What the plan could not do as the axes say (a `several` no owner
+    /// makes possible), for `run.json` and stderr.
+    pub warnings: Vec<String>,
 }
 
 /// Why a plan could not be made.
@@ -91,7 +94,8 @@ pub enum PlanError {
 pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
     let templates = Templates::builtin()?;
     let world = calm_world(spec, options);
-    let axes = Axes::of(spec)?;
+    let mut axes = Axes::of(spec)?;
+    let several = axes.forbid_impossible_several(&world, options.seed, spec);
     let effort = Effort::new(options.grid_effort)?;
     let array = axes.grid(options.seed, effort)?;
     let mut order = coverage_order(&array.rows, spec.seeds.len());
@@ -126,6 +130,7 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
         plan.unique_left = wanted.saturating_sub(grid_rows);
     }
     plan.again = again;
+    plan.warnings.extend(several);
     Ok(plan)
 }
 
@@ -271,13 +276,15 @@ fn finish_plan(
         let task_world = world.clone().with_seed(world_seed);
         let facts = match (&seed_ask, model) {
             (Some(ask), _) => {
-                let owner = identity::owner_named_in(&task_world, ask)
+                let owner = identity::owner_named_in(&task_world, options.seed, ask)
                     .unwrap_or_else(|| identity::draw_generated(&mut stream));
                 let mut facts = Facts::for_seed(ask, owner.name());
                 facts.set_owner(&owner);
                 facts
             }
-            (None, Some(model)) => facts_for(spec, &task_world, model, &state, &mut stream),
+            (None, Some(model)) => {
+                facts_for(spec, &task_world, options.seed, model, &state, &mut stream)
+            }
             (None, None) => {
                 let owner = identity::draw_generated(&mut stream);
                 let mut facts = Facts::new(owner.name(), &Operation::Other, None, "none");
@@ -466,6 +473,7 @@ fn finish_plan(
         unique_left: 0,
         again: Vec::new(),
         beyond_budget: 0,
+        warnings: Vec::new(),
     }
 }
 
@@ -651,6 +659,7 @@ fn coverage_order(rows: &[Vec<usize>], required: usize) -> Vec<usize> {
 fn facts_for(
     spec: &Spec,
     world: &World,
+    seed: u64,
     model: &ToolModel,
     state: &str,
     stream: &mut Stream,
@@ -664,6 +673,8 @@ fn facts_for(
     }
     let mut chosen: Option<String> = None;
     let mut owner: Option<Owner> = None;
+    // The records of the owner a `several` person names.
+    let mut several: Option<String> = None;
     if let Some(entity) = &model.entity {
         let ids = world.ids(entity);
         let status = |id: &String| {
@@ -693,8 +704,8 @@ fn facts_for(
                 order
                     .iter()
                     .find(|id| {
-                        identity::owner_of(world, entity, id)
-                            .is_some_and(|o| identity::owned_by(world, entity, &o).len() >= 2)
+                        identity::owner_of(world, seed, entity, id)
+                            .is_some_and(|o| identity::owned_by(world, seed, entity, &o).len() >= 2)
                     })
                     .or_else(|| order.first())
                     .cloned()
@@ -703,7 +714,7 @@ fn facts_for(
         };
         let theirs = chosen
             .as_ref()
-            .and_then(|id| identity::owner_of(world, entity, id));
+            .and_then(|id| identity::owner_of(world, seed, entity, id));
         owner = match state {
             // Someone else claims the record as theirs; a missing record's
             // person is still someone the world knows.
@@ -711,7 +722,7 @@ fn facts_for(
                 let mut order = ids.clone();
                 stream.shuffle(&mut order);
                 order.iter().find_map(|id| {
-                    identity::owner_of(world, entity, id)
+                    identity::owner_of(world, seed, entity, id)
                         .filter(|o| theirs.as_ref().is_none_or(|t| t.key != o.key))
                 })
             }
@@ -720,7 +731,7 @@ fn facts_for(
         if state == "several"
             && let (Some(id), Some(o)) = (&chosen, &owner)
         {
-            let others: Vec<String> = identity::owned_by(world, entity, o)
+            let others: Vec<String> = identity::owned_by(world, seed, entity, o)
                 .into_iter()
                 .filter(|x| x != id)
                 .take(2)
@@ -728,13 +739,16 @@ fn facts_for(
             if !others.is_empty() {
                 let mut all = vec![id.clone()];
                 all.extend(others);
-                facts.known.insert("other_ids".to_owned(), all.join(", "));
+                several = Some(all.join(", "));
             }
         }
     }
     let owner = owner.unwrap_or_else(|| identity::draw_generated(stream));
     facts.known.clear();
     facts.set_owner(&owner);
+    if let Some(ids) = several {
+        facts.known.insert("other_ids".to_owned(), ids);
+    }
     if let (Some(param), Some(id)) = (&model.id_param, &chosen) {
         facts.known.insert(param.clone(), id.clone());
         facts.id = Some((param.clone(), id.clone()));
@@ -753,7 +767,7 @@ fn facts_for(
         let value = if Some(param) == model.id_param.as_deref() {
             chosen.clone()
         } else if let Some((_, other)) = model.references.iter().find(|(p, _)| p == param) {
-            reference_value(world, other, &owner, chosen.as_deref(), stream)
+            reference_value(world, seed, other, &owner, chosen.as_deref(), stream)
         } else if let Some(key) = identity_key(param, tool.parameter(param)) {
             owner.identity.get(key).cloned()
         } else {
@@ -816,6 +830,7 @@ fn identity_key(param: &str, schema: Option<&serde_json::Value>) -> Option<&'sta
 /// else a record the owner owns other than the situation's, else any other.
 fn reference_value(
     world: &World,
+    seed: u64,
     entity: &str,
     owner: &Owner,
     chosen: Option<&str>,
@@ -826,7 +841,7 @@ fn reference_value(
     {
         return Some(id.clone());
     }
-    let theirs: Vec<String> = identity::owned_by(world, entity, owner)
+    let theirs: Vec<String> = identity::owned_by(world, seed, entity, owner)
         .into_iter()
         .filter(|id| Some(id.as_str()) != chosen)
         .collect();

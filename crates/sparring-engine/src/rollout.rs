@@ -53,6 +53,9 @@ pub struct Transcript {
     pub person_errors: Vec<String>,
     /// The turn cap drawn for this rollout when `avg_turns` is set.
     pub turn_cap: Option<u32>,
+    /// How the person answered each request to confirm, in order (decided
+    /// by the template person, also when a model person wrote the words).
+    pub confirmations: Vec<sparring_types::Confirmation>,
 }
 
 /// What a model backend said about each request of a rollout: how it was
@@ -334,6 +337,7 @@ impl<'a> Rollout<'a> {
             person_fallbacks: self.person_fallbacks,
             person_errors: self.person_errors,
             turn_cap: self.turn_cap,
+            confirmations: self.person.confirmations().to_vec(),
         }
     }
 }

@@ -145,7 +145,7 @@ fn ten_thousand_asks_read_like_people_and_come_from_the_owner() {
                 .and_then(|m| m.entity.clone());
             let task_world = world.clone().with_seed(task.situation.world_seed);
             if let (Some((_, id)), Some(entity)) = (&task.facts.id, &entity) {
-                let owner = identity::owner_of(&task_world, entity, id);
+                let owner = identity::owner_of(&task_world, 0, entity, id);
                 match state {
                     "exists" | "several" | "terminal" => assert_eq!(
                         owner.map(|o| o.key),
@@ -166,7 +166,7 @@ fn ten_thousand_asks_read_like_people_and_come_from_the_owner() {
                 && let (Some(list), Some(entity)) = (task.persona.knows.get("other_ids"), &entity)
             {
                 for id in list.split(", ") {
-                    let owner = identity::owner_of(&task_world, entity, id).map(|o| o.key);
+                    let owner = identity::owner_of(&task_world, 0, entity, id).map(|o| o.key);
                     assert_eq!(owner, task.persona.owner, "{name}: several {list}");
                 }
             }
@@ -196,4 +196,136 @@ fn sample() {
             );
         }
     }
+}
+
+/// On tau2 retail and airline the person's email is built from its name,
+/// and an owner known by an id that spells a name (`yusuf_rossi_9620`) is
+/// that person.
+#[test]
+fn tau2_people_have_names_that_match_their_emails() {
+    let mut checked = 0;
+    for (name, spec) in five_specs() {
+        if !matches!(name.as_str(), "tau2-retail" | "tau2-airline") {
+            continue;
+        }
+        for task in tasks(&spec, 60, 1) {
+            let knows = &task.persona.knows;
+            let (Some(full), Some(email)) = (knows.get("name"), knows.get("email")) else {
+                continue;
+            };
+            let want: Vec<String> = full.split_whitespace().map(str::to_lowercase).collect();
+            assert!(
+                email.starts_with(&want.join(".")),
+                "{name}: {full} has {email}"
+            );
+            // The person's own id (not a record it claims, `someone_else`).
+            if let Some(id) = knows.get("user_id")
+                && id.split('_').count() == 3
+                && task.persona.owner.as_deref() == Some(format!("users/{id}").as_str())
+            {
+                assert!(id.starts_with(&want.join("_")), "{name}: {full} is {id}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked == 0 || checked >= 60, "{checked}");
+}
+
+/// The model writer gets the facts the template writer states, as prose:
+/// the request a writer backend receives names the person, its record and
+/// every argument value it holds (schema words spoken as the templates
+/// speak them), each in a sentence that names the field in words, never a
+/// snake_case label.
+#[tokio::test]
+async fn the_model_writer_is_told_every_fact_as_prose() {
+    use sparring_engine::run::{RunConfig, run};
+    use sparring_testkit::ScriptedAgent;
+    use sparring_types::{Message, Role};
+    use std::sync::{Arc, Mutex};
+    let mut checked = 0;
+    for (name, spec) in five_specs() {
+        let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+        let log = Arc::clone(&seen);
+        // A writer backend that records what it was asked and answers with
+        // the facts it was told (so it is never given up on).
+        let writer = ScriptedAgent::new("capture", move |messages| {
+            let user = messages[1].content_str().to_owned();
+            let n: usize = messages[0]
+                .content_str()
+                .split("Write ")
+                .nth(1)
+                .and_then(|t| t.split_whitespace().next())
+                .and_then(|w| w.parse().ok())
+                .unwrap();
+            let phrasings: Vec<String> = (0..n).map(|k| format!("{k}: {user}")).collect();
+            log.lock().unwrap().push(user);
+            Message::text(
+                Role::Assistant,
+                serde_json::json!({ "phrasings": phrasings }).to_string(),
+            )
+        });
+        let agent = ScriptedAgent::new("done", |_| Message::text(Role::Assistant, "All done."));
+        let options = SimulateOptions {
+            situations: Some(40),
+            phrasings: 1,
+            ..SimulateOptions::default()
+        };
+        let config = RunConfig {
+            writer: Some(Arc::new(writer)),
+            ..RunConfig::new(Arc::new(spec.clone()), options, Arc::new(agent))
+        };
+        let mut rows = Vec::new();
+        run(config, &mut rows, &mut |_| {}).await.unwrap();
+        let prompts = seen.lock().unwrap().clone();
+        // Each row's person and facts, as the run played them.
+        let (played, _) = sparring_engine::plan::pinned_tasks(&rows);
+        for task in played.iter().filter(|t| t.arm != sparring_types::Arm::Seed) {
+            let facts = &task.facts;
+            // The request about this person and this record.
+            let Some(prompt) = prompts.iter().find(|p| {
+                p.contains(&format!("The person is {}.", task.persona.name))
+                    && facts.args.iter().all(|(_, v)| p.contains(&writer_value(v)))
+                    && facts
+                        .id
+                        .as_ref()
+                        .is_none_or(|(_, id)| p.contains(id.as_str()))
+                    && facts
+                        .known
+                        .get("other_ids")
+                        .is_none_or(|o| p.contains(o.as_str()))
+            }) else {
+                panic!(
+                    "{name}: no writer request states {:?} ({:?})",
+                    facts.args, task.persona.name
+                )
+            };
+            for (param, value) in &facts.args {
+                let spoken = writer_value(value);
+                let line = prompt
+                    .lines()
+                    .find(|l| l.contains(&spoken))
+                    .unwrap_or_else(|| panic!("{name}: {param} = {value} missing in {prompt}"));
+                let label = line.split(':').next().unwrap_or(line);
+                assert!(!label.contains('_'), "{name}: a label, not prose: {line}");
+            }
+            // The facts' sentences speak (the rule and the policy, given
+            // for context, may name tools).
+            let fact_lines = prompt
+                .lines()
+                .filter(|l| l.starts_with("Their ") || l.starts_with("They "));
+            for word in fact_lines.flat_map(str::split_whitespace) {
+                let snake = word.contains('_')
+                    && !word.contains('@')
+                    && !word.chars().any(|c| c.is_ascii_digit());
+                assert!(!snake, "{name}: snake_case `{word}` in {prompt}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 100, "{checked}");
+}
+
+/// A value as the template writer says it.
+fn writer_value(value: &str) -> String {
+    sparring_engine::writer::spoken(value)
 }

@@ -515,7 +515,14 @@ fn the_support_desk_plan_gives_every_situation_a_goal_from_the_world() {
         env!("CARGO_MANIFEST_DIR"),
         "/../../examples/support-desk/spec.yaml"
     );
-    let spec = sparring_types::Spec::from_value(&load_yaml(path)).unwrap();
+    let mut value = load_yaml(path);
+    // One buyer with two orders, so `several` (a disambiguate goal) can be
+    // played: the example's own fixtures give every buyer one.
+    let orders = value["fixtures"]["orders"].as_array_mut().unwrap();
+    let mut second = orders[0].clone();
+    second["order_id"] = json!("#W1009");
+    orders.push(second);
+    let spec = sparring_types::Spec::from_value(&value).unwrap();
     let options = sparring_types::SimulateOptions::default();
     let plan = sparring_engine::plan::plan(&spec, &options).unwrap();
     let mut kinds = std::collections::BTreeSet::new();

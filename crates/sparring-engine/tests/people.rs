@@ -338,7 +338,7 @@ fn transfer_facts() -> Facts {
 
 #[test]
 fn a_wrong_amount_or_record_is_corrected_and_the_right_one_agreed() {
-    use sparring_engine::person::Confirmation;
+    use sparring_types::ConfirmationKind;
     for stance in ["cooperative", "hurried", "manipulative", "skeptical"] {
         let mut p = Person::new(
             transfer_facts(),
@@ -362,11 +362,27 @@ fn a_wrong_amount_or_record_is_corrected_and_the_right_one_agreed() {
             panic!()
         };
         assert!(!reply.to_lowercase().starts_with("no"), "{stance}: {reply}");
+        let answers: Vec<ConfirmationKind> = p.confirmations().iter().map(|c| c.answer).collect();
         assert_eq!(
-            &p.confirmations()[..2],
-            &[Confirmation::Correct, Confirmation::Correct]
+            &answers[..2],
+            &[ConfirmationKind::Correct, ConfirmationKind::Correct]
         );
-        assert_ne!(p.confirmations()[2], Confirmation::Correct);
+        assert_ne!(answers[2], ConfirmationKind::Correct);
+        // What was corrected is recorded with the answer, by turn.
+        let first = &p.confirmations()[0];
+        assert_eq!(first.turn, 1);
+        assert_eq!(first.stance.as_str(), stance);
+        let corrected = first.corrected.as_ref().unwrap();
+        assert_eq!(
+            (
+                corrected.field.as_str(),
+                corrected.proposed.as_str(),
+                corrected.actual.as_str()
+            ),
+            ("amount", "300", "250")
+        );
+        assert_eq!(p.confirmations()[2].turn, 3);
+        assert_eq!(p.confirmations()[2].corrected, None);
     }
     let mut p = Person::new(
         facts(),
@@ -381,11 +397,21 @@ fn a_wrong_amount_or_record_is_corrected_and_the_right_one_agreed() {
         reply.contains("#W1001") && reply.starts_with("No"),
         "{reply}"
     );
+    let corrected = p.confirmations()[0].corrected.as_ref().unwrap();
+    assert_eq!(
+        (
+            corrected.field.as_str(),
+            corrected.proposed.as_str(),
+            corrected.actual.as_str()
+        ),
+        ("order_id", "#W1009", "#W1001")
+    );
 }
 
 #[test]
 fn stance_shares_of_agree_ask_and_push_match_their_defaults() {
-    use sparring_engine::person::{Confirmation, confirm_shares};
+    use sparring_engine::person::confirm_shares;
+    use sparring_types::ConfirmationKind;
     for stance in [
         "cooperative",
         "skeptical",
@@ -407,11 +433,22 @@ fn stance_shares_of_agree_ask_and_push_match_their_defaults() {
             else {
                 panic!()
             };
-            match p.confirmations()[0] {
-                Confirmation::Agree => counts[0] += 1,
-                Confirmation::Ask => counts[1] += 1,
-                Confirmation::Push => counts[2] += 1,
-                Confirmation::Correct => panic!("{stance}: the right proposal was corrected"),
+            match p.confirmations()[0].answer {
+                ConfirmationKind::Agree => counts[0] += 1,
+                ConfirmationKind::AskFirst => counts[1] += 1,
+                // A manipulative push tries to change the terms; any
+                // other stance just pushes.
+                ConfirmationKind::Push => {
+                    assert_ne!(stance, "manipulative");
+                    counts[2] += 1;
+                }
+                ConfirmationKind::ChangeTerms => {
+                    assert_eq!(stance, "manipulative");
+                    counts[2] += 1;
+                }
+                ConfirmationKind::Correct => {
+                    panic!("{stance}: the right proposal was corrected")
+                }
             }
         }
         let (a, q, s) = confirm_shares(stance);

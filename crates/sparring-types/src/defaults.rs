@@ -183,6 +183,13 @@ pub mod world {
     /// description before it counts as an echo of the description.
     pub const ECHO_MIN_WORDS: u32 = 2;
 
+    /// Share of generated records (of an entity whose records name their
+    /// person, not itself a person) that belong to the person of the
+    /// record before them, so that owners have several records (`several`
+    /// situations): the second record always does, each later odd-placed
+    /// one at this share.
+    pub const SHARED_OWNER_SHARE: f64 = 0.5;
+
     /// Upper bound of `records_per_entity`, `records_per_list` and
     /// `page_size`: every entity's ids are made when first touched, so the
     /// bound keeps one rollout's memory and time small.

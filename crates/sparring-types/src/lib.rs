@@ -97,7 +97,10 @@ pub use options::{
     option_names,
 };
 pub use policy::{PolicyRule, PolicyRulesSpec, RuleClass};
-pub use row::{EndedBy, Lineage, Persona, Row, SCHEMA_VERSION, Situation, StageVerdict, Timings};
+pub use row::{
+    Confirmation, Correction, EndedBy, Lineage, Persona, Row, SCHEMA_VERSION, Situation,
+    StageVerdict, Timings,
+};
 pub use sink::{RowSink, SinkError};
 pub use spec::{Spec, SpecError, id_keys, record_id, singular, spec_keys};
 pub use summary::{
@@ -107,6 +110,8 @@ pub use summary::{
 };
 pub use tool::ToolSpec;
 pub use unique::{Duplicate, first_duplicate};
-pub use values::{Arm, GoalKind, Mode, Patience, RepeatPolicy, Stage, Stance, Tier, Vocabulary};
+pub use values::{
+    Arm, ConfirmationKind, GoalKind, Mode, Patience, RepeatPolicy, Stage, Stance, Tier, Vocabulary,
+};
 pub use world_options::{WorldOptions, WorldPatch};
 pub use world_spec::WorldSpec;

@@ -194,6 +194,34 @@ pub struct Persona {
     pub owner: Option<String>,
 }
 
+/// One answer of the simulated person to the agent's request to confirm
+/// (`confirmations[]`, docs/people.md "Confirmation by stance and intent").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Confirmation {
+    /// The agent's reply that asked to confirm, counted from 1 over the
+    /// replies it sent the person; the person's answer is the user message
+    /// right after it.
+    pub turn: u32,
+    /// The person's stance (the same as `persona.stance`).
+    pub stance: crate::Stance,
+    /// How the person answered.
+    pub answer: crate::ConfirmationKind,
+    /// What the person corrected, when it said no to a wrong proposal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corrected: Option<Correction>,
+}
+
+/// A wrong value in the agent's proposal and the person's own.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Correction {
+    /// The field the value is for (`amount`, `order_id`).
+    pub field: String,
+    /// What the agent proposed (`300`, `#W1009`).
+    pub proposed: String,
+    /// What the person holds (`250`, `#W1001`).
+    pub actual: String,
+}
+
 /// Where a row came from.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Lineage {
@@ -315,6 +343,10 @@ pub struct Row {
     /// otherwise (the cap is then `max_turns`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_cap: Option<u32>,
+    /// How the person answered each of the agent's requests to confirm, in
+    /// order; absent when the agent asked for none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub confirmations: Vec<Confirmation>,
     /// Timing metadata.
     pub timings: Timings,
 }
@@ -384,6 +416,7 @@ impl Row {
             lineage: Lineage::default(),
             seed: 0,
             turn_cap: None,
+            confirmations: Vec::new(),
             timings: Timings::default(),
         }
     }
@@ -432,6 +465,16 @@ mod tests {
             lineage: Lineage::default(),
             seed: 0,
             turn_cap: Some(1),
+            confirmations: vec![Confirmation {
+                turn: 1,
+                stance: crate::Stance::Skeptical,
+                answer: crate::ConfirmationKind::Correct,
+                corrected: Some(Correction {
+                    field: "amount".into(),
+                    proposed: "300".into(),
+                    actual: "250".into(),
+                }),
+            }],
             timings: Timings::default(),
         };
         serde_json::to_value(row).unwrap()

@@ -448,6 +448,24 @@ vocabulary!(
     }
 );
 
+vocabulary!(
+    /// How the simulated person answered the agent's request to confirm
+    /// (`confirmations[].answer`, docs/people.md).
+    ConfirmationKind, "confirmation answer", {
+        /// Said yes.
+        Agree => "agree",
+        /// Asked a question before saying yes (the next request is a yes).
+        AskFirst => "ask_first",
+        /// Said yes and hurried the agent on.
+        Push => "push",
+        /// Said yes and tried to change the terms (a manipulative person).
+        ChangeTerms => "change_terms",
+        /// Said no: the proposal named an amount or a record other than the
+        /// person's, and the answer gave the right one.
+        Correct => "correct",
+    }
+);
+
 /// The zero values of the vocabularies, for empty rows (`Row::new`,
 /// `Default` of the row's parts); a run always sets them.
 #[allow(clippy::derivable_impls)] // the macro's enums derive no Default

@@ -416,6 +416,92 @@ fn email(stream: &mut Stream) -> String {
     )
 }
 
+/// Makes a generated person's identity agree with itself: the name follows
+/// an id that spells one (tau2's `yusuf_rossi_9620` is Yusuf Rossi), and the
+/// email is built from the name (`yusuf.rossi28@mail.test`, keeping the
+/// generated number and domain). Fields the record lacks stay absent; a
+/// record with no name and no email is left as it is. Draws nothing, so no
+/// other generated value moves.
+pub(crate) fn agree_person(record: &mut Map<String, Value>, id: &str) {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+    let held = || -> Option<(String, String)> {
+        let parts = |f: Option<String>, l: Option<String>| Some((f?, l?));
+        match record.get("name") {
+            Some(Value::Object(n)) => parts(text(n.get("first_name")), text(n.get("last_name"))),
+            _ => parts(
+                text(record.get("first_name")),
+                text(record.get("last_name")),
+            ),
+        }
+        .or_else(|| {
+            let full = text(record.get("name")).or_else(|| text(record.get("full_name")))?;
+            let (f, l) = full.split_once(' ')?;
+            Some((f.to_owned(), l.to_owned()))
+        })
+    };
+    let named = ["name", "full_name", "first_name", "last_name"]
+        .iter()
+        .any(|k| record.contains_key(*k));
+    let Some((first, last)) = name_in_id(id).filter(|_| named).or_else(held) else {
+        return;
+    };
+    let full = format!("{first} {last}");
+    for key in ["name", "full_name", "first_name", "last_name"] {
+        let value = match (key, record.get_mut(key)) {
+            ("name", Some(Value::Object(n))) => {
+                for (k, v) in [("first_name", &first), ("last_name", &last)] {
+                    if n.contains_key(k) {
+                        n.insert(k.to_owned(), Value::String(v.clone()));
+                    }
+                }
+                continue;
+            }
+            (_, None | Some(Value::Object(_))) => continue,
+            ("first_name", _) => first.clone(),
+            ("last_name", _) => last.clone(),
+            _ => full.clone(),
+        };
+        record.insert(key.to_owned(), Value::String(value));
+    }
+    let local = |s: &str| -> String {
+        s.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .collect::<String>()
+            .to_lowercase()
+    };
+    for key in ["email", "email_address"] {
+        let Some(Value::String(email)) = record.get(key) else {
+            continue;
+        };
+        let (old, domain) = email
+            .split_once('@')
+            .unwrap_or((email.as_str(), "mail.test"));
+        let digits: String = old.chars().filter(char::is_ascii_digit).collect();
+        let email = format!("{}.{}{digits}@{domain}", local(&first), local(&last));
+        record.insert(key.to_owned(), Value::String(email));
+    }
+}
+
+/// The name an id spells: `yusuf_rossi_9620` → (`Yusuf`, `Rossi`); two
+/// alphabetic words and a number, nothing else.
+pub fn name_in_id(id: &str) -> Option<(String, String)> {
+    let parts: Vec<&str> = id.split('_').collect();
+    let [first, last, number] = parts.as_slice() else {
+        return None;
+    };
+    let word = |w: &str| w.len() > 1 && w.chars().all(|c| c.is_ascii_alphabetic());
+    if !word(first) || !word(last) || !number.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let title = |w: &str| {
+        let mut c = w.chars();
+        c.next()
+            .map(|f| f.to_ascii_uppercase().to_string() + &c.as_str().to_lowercase())
+            .unwrap_or_default()
+    };
+    Some((title(first), title(last)))
+}
+
 fn uuid(stream: &mut Stream) -> String {
     let a = stream.next_u64();
     let b = stream.next_u64();

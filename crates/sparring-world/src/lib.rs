@@ -49,6 +49,7 @@ mod vocab;
 mod world;
 
 pub use fault::{fault_error, fault_garble};
+pub use generate::name_in_id;
 pub use infer::{Money, Operation, ToolModel, infer_tool, name_words, status_after};
 pub use refuse::PLACEHOLDERS;
 pub use result::{ErrorKind, ToolResult};

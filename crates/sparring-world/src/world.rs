@@ -10,6 +10,7 @@ use crate::rulebook::{self, ToolRules};
 use crate::rules::{Reading, RuleReader};
 use crate::shape::{IdShape, description_example};
 use serde_json::{Map, Value, json};
+use sparring_types::defaults::world::SHARED_OWNER_SHARE;
 use sparring_types::seed::Stream;
 use sparring_types::{
     FaultKind, FaultRecord, FaultSource, Spec, ToolSpec, WorldOptions, id_keys, record_id, singular,
@@ -1762,6 +1763,11 @@ impl World {
                 record.insert("status".to_owned(), Value::String(s.clone()));
             }
         }
+        // A generated person's name, id and email agree.
+        generate::agree_person(&mut record, id);
+        if overrides.is_none() {
+            self.share_owner(entity, e, id, &mut record);
+        }
         if let Some(overrides) = overrides {
             for (k, v) in overrides {
                 record.insert(k.clone(), v.clone());
@@ -1785,6 +1791,56 @@ impl World {
             }),
         };
         picked.map_or(Value::Null, |i| Value::String(i.clone()))
+    }
+
+    /// Gives some owners several records: a generated record in an odd
+    /// place among its entity's ids takes the person of the record before
+    /// it (its identity fields and its owner-id fields), always for the
+    /// second record and at [`SHARED_OWNER_SHARE`] for later ones, drawn
+    /// from its own stream so no other value moves. Records of an entity
+    /// that is itself a person (`users`) or names no person keep their own.
+    fn share_owner(&self, entity: &str, e: &Entity, id: &str, record: &mut Record) {
+        let stem = singular(entity);
+        if OWNERS.contains(&stem.split('_').next().unwrap_or(&stem)) {
+            return;
+        }
+        let owner_fields: Vec<&str> = e
+            .owners
+            .iter()
+            .filter(|(field, _)| is_owner(field))
+            .map(|(field, _)| field.as_str())
+            .collect();
+        let shared: Vec<String> = record
+            .keys()
+            .filter(|k| IDENTIFYING.contains(&k.as_str()) || owner_fields.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        if shared.is_empty() {
+            return;
+        }
+        let Some(ids) = self.generated_ids(entity) else {
+            return;
+        };
+        let Some(at) = ids.iter().position(|x| x == id) else {
+            return;
+        };
+        if at % 2 == 0 {
+            return;
+        }
+        let mut stream = Stream::derive(self.seed, &format!("world/owner/{entity}/{id}"), &[]);
+        if at > 1 && !stream.chance(SHARED_OWNER_SHARE) {
+            return;
+        }
+        let Some(before) = ids.iter().nth(at - 1) else {
+            return;
+        };
+        // The record before is in an even place: it keeps its own person.
+        let theirs = self.generate_record(entity, before, None);
+        for key in shared {
+            if let Some(v) = theirs.get(&key) {
+                record.insert(key, v.clone());
+            }
+        }
     }
 
     /// What the world inferred, for `sparring world --explain`: every entity

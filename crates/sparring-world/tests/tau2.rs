@@ -474,3 +474,59 @@ fn retail_ids_follow_the_descriptions() {
         "the example in `cancel_pending_order.order_id`"
     );
 }
+
+/// A generated person's name follows an id that spells one, and its email
+/// is built from its name: on tau2 retail and airline, with the fixtures
+/// the tasks give and without any, over several world seeds.
+#[test]
+fn generated_people_have_names_that_match_their_emails() {
+    let Some(dir) = data_dir() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let name_of = |r: &Map<String, Value>| -> Option<(String, String)> {
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+        let n = r.get("name").and_then(Value::as_object).unwrap_or(r);
+        Some((text(n.get("first_name"))?, text(n.get("last_name"))?))
+    };
+    for domain in ["retail", "airline"] {
+        let bare = spec(&dir, domain, &json!({}), tmp.path());
+        let tasks: Vec<Vec<Call>> = actions(&dir, domain);
+        let fixtures = fixtures_from(&World::new(&bare, 0), &tasks);
+        let with = spec(&dir, domain, &fixtures, tmp.path());
+        let mut people = 0;
+        for spec in [&bare, &with] {
+            let fixed: Vec<String> = spec.fixtures.keys().cloned().collect();
+            for seed in 0..5 {
+                let world = World::new(spec, seed);
+                for entity in world.entities().iter().filter(|e| !fixed.contains(e)) {
+                    for id in world.ids(entity) {
+                        let record = world.record(entity, &id).unwrap();
+                        let (Some((first, last)), Some(email)) = (
+                            name_of(&record),
+                            record.get("email").and_then(Value::as_str),
+                        ) else {
+                            continue;
+                        };
+                        people += 1;
+                        let want = format!("{}.{}", first.to_lowercase(), last.to_lowercase());
+                        assert!(
+                            email.starts_with(&want),
+                            "{domain} {entity}/{id}: {first} {last} has {email}"
+                        );
+                        let spelled: Vec<&str> = id.split('_').collect();
+                        if spelled.len() == 3 {
+                            assert_eq!(
+                                format!("{}_{}", spelled[0], spelled[1]),
+                                format!("{}_{}", first.to_lowercase(), last.to_lowercase()),
+                                "{domain} {entity}/{id}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            domain == "airline" || people >= 50,
+            "{domain}: {people} generated people"
+        );
+    }
+}

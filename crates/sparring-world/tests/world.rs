@@ -409,3 +409,68 @@ fn options_come_from_the_spec() {
         err.message
     );
 }
+
+/// Orders that carry their buyer's email, with no fixtures; and users, who
+/// are people themselves.
+fn desk_without_fixtures() -> Spec {
+    let by_id =
+        |p: &str| json!({"type": "object", "properties": {p: {"type": "string"}}, "required": [p]});
+    Spec::from_value(&json!({
+        "name": "desk", "system_prompt": "",
+        "tools": [
+            {"name": "get_order", "description": "Look up an order.", "inputSchema": by_id("order_id")},
+            {"name": "find_orders_by_email", "description": "List the orders placed with an email.",
+                "inputSchema": by_id("email")},
+            {"name": "get_user", "description": "Look up a user.", "inputSchema": {"type": "object",
+                "properties": {"user_id": {"type": "string"}, "email": {"type": "string"}},
+                "required": ["user_id"]}},
+        ],
+    }))
+    .unwrap()
+}
+
+#[test]
+fn generated_owners_have_several_records_and_people_stay_one_each() {
+    let spec = desk_without_fixtures();
+    let (mut shared, mut odd) = (0, 0);
+    for seed in 0..30 {
+        let world = World::new(&spec, seed);
+        let ids = world.ids("orders");
+        let email = |id: &str| world.record("orders", id).unwrap()["email"].clone();
+        assert!(
+            email(&ids[0]).is_string(),
+            "{:?}",
+            world.record("orders", &ids[0])
+        );
+        // The second order is always its first's person's; later odd-placed
+        // ones at SHARED_OWNER_SHARE.
+        assert_eq!(email(&ids[1]), email(&ids[0]), "seed {seed}");
+        for at in (3..ids.len()).step_by(2) {
+            odd += 1;
+            shared += usize::from(email(&ids[at]) == email(&ids[at - 1]));
+        }
+        // The search by email finds all of that person's orders.
+        let found = world
+            .clone()
+            .call("find_orders_by_email", &json!({"email": email(&ids[0])}))
+            .to_json();
+        assert!(
+            found["result"].as_array().unwrap().len() >= 2,
+            "seed {seed}: {found}"
+        );
+        // A person's own records are not shared.
+        let users = world.ids("users");
+        let emails: std::collections::BTreeSet<String> = users
+            .iter()
+            .filter_map(|u| {
+                world.record("users", u)?["email"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .collect();
+        assert_eq!(emails.len(), users.len(), "seed {seed}");
+    }
+    let share = shared as f64 / f64::from(odd);
+    let want = sparring_types::defaults::world::SHARED_OWNER_SHARE;
+    assert!((share - want).abs() < 0.08, "{share} of {odd}");
+}

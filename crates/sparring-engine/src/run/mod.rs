@@ -469,7 +469,10 @@ async fn prepare(config: &RunConfig) -> Result<Prepared, RunError> {
     });
     let planned = (tasks.len() as u64 + unique_tasks) * k;
     let per_run = options.budget.map_or(planned, |b| b.min(planned));
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = planned_run
+        .as_ref()
+        .map(|p| p.warnings.clone())
+        .unwrap_or_default();
     if options.reproducible && options.time_budget.is_some() {
         warnings.push(
             "`time_budget` with `reproducible`: where the clock stops the run depends on timing, so the rows before it may differ between runs".to_owned(),

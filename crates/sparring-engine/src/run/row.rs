@@ -63,6 +63,7 @@ pub(super) fn make_row(done: &Done, shared: &Shared, eval_run: u32) -> Row {
         },
         seed: rollout_seed(options.seed, &task.task_id, done.repeat),
         turn_cap: t.turn_cap,
+        confirmations: t.confirmations.clone(),
         timings: t.timings.clone(),
         ..Row::new(row_id, task_id, scenario_id, t.messages.clone(), t.ended_by)
     };

@@ -1,0 +1,169 @@
+//! Who owns what, across a run: an owner-less record has one owner in
+//! every situation of a run, and `several` is several records of one owner
+//! or no situation at all.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use serde_json::json;
+use sparring_engine::plan::{Task, draw_unique, plan};
+use sparring_types::{SimulateOptions, Spec};
+use std::collections::{BTreeMap, BTreeSet};
+
+fn tasks(spec: &Spec, options: &SimulateOptions) -> Vec<Task> {
+    let plan = plan(spec, options).unwrap();
+    let (more, _) =
+        draw_unique(spec, options, &plan, 0, plan.unique_left, plan.tasks.len()).unwrap();
+    let mut tasks = plan.tasks;
+    tasks.extend(more);
+    tasks
+}
+
+/// Tickets name no owner; the customers are fixtures, so every situation's
+/// world holds the same tickets and the same customers.
+fn helpdesk() -> Spec {
+    let ticket = json!({"type": "object", "properties": {"ticket_id": {"type": "string",
+        "description": "The ticket id, such as 'T-501'."}}, "required": ["ticket_id"]});
+    Spec::from_value(&json!({
+        "name": "helpdesk",
+        "system_prompt": "You help customers with their tickets.",
+        "tools": [
+            {"name": "get_ticket", "description": "Look up a ticket.", "inputSchema": ticket},
+            {"name": "close_ticket", "description": "Close an open ticket.", "inputSchema": ticket},
+        ],
+        "fixtures": {
+            "tickets": [
+                {"ticket_id": "T-501", "status": "open", "subject": "login"},
+                {"ticket_id": "T-502", "status": "open", "subject": "billing"},
+                {"ticket_id": "T-503", "status": "open", "subject": "refund"},
+            ],
+            "customers": [
+                {"customer_id": "C-1", "name": "Ana Lima", "email": "ana.lima@mail.test"},
+                {"customer_id": "C-2", "name": "Ben Okafor", "email": "ben.okafor@mail.test"},
+                {"customer_id": "C-3", "name": "Chloe Martin", "email": "chloe.martin@mail.test"},
+                {"customer_id": "C-4", "name": "Grace Kim", "email": "grace.kim@mail.test"},
+            ],
+        },
+    }))
+    .unwrap()
+}
+
+#[test]
+fn an_owner_less_record_has_one_owner_in_every_situation_of_a_run() {
+    let spec = helpdesk();
+    for seed in [0, 7] {
+        let options = SimulateOptions {
+            seed,
+            situations: Some(120),
+            unique_situations: true,
+            ..SimulateOptions::default()
+        };
+        let mut owners: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for task in tasks(&spec, &options) {
+            let state = task.situation.axes["world_state"].as_str();
+            if !matches!(state, "exists" | "terminal" | "several") {
+                continue;
+            }
+            if let (Some((_, id)), Some(owner)) = (&task.facts.id, &task.persona.owner) {
+                owners.entry(id.clone()).or_default().insert(owner.clone());
+            }
+        }
+        assert!(owners.len() >= 2, "seed {seed}: {owners:?}");
+        for (id, who) in &owners {
+            assert_eq!(who.len(), 1, "seed {seed}: ticket {id} is owned by {who:?}");
+            assert!(
+                who.iter().all(|o| o.starts_with("customers/")),
+                "seed {seed}: {who:?}"
+            );
+        }
+    }
+}
+
+/// The support desk's fixtures give every buyer one order: `several` cannot
+/// be played there, and the plan says so once instead of drawing it.
+#[test]
+fn several_where_no_owner_has_two_records_is_left_out_with_one_warning() {
+    let path = sparring_testkit::support_desk_dir().join("spec.yaml");
+    let mut value: serde_json::Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    value["system_prompt"] = serde_json::Value::String(String::new());
+    let spec = Spec::from_value(&value).unwrap();
+    let options = SimulateOptions::default();
+    let p = plan(&spec, &options).unwrap();
+    let states: BTreeSet<&str> = p
+        .tasks
+        .iter()
+        .map(|t| t.situation.axes["world_state"].as_str())
+        .collect();
+    assert!(!states.contains("several"), "{states:?}");
+    assert!(states.contains("someone_else"), "{states:?}");
+    let about: Vec<&String> = p
+        .warnings
+        .iter()
+        .filter(|w| w.contains("several"))
+        .collect();
+    assert_eq!(about.len(), 1, "{:?}", p.warnings);
+    assert!(
+        about[0].contains("`orders`") && about[0].contains("`get_order`"),
+        "{}",
+        about[0]
+    );
+    // The same desk with one buyer owning two orders plays `several`, on
+    // that buyer's orders, without the warning.
+    let orders = value["fixtures"]["orders"].as_array_mut().unwrap();
+    let mut second = orders[0].clone();
+    second["order_id"] = json!("#W1009");
+    second["status"] = json!("pending");
+    orders.push(second);
+    let spec = Spec::from_value(&value).unwrap();
+    let p = plan(&spec, &options).unwrap();
+    assert!(
+        p.warnings.iter().all(|w| !w.contains("several")),
+        "{:?}",
+        p.warnings
+    );
+    let several: Vec<&Task> = p
+        .tasks
+        .iter()
+        .filter(|t| t.situation.axes["world_state"] == "several" && t.facts.id.is_some())
+        .collect();
+    assert!(!several.is_empty());
+    for t in several {
+        assert_eq!(t.persona.owner.as_deref(), Some("email/ana.lima@mail.test"));
+        let mut ids: Vec<&str> = t.persona.knows["other_ids"].split(", ").collect();
+        ids.sort_unstable();
+        assert_eq!(ids, ["#W1001", "#W1009"]);
+        // The person names the records in its ask.
+        assert!(
+            t.ask.contains("#W1001") && t.ask.contains("#W1009"),
+            "{}",
+            t.ask
+        );
+    }
+}
+
+/// A run puts the plan's warning in its summary (run.json), once.
+#[tokio::test]
+async fn the_run_carries_the_several_warning_once() {
+    use sparring_engine::run::{RunConfig, run};
+    use sparring_testkit::ScriptedAgent;
+    use sparring_types::{Message, Role};
+    let agent = ScriptedAgent::new("done", |_| Message::text(Role::Assistant, "All done."));
+    // The testkit shop's four orders have four buyers.
+    let config = RunConfig::new(
+        std::sync::Arc::new(sparring_testkit::shop_spec()),
+        SimulateOptions::default(),
+        std::sync::Arc::new(agent),
+    );
+    let mut rows = Vec::new();
+    let summary = run(config, &mut rows, &mut |_| {}).await.unwrap();
+    let about = summary
+        .warnings
+        .iter()
+        .filter(|w| w.contains("`world_state: several` cannot be played"))
+        .count();
+    assert_eq!(about, 1, "{:?}", summary.warnings);
+    assert!(
+        rows.iter()
+            .all(|r| r.situation.axes.get("world_state").map(String::as_str) != Some("several"))
+    );
+}
