@@ -348,6 +348,10 @@ pub struct Person {
     stance: String,
     patience: Patience,
     questions: u32,
+    /// The agent's replies this person answered, counted from 1 (a
+    /// confirmation's `turn`); unlike `questions`, a reply that only asks
+    /// to confirm counts too.
+    replies: u32,
     stream: Stream,
     style: String,
     asked_before_agreeing: bool,
@@ -362,6 +366,7 @@ impl Person {
             stance: stance.to_owned(),
             patience,
             questions: 0,
+            replies: 0,
             stream,
             style: "plain".to_owned(),
             asked_before_agreeing: false,
@@ -385,6 +390,7 @@ impl Person {
 
     /// Answers an agent message that asks something.
     pub fn answer(&mut self, agent_text: &str) -> Move {
+        self.replies += 1;
         let lower = agent_text.to_lowercase();
         let questions: Vec<String> = sentences(agent_text)
             .into_iter()
@@ -465,7 +471,7 @@ impl Person {
     fn confirm_reply(&mut self, agent_text: &str) -> String {
         let stance = Stance::parse(&self.stance).unwrap_or_default();
         let record = |answer, corrected| Confirmation {
-            turn: self.questions,
+            turn: self.replies,
             stance,
             answer,
             corrected,
@@ -807,6 +813,18 @@ mod tests {
             patience,
             Stream::derive(seed, "person", &[]),
         )
+    }
+
+    /// A confirmation's turn counts every reply the person answered, also
+    /// one that only asks to confirm (which spends no patience).
+    #[test]
+    fn a_confirmation_is_recorded_at_the_reply_that_asked_it() {
+        let mut p = person(Patience::Endless, 1);
+        p.answer("Shall I refund order W123 now?");
+        p.answer("What is your order number?");
+        p.answer("Shall I go ahead with the refund?");
+        let turns: Vec<u32> = p.confirmations().iter().map(|c| c.turn).collect();
+        assert_eq!(turns, [1, 3]);
     }
 
     #[test]

@@ -174,9 +174,18 @@ fn avg_turns_caps_each_model_rollout_at_its_own_drawn_cap() {
     }
     let distinct: std::collections::BTreeSet<u64> = caps.iter().copied().collect();
     assert!(distinct.len() >= 3, "caps hardly vary: {distinct:?}");
-    let mean = caps.iter().sum::<u64>() as f64 / caps.len() as f64;
-    // sd of a cap is 1.02; over 48 rows the mean is within 0.5 of 2.5.
-    assert!((mean - 2.5).abs() < 0.5, "mean cap {mean}");
+    // Each cap is the one its row's seed draws (the engine's test
+    // `avg_turns_draws_a_cap_per_rollout_that_averages_it` checks that the
+    // draws average `avg_turns` over 400 rows; 48 are too few to judge).
+    for row in &rows {
+        let seed = row["seed"].as_u64().unwrap();
+        assert_eq!(
+            row["turn_cap"].as_u64().unwrap(),
+            u64::from(sparring::engine::rollout::turn_cap(seed, 6, 2.5)),
+            "{}",
+            row["row_id"]
+        );
+    }
     let summary: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
     assert_eq!(summary["options"]["avg_turns"], 2.5);
@@ -299,11 +308,12 @@ fn command_agents_warn_about_model_options() {
     );
     let summary: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let warnings = summary["warnings"].as_array().unwrap();
     assert!(
-        summary["warnings"][0]
-            .as_str()
-            .unwrap()
-            .contains("temperature")
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("temperature")),
+        "{warnings:?}"
     );
 }
 
