@@ -246,3 +246,57 @@ fn a_seed_expectation_that_breaks_the_tool_schema_is_a_usage_error() {
         ],
     );
 }
+
+/// A count out of range names both bounds, on the command line and in a
+/// spec file alike (issue 22: `max_turns: 1e11` once said only ">= 1").
+#[test]
+fn range_errors_name_the_bound_that_was_broken() {
+    let o = sparring()
+        .arg("simulate")
+        .arg(example_spec())
+        .args(["--agent", "true", "--max-turns", "1e11"])
+        .output()
+        .unwrap();
+    assert_usage_error(&o, &["--max-turns", "must be an integer from 1 to 1000"]);
+    let dir = tempfile::tempdir().unwrap();
+    for value in ["1e11", "0", "4294967295"] {
+        let p = write(
+            dir.path(),
+            "s.yaml",
+            &format!(
+                "name: t\nsystem_prompt: p\ntools: [{TOOL}]\noptions: {{max_turns: {value}}}\n"
+            ),
+        );
+        let o = simulate_spec(&p);
+        assert_usage_error(&o, &["/options/max_turns", "from 1 to 1000"]);
+    }
+}
+
+/// A time budget that ends the run before its first row is a finished run
+/// with nothing to report, said as such: exit 0, no "file is empty".
+#[test]
+fn a_time_budget_too_short_for_a_row_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = sparring()
+        .arg("simulate")
+        .arg(example_spec())
+        .args([
+            "--agent",
+            "python3 -c 'import time; time.sleep(5)'",
+            "--time-budget",
+            "0.001",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("no rows were written, so there is no report"),
+        "{err}"
+    );
+    assert!(!err.contains("file is empty"), "{err}");
+    assert!(out.join("run.json").exists(), "{err}");
+}
