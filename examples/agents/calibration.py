@@ -285,8 +285,17 @@ class Conversation:
                 other = max((before.rfind(c) for c in others), default=-1)
                 if last >= 0 and last > other:
                     return value
-            index = siblings.index(param)
-            return found[index][0] if index < len(found) else None
+            # No cue for this role: an id cued for another role is not this
+            # one's; of the rest, only a single one is meant, else ask.
+            taken = set()
+            for value, at in found:
+                before = low[max(0, at - 30):at]
+                other = max((before.rfind(c) for c in others), default=-1)
+                last = max((before.rfind(c) for c in cues), default=-1)
+                if other >= 0 and other > last:
+                    taken.add(value)
+            rest = list(dict.fromkeys(v for v, _ in found if v not in taken))
+            return rest[0] if len(rest) == 1 else None
         return found[0][0]
 
     def ids_in(self, text, tool=None):

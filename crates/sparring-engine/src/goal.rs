@@ -96,8 +96,8 @@ pub fn expected(expect: &Expect, model: Option<&ToolModel>, fault: Option<&str>)
     goal
 }
 
-/// The arguments a call must carry: the record's id and the values the
-/// person wants set, free text left out.
+/// The arguments a call must carry: the record's id, the values the
+/// person wants set (free text left out) and the other ids it names.
 fn meant_arguments(model: &ToolModel, facts: &Facts) -> BTreeMap<String, Value> {
     let mut out = BTreeMap::new();
     if let (Some(param), Some((_, id))) = (&model.id_param, &facts.id) {
@@ -105,6 +105,13 @@ fn meant_arguments(model: &ToolModel, facts: &Facts) -> BTreeMap<String, Value> 
     }
     for (param, value) in &facts.wants {
         if !FREE_TEXT.contains(&param.as_str()) {
+            out.insert(param.clone(), Value::String(value.clone()));
+        }
+    }
+    // The other records the person names by id (the account a transfer
+    // goes to): the call must carry them, and they are meant, not strays.
+    for (param, value) in &facts.args {
+        if param.ends_with("_id") && !out.contains_key(param) {
             out.insert(param.clone(), Value::String(value.clone()));
         }
     }

@@ -361,8 +361,14 @@ fn finish_plan(
         if state == "several"
             && let Some(others) = facts.known.get("other_ids")
         {
-            for ask in &mut asks {
-                let _ = write!(ask, " (I have a few: {others}.)");
+            // Each phrasing lists them in its own words (the first as
+            // always), so phrasings of one situation do not share the list.
+            for (i, ask) in asks.iter_mut().enumerate() {
+                let _ = match i % 3 {
+                    0 => write!(ask, " (I have a few: {others}.)"),
+                    1 => write!(ask, " I've got more than one, {others}."),
+                    _ => write!(ask, " There are several under my name: {others}."),
+                };
             }
         }
         let mut axes_map: BTreeMap<String, String> = named

@@ -423,6 +423,35 @@ fn disambiguate_met_when_the_agent_asks_before_acting_on_the_named_record() {
     assert!(!check(&g, &wrong).met);
 }
 
+/// A candidate the person names for another argument (a transfer to
+/// another of their own accounts) is meant too; a third one is not.
+#[test]
+fn disambiguate_allows_a_candidate_the_person_named_for_another_argument() {
+    let mut g = goal(GoalKind::Disambiguate, "cancel_order", "#W1001");
+    g.candidates = vec!["#W1001".into(), "#W1005".into(), "#W1008".into()];
+    g.arguments
+        .insert("replacement_order_id".into(), json!("#W1005"));
+    let talk = |second: &str| {
+        convo(&[
+            (
+                "user",
+                "Cancel my order, #W1005 replaces it (I have a few: #W1001, #W1005, #W1008.)",
+            ),
+            ("agent", "Which of those orders should I cancel?"),
+            ("user", "#W1001"),
+            ("call", &format!(r#"get_order {{"order_id":"{second}"}}"#)),
+            ("result", CANCELLED),
+            ("call", r##"cancel_order {"order_id":"#W1001"}"##),
+            ("result", CANCELLED),
+            ("agent", "Order #W1001 is cancelled."),
+        ])
+    };
+    assert!(check(&g, &talk("#W1005")).met);
+    let v = check(&g, &talk("#W1008"));
+    assert!(!v.met);
+    assert!(v.evidence.contains("did not mean"), "{}", v.evidence);
+}
+
 #[test]
 fn no_action_met_without_a_state_changing_call() {
     let g = Goal::new(GoalKind::NoAction);
@@ -515,13 +544,9 @@ fn the_support_desk_plan_gives_every_situation_a_goal_from_the_world() {
         env!("CARGO_MANIFEST_DIR"),
         "/../../examples/support-desk/spec.yaml"
     );
-    let mut value = load_yaml(path);
-    // One buyer with two orders, so `several` (a disambiguate goal) can be
-    // played: the example's own fixtures give every buyer one.
-    let orders = value["fixtures"]["orders"].as_array_mut().unwrap();
-    let mut second = orders[0].clone();
-    second["order_id"] = json!("#W1009");
-    orders.push(second);
+    // One buyer (Ana Lima) has two orders, so `several` (a disambiguate
+    // goal) is played.
+    let value = load_yaml(path);
     let spec = sparring_types::Spec::from_value(&value).unwrap();
     let options = sparring_types::SimulateOptions::default();
     let plan = sparring_engine::plan::plan(&spec, &options).unwrap();

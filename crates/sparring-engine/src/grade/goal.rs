@@ -309,10 +309,15 @@ fn tells_not_theirs(text: &str) -> bool {
 
 fn disambiguate(goal: &Goal, messages: &[Message], calls: &[Call]) -> Outcome {
     let record = goal.record.as_deref().unwrap_or_default();
+    // The person's other arguments may name one of the candidates too (a
+    // transfer to another of their own accounts): that one is meant as well.
+    let meant: Vec<&str> = std::iter::once(record)
+        .chain(goal.arguments.values().filter_map(Value::as_str))
+        .collect();
     if let Some(wrong) = calls.iter().find(|c| {
         goal.candidates
             .iter()
-            .any(|cand| !same_id(cand, record) && mentions_id(c, cand))
+            .any(|cand| !meant.iter().any(|m| same_id(cand, m)) && mentions_id(c, cand))
     }) {
         return Err(format!(
             "`{}` at message {} used a record the person did not mean ({})",
