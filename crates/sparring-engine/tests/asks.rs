@@ -243,7 +243,9 @@ async fn the_model_writer_is_told_every_fact_as_prose() {
     use sparring_types::{Message, Role};
     use std::sync::{Arc, Mutex};
     let mut checked = 0;
+    let mut specs = 0;
     for (name, spec) in five_specs() {
+        specs += 1;
         let seen: Arc<Mutex<Vec<String>>> = Arc::default();
         let log = Arc::clone(&seen);
         // A writer backend that records what it was asked and answers with
@@ -322,7 +324,12 @@ async fn the_model_writer_is_told_every_fact_as_prose() {
             checked += 1;
         }
     }
-    assert!(checked >= 100, "{checked}");
+    // 40 situations a spec, seeds and unplayable ones aside; the tau2 specs
+    // count only where ../shared/data/tau2 is present.
+    assert!(
+        specs >= 2 && checked >= 30 * specs,
+        "{checked} over {specs} specs"
+    );
 }
 
 /// A value as the template writer says it.
