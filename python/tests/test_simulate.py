@@ -283,5 +283,5 @@ def test_a_seed_dict_with_expectations_is_its_rows_goal(spec_file):
 
 
 def test_a_seed_dict_with_a_misspelled_key_is_a_clear_error(spec_file):
-    with pytest.raises(Exception, match=r"/seeds/0/expect/call: unknown key `call`; did you mean `calls`\?"):
+    with pytest.raises(Exception, match=r"/seeds/0/expect/call`: unknown key `call`; did you mean `calls`\?"):
         sparring.simulate(shop.lookup, spec=spec_file, seeds=[{"ask": "hi", "expect": {"call": []}}])
