@@ -48,21 +48,30 @@ pub fn data_dir() -> Option<PathBuf> {
 /// A domain's spec from its policy and tools, with no fixtures.
 pub fn domain_spec(domain: &str) -> Option<Spec> {
     let dir = data_dir()?.join(domain);
-    let policy = std::fs::read_to_string(dir.join("policy.md")).unwrap();
-    let tools: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("tools.json")).unwrap()).unwrap();
+    let policy = std::fs::read_to_string(dir.join("policy.md"))
+        .expect("a tau2 domain directory holds policy.md");
+    let tools: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("tools.json"))
+            .expect("a tau2 domain directory holds tools.json"),
+    )
+    .expect("tau2's tools.json is JSON");
     Some(
         Spec::from_value(
             &json!({"name": format!("tau2-{domain}"), "system_prompt": policy, "tools": tools}),
         )
-        .unwrap(),
+        .expect("tau2's policy and tools make a valid spec"),
     )
 }
 
 /// A domain's tasks, as tau2 wrote them.
 pub fn tasks(domain: &str) -> Option<Vec<Value>> {
     let path = data_dir()?.join(domain).join("tasks.json");
-    Some(serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap())
+    Some(
+        serde_json::from_str(
+            &std::fs::read_to_string(path).expect("a tau2 domain directory holds tasks.json"),
+        )
+        .expect("tau2's tasks.json is JSON"),
+    )
 }
 
 /// `base` with the database as its fixtures.
@@ -240,11 +249,17 @@ pub fn retail_db(calls: &[Call], task: &Value) -> Db {
         for key in ["item_ids"] {
             for item in a.get(key).and_then(Value::as_array).into_iter().flatten() {
                 let item = s(item);
-                let order = db.get_mut("orders").unwrap().get_mut(&o).unwrap();
-                let items = order.get_mut("items").unwrap().as_array_mut().unwrap();
+                let order = db
+                    .get_mut("orders")
+                    .and_then(|orders| orders.get_mut(&o))
+                    .expect("the order was checked to exist above");
+                let items = order
+                    .get_mut("items")
+                    .and_then(Value::as_array_mut)
+                    .expect("every built order has an items list");
                 let count_needed = a[key]
                     .as_array()
-                    .unwrap()
+                    .expect("iterated as an array above")
                     .iter()
                     .filter(|x| s(x) == item)
                     .count();
