@@ -454,6 +454,7 @@ fn parameters(value: Option<&Value>, pointer: &str) -> Result<Value, SpecError> 
         None => None,
         Some(p) => Some(object(p, &format!("{pointer}/properties"), "`properties`")?),
     };
+    no_stray_nulls(value, pointer)?;
     if let Some(properties) = properties {
         for (name, schema) in properties {
             if !schema.is_object() && !schema.is_boolean() {
@@ -490,6 +491,79 @@ fn parameters(value: Option<&Value>, pointer: &str) -> Result<Value, SpecError> 
         }
     }
     Ok(value.clone())
+}
+
+/// The keywords of JSON Schema (2020-12 and draft 7) and OpenAPI that may
+/// hold `null`; any other key with a `null` value is a slip, not a schema.
+const NULL_KEYWORDS: &[&str] = &["default", "const", "enum", "examples", "example"];
+
+/// Keys under which a schema holds subschemas by name.
+const SCHEMA_MAPS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+
+/// Keys that hold one subschema or a list of them.
+const SCHEMA_SLOTS: &[&str] = &[
+    "items",
+    "additionalProperties",
+    "additionalItems",
+    "contains",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "prefixItems",
+];
+
+/// Refuses a schema key with a `null` value that no keyword takes: in YAML,
+/// a comma inside `{…}` ends a value, so `{description: The date, YYYY-MM-DD.}`
+/// becomes a description and a key `YYYY-MM-DD.` with no value.
+fn no_stray_nulls(schema: &Value, pointer: &str) -> Result<(), SpecError> {
+    let Some(map) = schema.as_object() else {
+        return Ok(());
+    };
+    if let Some((key, _)) = map
+        .iter()
+        .find(|(k, v)| v.is_null() && !NULL_KEYWORDS.contains(&k.as_str()))
+    {
+        return Err(err(
+            format!("{pointer}/{}", escape(key)),
+            format!(
+                "`{key}` has no value and is no JSON Schema keyword; in YAML a comma \
+                 inside `{{…}}` ends a value, so quote the text that holds one"
+            ),
+        ));
+    }
+    for (key, sub) in map {
+        let here = format!("{pointer}/{}", escape(key));
+        if SCHEMA_MAPS.contains(&key.as_str())
+            && let Some(subs) = sub.as_object()
+        {
+            for (name, s) in subs {
+                no_stray_nulls(s, &format!("{here}/{}", escape(name)))?;
+            }
+        } else if SCHEMA_SLOTS.contains(&key.as_str()) {
+            match sub {
+                Value::Array(list) => {
+                    for (i, s) in list.iter().enumerate() {
+                        no_stray_nulls(s, &format!("{here}/{i}"))?;
+                    }
+                }
+                s => no_stray_nulls(s, &here)?,
+            }
+        }
+    }
+    Ok(())
 }
 
 fn parse_fixtures(value: &Value) -> Result<BTreeMap<String, Vec<Value>>, SpecError> {
@@ -579,6 +653,25 @@ mod tests {
             d[k] = v.clone();
         }
         d
+    }
+
+    #[test]
+    fn a_schema_key_left_without_a_value_is_refused_where_it_stands() {
+        // What YAML makes of `{type: string, description: The date, YYYY-MM-DD.}`.
+        let tools = |dob: Value| {
+            json!({"tools": [{"name": "find_patient", "inputSchema": {"type": "object",
+                "properties": {"who": {"anyOf": [{"type": "object", "properties": {"dob": dob}}]}}}}]})
+        };
+        let slip = json!({"type": "string", "description": "The date", "YYYY-MM-DD.": null});
+        let e = Spec::from_value(&doc(&tools(slip))).unwrap_err();
+        assert_eq!(
+            e.pointer,
+            "/tools/0/inputSchema/properties/who/anyOf/0/properties/dob/YYYY-MM-DD."
+        );
+        assert!(e.message.contains("no JSON Schema keyword"), "{e}");
+        // Keywords that may be null, and unknown keys with a value, stand.
+        let fine = json!({"type": ["string", "null"], "default": null, "x-note": "kept"});
+        assert!(Spec::from_value(&doc(&tools(fine))).is_ok());
     }
 
     #[test]
