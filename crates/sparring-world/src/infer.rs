@@ -85,6 +85,19 @@ pub struct ToolModel {
     pub why: Vec<String>,
 }
 
+impl ToolModel {
+    /// Whether a call acts on a record, so the record's state rules apply:
+    /// every operation but a read, and a tool whose verb is unknown
+    /// (`refill_prescription`) but that names the record it acts on.
+    pub fn acts(&self) -> bool {
+        match self.operation {
+            Operation::Read => false,
+            Operation::Other => !self.verb.is_empty() && self.id_param.is_some(),
+            _ => true,
+        }
+    }
+}
+
 const READ: &[&str] = &[
     "get", "find", "search", "list", "lookup", "check", "show", "fetch", "read", "view", "track",
     "query", "retrieve", "describe", "count", "lookup",
@@ -280,6 +293,26 @@ fn verb_of(words: &[String], money: bool) -> Option<(usize, Operation, String)> 
     None
 }
 
+/// The first word of a name whose verb is none the world knows, when the
+/// rest of the name names the record an id parameter carries
+/// (`refill_prescription(prescription_id)` → `refill`): the tool acts on
+/// that record, so the record's state rules apply to it.
+fn unknown_verb(tool: &ToolSpec, words: &[String]) -> Option<String> {
+    let (first, rest) = words.split_first()?;
+    if rest.is_empty() || GENERIC.contains(&first.as_str()) || first.len() < 3 {
+        return None;
+    }
+    let rest_nouns: Vec<String> = rest.iter().map(|w| singular(w)).collect();
+    tool.parameter_names().into_iter().find_map(|p| {
+        let pw = name_words(p);
+        let (last, stem) = pw.split_last()?;
+        (last == "id" && !stem.is_empty() && *first != stem[0])
+            .then(|| without_role(&stem.join("_")).to_owned())
+            .filter(|stem| rest_nouns.contains(stem))
+            .map(|_| first.clone())
+    })
+}
+
 /// The entity a stem names: a known entity (fixture key) whose singular is
 /// the stem, else the stem's plural.
 fn entity_for(stem: &str, entities: &[String]) -> String {
@@ -329,9 +362,16 @@ pub fn infer_tool(tool: &ToolSpec, entities: &[String]) -> ToolModel {
     let amount = amount_param(tool);
     let (verb_at, operation, verb) = match verb_of(&name_words, amount.is_some()) {
         Some(found) => found,
-        None => (usize::MAX, Operation::Other, String::new()),
+        None => match unknown_verb(tool, &name_words) {
+            Some(v) => (0, Operation::Other, v),
+            None => (usize::MAX, Operation::Other, String::new()),
+        },
     };
     match &operation {
+        Operation::Other if !verb.is_empty() => why.push(format!(
+            "unknown verb `{verb}` on a record the call names: an action whose \
+             preconditions apply; the record is answered unchanged"
+        )),
         Operation::Other => why.push("no known verb in the name: other".to_owned()),
         Operation::StateChange(v) => {
             why.push(format!("verb `{v}`: state change to `{}`", status_after(v)));

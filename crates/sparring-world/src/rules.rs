@@ -1351,8 +1351,7 @@ fn view(tool: &ToolSpec, model: &ToolModel) -> ToolView {
     ToolView {
         name: tool.name.clone(),
         verb,
-        acts: !matches!(model.operation, Operation::Read | Operation::Other)
-            || model.money.is_some(),
+        acts: model.acts() || model.money.is_some(),
         money: model.money.is_some(),
         entity,
         params: tool

@@ -1366,7 +1366,7 @@ impl World {
         let Some(entity) = model.entity.clone() else {
             return ToolResult::Ok(json!({"status": "done"}));
         };
-        let acts = !matches!(model.operation, Operation::Read | Operation::Other);
+        let acts = model.acts();
         if acts && let Some(missing) = self.check_nested(args) {
             return missing;
         }
@@ -2039,8 +2039,14 @@ fn set_fields(record: &mut Record, args: &Record, model: &ToolModel, replaces: b
         if Some(k) == model.id_param.as_ref() || owner_ref || done.contains(&k) {
             continue;
         }
+        // `new_time` is the record's `time` when the record has a `time`
+        // and no `new_time` of its own.
+        let k = k
+            .strip_prefix("new_")
+            .filter(|base| !holds(record, k) && holds(record, base))
+            .unwrap_or(k);
         if record.contains_key(k) {
-            record.insert(k.clone(), v.clone());
+            record.insert(k.to_owned(), v.clone());
             continue;
         }
         let nested = record
@@ -2052,13 +2058,21 @@ fn set_fields(record: &mut Record, args: &Record, model: &ToolModel, replaces: b
             .and_then(Value::as_object_mut)
         {
             Some(inner) => {
-                inner.insert(k.clone(), v.clone());
+                inner.insert(k.to_owned(), v.clone());
             }
             None => {
-                record.insert(k.clone(), v.clone());
+                record.insert(k.to_owned(), v.clone());
             }
         }
     }
+}
+
+/// Whether the record holds `key`, at its top or one object down.
+fn holds(record: &Record, key: &str) -> bool {
+    record.contains_key(key)
+        || record
+            .values()
+            .any(|inner| inner.as_object().is_some_and(|o| o.contains_key(key)))
 }
 
 /// Replaces `old` ids (`item_ids`) with `new` ones in the record's list of

@@ -251,6 +251,80 @@ fn declared_rules_require_and_change() {
 }
 
 #[test]
+fn a_verb_the_world_does_not_know_still_keeps_the_records_rules() {
+    // `refill` is no verb the world knows; the description and the policy
+    // still say the prescription must be active.
+    let spec = Spec::from_value(&json!({
+        "name": "clinic",
+        "system_prompt": "A prescription can only be refilled while it is active.",
+        "tools": [
+            {"name": "refill_prescription", "description": "Request a refill of a prescription.",
+             "inputSchema": {"type": "object", "properties": {"prescription_id": {"type": "string"}}}},
+            {"name": "order_status", "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string"}}}},
+        ],
+        "fixtures": {
+            "prescriptions": [
+                {"prescription_id": "RX-1", "status": "active"},
+                {"prescription_id": "RX-2", "status": "expired"},
+            ],
+            "orders": [{"order_id": "O-1", "status": "expired"}],
+        },
+    }))
+    .unwrap();
+    let mut w = World::new(&spec, 0);
+    refused_with(
+        &call(
+            &mut w,
+            "refill_prescription",
+            json!({"prescription_id": "RX-2"}),
+        ),
+        &[
+            "expired",
+            "\"A prescription can only be refilled while it is active.\"",
+        ],
+    );
+    let ok = call(
+        &mut w,
+        "refill_prescription",
+        json!({"prescription_id": "RX-1"}),
+    );
+    assert_eq!(ok["result"]["status"], "active", "{ok}");
+    // A noun-noun name (`order_status`) is a read, not an action.
+    let read = call(&mut w, "order_status", json!({"order_id": "O-1"}));
+    assert_eq!(read["ok"], true, "{read}");
+}
+
+#[test]
+fn a_new_value_replaces_the_field_it_renews() {
+    let spec = Spec::from_value(&json!({
+        "name": "clinic", "system_prompt": "",
+        "tools": [
+            {"name": "reschedule_appointment", "inputSchema": {"type": "object", "properties": {
+                "appointment_id": {"type": "string"}, "new_time": {"type": "string"},
+                "new_room": {"type": "string"}, "new_note": {"type": "string"}}}},
+        ],
+        "fixtures": {"appointments": [
+            {"appointment_id": "AP-1", "time": "2026-12-10T09:30:00", "where": {"room": "3B"}},
+        ]},
+    }))
+    .unwrap();
+    let mut w = World::new(&spec, 0);
+    let moved = call(
+        &mut w,
+        "reschedule_appointment",
+        json!({"appointment_id": "AP-1", "new_time": "2026-12-11T10:00:00", "new_room": "4A", "new_note": "late"}),
+    );
+    assert_eq!(moved["ok"], true, "{moved}");
+    let record = w.record("appointments", "AP-1").unwrap();
+    // The record's own `time` and nested `room` change; a `new_` field the
+    // record has no base for is kept as given.
+    assert_eq!(record["time"], "2026-12-11T10:00:00", "{record:?}");
+    assert_eq!(record["where"]["room"], "4A", "{record:?}");
+    assert_eq!(record["new_note"], "late", "{record:?}");
+    assert!(record.get("new_time").is_none(), "{record:?}");
+}
+
+#[test]
 fn declared_ids_returns_and_creates() {
     let spec = Spec::from_value(&json!({
         "name": "ledger", "system_prompt": "",
