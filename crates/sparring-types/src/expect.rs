@@ -264,9 +264,7 @@ fn parse_call(value: &Value, tools: &[ToolSpec], pointer: &str) -> Result<Expect
         }
     }
     let instance = Value::Object(arguments.clone());
-    if let Ok(validator) = jsonschema::options()
-        .should_validate_formats(true)
-        .build(&tool.parameters)
+    if let Ok(validator) = crate::arguments_validator(&tool.parameters)
         && let Some(error) = validator.iter_errors(&instance).next()
     {
         return Err(err(

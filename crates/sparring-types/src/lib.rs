@@ -108,7 +108,7 @@ pub use summary::{
     PinnedRecord, RepeatsRecord, RowCounter, RunSummary, Search, Soundness, StopReason, TierMix,
     WriterRecord,
 };
-pub use tool::ToolSpec;
+pub use tool::{ToolSpec, arguments_validator, is_date_time};
 pub use unique::{Duplicate, first_duplicate};
 pub use values::{
     Arm, ConfirmationKind, GoalKind, Mode, Patience, RepeatPolicy, Stage, Stance, Tier, Vocabulary,

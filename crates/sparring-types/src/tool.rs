@@ -58,3 +58,128 @@ impl ToolSpec {
             .unwrap_or_default()
     }
 }
+
+/// A validator for a tool's argument schema, formats checked, the way every
+/// part of sparring checks arguments (the world, seed expectations), so an
+/// argument one accepts the other does not refuse.
+///
+/// `date-time` also takes a local time without its offset
+/// (`2026-12-10T09:30:00`, `2026-12-10T09:30`), as fixtures and many
+/// backends write it; everything else is JSON Schema's own check.
+///
+/// # Errors
+/// When the schema itself is not a valid JSON Schema.
+pub fn arguments_validator(
+    schema: &Value,
+) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
+    jsonschema::options()
+        .should_validate_formats(true)
+        .with_format("date-time", is_date_time)
+        .build(schema)
+}
+
+/// Whether `text` is a date-time: RFC 3339 (`2026-12-10T09:30:00Z`,
+/// `…+01:00`), or the same without the offset, seconds optional.
+pub fn is_date_time(text: &str) -> bool {
+    let Some((date, time)) = text.split_once(['T', 't', ' ']) else {
+        return false;
+    };
+    is_date(date) && is_time(time)
+}
+
+fn digits(text: &str, len: usize) -> Option<u32> {
+    (text.len() == len && text.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| text.parse().ok())
+        .flatten()
+}
+
+fn is_date(text: &str) -> bool {
+    let mut parts = text.split('-');
+    let (Some(y), Some(m), Some(d), None) = (
+        parts.next().and_then(|p| digits(p, 4)),
+        parts.next().and_then(|p| digits(p, 2)),
+        parts.next().and_then(|p| digits(p, 2)),
+        parts.next(),
+    ) else {
+        return false;
+    };
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&d)
+}
+
+fn is_time(text: &str) -> bool {
+    // The offset: `Z`, or `±HH:MM` after the clock.
+    let clock = if let Some(c) = text.strip_suffix(['Z', 'z']) {
+        c
+    } else if let Some(at) = text.rfind(['+', '-']) {
+        let (c, offset) = text.split_at(at);
+        match offset[1..].split_once(':') {
+            Some((h, m))
+                if digits(h, 2).is_some_and(|h| h < 24) && digits(m, 2).is_some_and(|m| m < 60) =>
+            {
+                c
+            }
+            _ => return false,
+        }
+    } else {
+        text
+    };
+    let (hms, fraction) = clock.split_once('.').unwrap_or((clock, "1"));
+    if fraction.is_empty() || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let parts: Vec<&str> = hms.split(':').collect();
+    let ok = |i: usize, max: u32| {
+        parts
+            .get(i)
+            .and_then(|p| digits(p, 2))
+            .is_some_and(|v| v <= max)
+    };
+    matches!(parts.len(), 2 | 3) && ok(0, 23) && ok(1, 59) && (parts.len() == 2 || ok(2, 60))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn date_times_with_and_without_an_offset() {
+        for good in [
+            "2026-12-10T09:30:00Z",
+            "2026-12-10T09:30:00.250+01:00",
+            "2026-12-10t09:30:00-05:30",
+            "2026-12-10T09:30:00",
+            "2026-12-10T09:30",
+            "2024-02-29 23:59:60",
+        ] {
+            assert!(is_date_time(good), "{good}");
+        }
+        for bad in [
+            "2026-12-10",
+            "2026-13-10T09:30:00",
+            "2025-02-29T09:30:00",
+            "2026-12-10T24:00:00",
+            "2026-12-10T09:30:00+25:00",
+            "2026-12-10T09:30:00.",
+            "2026-12-10T9:30",
+            "next tuesday",
+        ] {
+            assert!(!is_date_time(bad), "{bad}");
+        }
+        let v = arguments_validator(&json!({"type": "object", "properties": {
+            "at": {"type": "string", "format": "date-time"},
+            "on": {"type": "string", "format": "date"}}}))
+        .unwrap();
+        assert!(v.is_valid(&json!({"at": "2026-12-10T09:30:00", "on": "2026-12-10"})));
+        assert!(!v.is_valid(&json!({"at": "tomorrow"})));
+        assert!(!v.is_valid(&json!({"on": "2026-12-10T09:30:00"})));
+    }
+}

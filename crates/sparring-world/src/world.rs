@@ -341,12 +341,7 @@ impl World {
         let validators = spec
             .tools
             .iter()
-            .map(|t| {
-                jsonschema::options()
-                    .should_validate_formats(true)
-                    .build(&t.parameters)
-                    .ok()
-            })
+            .map(|t| sparring_types::arguments_validator(&t.parameters).ok())
             .collect();
         let echoes = spec
             .tools

@@ -300,7 +300,7 @@ fn a_new_value_replaces_the_field_it_renews() {
         "name": "clinic", "system_prompt": "",
         "tools": [
             {"name": "reschedule_appointment", "inputSchema": {"type": "object", "properties": {
-                "appointment_id": {"type": "string"}, "new_time": {"type": "string"},
+                "appointment_id": {"type": "string"}, "new_time": {"type": "string", "format": "date-time"},
                 "new_room": {"type": "string"}, "new_note": {"type": "string"}}}},
         ],
         "fixtures": {"appointments": [
@@ -316,7 +316,8 @@ fn a_new_value_replaces_the_field_it_renews() {
     );
     assert_eq!(moved["ok"], true, "{moved}");
     let record = w.record("appointments", "AP-1").unwrap();
-    // The record's own `time` and nested `room` change; a `new_` field the
+    // A local time without its offset is a date-time, as the fixture
+    // writes it. The record's own `time` and nested `room` change; a `new_` field the
     // record has no base for is kept as given.
     assert_eq!(record["time"], "2026-12-11T10:00:00", "{record:?}");
     assert_eq!(record["where"]["room"], "4A", "{record:?}");
