@@ -121,6 +121,8 @@ impl Axes {
                     "exists" => true,
                     _ if model.id_param.is_none() && *state != "several" => false,
                     "missing" => model.entity.is_some(),
+                    // A record in a terminal status, or one the tool's
+                    // rules refuse to act on.
                     "terminal" => records.iter().any(|id| {
                         model
                             .entity
@@ -130,6 +132,7 @@ impl Axes {
                                 r.get("status").and_then(|v| v.as_str()).map(str::to_owned)
                             })
                             .is_some_and(|st| TERMINAL_STATUSES.contains(&st.as_str()))
+                            || world.state_refuses(&model.name, id).is_some()
                     }),
                     "several" | "someone_else" => records.len() >= 2,
                     _ => false,

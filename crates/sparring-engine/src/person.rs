@@ -102,7 +102,12 @@ impl Facts {
         // Ids the seed names are facts the person can repeat.
         for w in ask.split_whitespace() {
             let w = w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '#'));
-            if w.len() >= 4 && w.chars().any(|c| c.is_ascii_digit()) {
+            // A date ("born 1984-03-12") or an amount ("250.00") is no id.
+            let date = w.len() == 10 && sparring_types::is_date_time(&format!("{w}T00:00"));
+            let number = w.contains(['.', ','])
+                && w.chars()
+                    .all(|c| c.is_ascii_digit() || c == '.' || c == ',');
+            if w.len() >= 4 && w.chars().any(|c| c.is_ascii_digit()) && !date && !number {
                 facts
                     .known
                     .entry("id".to_owned())
@@ -813,6 +818,19 @@ mod tests {
             patience,
             Stream::derive(seed, "person", &[]),
         )
+    }
+
+    /// The id a seed names is the record's, not a date or an amount
+    /// written before it.
+    #[test]
+    fn a_seed_ask_knows_the_record_id_not_a_date_or_an_amount() {
+        let f = Facts::for_seed(
+            "I'm Maya Chen, born 1984-03-12. I paid 1,250.00 for AP-501; cancel it.",
+            "Maya Chen",
+        );
+        assert_eq!(f.known.get("id").map(String::as_str), Some("AP-501"));
+        let f = Facts::for_seed("Where is order 12345?", "Ben");
+        assert_eq!(f.known.get("id").map(String::as_str), Some("12345"));
     }
 
     /// A confirmation's turn counts every reply the person answered, also

@@ -700,6 +700,25 @@ fn facts_for(
             .cloned()
             .collect();
         let pool = if live.is_empty() { &ids } else { &live };
+        // A tool that acts plays its happy path where the record exists (a
+        // record its rules let it act on, when there is one) and the world's
+        // refusal where the record is in a state it cannot act on.
+        let (allowed, refused): (Vec<String>, Vec<String>) = if model.acts() {
+            pool.iter()
+                .cloned()
+                .partition(|id| world.state_refuses(&model.name, id).is_none())
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let happy = if allowed.is_empty() { pool } else { &allowed };
+        let terminal = if model.acts() {
+            let mut blocked = terminal;
+            blocked.extend(refused);
+            blocked.sort_unstable();
+            blocked
+        } else {
+            terminal
+        };
         chosen = match state {
             "missing" => Some(person::unknown_id(&ids, stream)),
             "terminal" => stream.pick(&terminal).cloned(),
@@ -716,6 +735,7 @@ fn facts_for(
                     .or_else(|| order.first())
                     .cloned()
             }
+            "exists" => stream.pick(happy).cloned(),
             _ => stream.pick(pool).cloned(),
         };
         let theirs = chosen

@@ -582,6 +582,82 @@ fn the_support_desk_plan_gives_every_situation_a_goal_from_the_world() {
     }
 }
 
+/// Where a writing tool's record exists, the plan picks one the tool may act
+/// on, so the happy path is played (`act`); where it is `terminal`, one the
+/// tool's rules refuse (`decline`), also when that state is no terminal
+/// status word (`completed`, `expired`).
+#[test]
+fn exists_plays_the_happy_path_and_terminal_the_worlds_refusal() {
+    let spec = sparring_types::Spec::from_value(&json!({
+        "name": "clinic",
+        "system_prompt": "Only appointments that are booked can be cancelled.",
+        "tools": [
+            {"name": "cancel_appointment", "description": "Cancel a booked appointment.",
+             "inputSchema": {"type": "object", "properties": {"appointment_id": {"type": "string"}},
+                "required": ["appointment_id"]}},
+            {"name": "refill_prescription", "description": "Request a refill of an active prescription.",
+             "inputSchema": {"type": "object", "properties": {"prescription_id": {"type": "string"}},
+                "required": ["prescription_id"]}},
+        ],
+        "fixtures": {
+            "patients": [
+                {"patient_id": "PT-1", "name": "Maya Chen", "email": "maya@mail.test"},
+                {"patient_id": "PT-2", "name": "Omar Haddad", "email": "omar@mail.test"},
+            ],
+            "appointments": [
+                {"appointment_id": "AP-1", "patient_id": "PT-1", "status": "completed"},
+                {"appointment_id": "AP-2", "patient_id": "PT-1", "status": "booked"},
+                {"appointment_id": "AP-3", "patient_id": "PT-2", "status": "completed"},
+                {"appointment_id": "AP-4", "patient_id": "PT-2", "status": "no show"},
+            ],
+            "prescriptions": [
+                {"prescription_id": "RX-1", "patient_id": "PT-1", "status": "expired"},
+                {"prescription_id": "RX-2", "patient_id": "PT-2", "status": "active"},
+                {"prescription_id": "RX-3", "patient_id": "PT-2", "status": "expired"},
+            ],
+        },
+    }))
+    .unwrap();
+    let options = sparring_types::SimulateOptions {
+        repeats: 1,
+        ..sparring_types::SimulateOptions::default()
+    };
+    let plan = sparring_engine::plan::plan(&spec, &options).unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for task in &plan.tasks {
+        let g = task.situation.goal.as_ref().unwrap();
+        let state = task.situation.axes["world_state"].as_str();
+        let tool = task.situation.axes["tool"].as_str();
+        let record = g.record.clone().unwrap_or_default();
+        match state {
+            "exists" if tool != "none" => {
+                assert_eq!(g.kind, GoalKind::Act, "{tool} {record}: {g:?}");
+                assert!(
+                    ["AP-2", "RX-2"].contains(&record.as_str()),
+                    "{tool} {record}"
+                );
+            }
+            "terminal" => {
+                assert_eq!(g.kind, GoalKind::Decline, "{tool} {record}: {g:?}");
+                assert!(
+                    !["AP-2", "RX-2"].contains(&record.as_str()),
+                    "{tool} {record}"
+                );
+            }
+            _ => continue,
+        }
+        seen.insert((tool.to_owned(), state.to_owned()));
+    }
+    for tool in ["cancel_appointment", "refill_prescription"] {
+        for state in ["exists", "terminal"] {
+            assert!(
+                seen.contains(&(tool.to_owned(), state.to_owned())),
+                "no {state} situation for {tool}: {seen:?}"
+            );
+        }
+    }
+}
+
 fn load_yaml(path: &str) -> Value {
     let text = std::fs::read_to_string(path).unwrap();
     let mut value: Value = serde_saphyr::from_str(&text).unwrap();

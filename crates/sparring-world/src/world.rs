@@ -490,6 +490,33 @@ impl World {
         None
     }
 
+    /// Why `tool` may not act on record `id` as the record stands (a state
+    /// rule, a repeat of a transition, a terminal status), or `None` when its
+    /// state allows the call. Only the record's own state is weighed, not
+    /// the call's other arguments; a read, or a tool that names no record,
+    /// is never refused here. The plan uses it to play the happy path where
+    /// a situation's record exists, and the world's refusals where it is in
+    /// a state the tool cannot act on.
+    pub fn state_refuses(&self, tool: &str, id: &str) -> Option<String> {
+        let &index = self.shared.by_name.get(tool)?;
+        let model = &self.shared.models[index];
+        let (Some(entity), Some(param)) = (&model.entity, &model.id_param) else {
+            return None;
+        };
+        if !model.acts() {
+            return None;
+        }
+        let current = self.record(entity, id)?;
+        let mut args = Record::new();
+        args.insert(param.clone(), Value::String(id.to_owned()));
+        // A throwaway copy: the check may materialise records.
+        let mut scratch = self.clone();
+        match scratch.state_refusal(index, model, &args, Some((entity, id, &current)))? {
+            ToolResult::Err { message, .. } => Some(message),
+            ToolResult::Ok(_) | ToolResult::Raw(_) => None,
+        }
+    }
+
     fn exists(&self, entity: &str, id: &str) -> bool {
         self.overlay.get(entity).is_some_and(|o| o.contains_key(id))
             || self
