@@ -27,20 +27,11 @@ use sparring_types::singular;
 use sparring_world::World;
 use std::collections::BTreeMap;
 
-/// Stems of entities and id fields that name a person who owns records.
-pub const OWNER_STEMS: &[&str] = &[
-    "customer",
-    "user",
-    "owner",
-    "client",
-    "member",
-    "patient",
-    "person",
-    "tenant",
-    "guest",
-    "passenger",
-    "profile",
-];
+/// Whether an entity or id field's stem names a person who owns records
+/// (`customer`, `patient`, `profile`).
+pub fn is_owner_stem(stem: &str) -> bool {
+    stem == "profile" || sparring_types::words::PERSON_NOUNS.contains(&stem)
+}
 
 /// Fields of a record that say who a person is, as a person would give them.
 pub const IDENTITY_FIELDS: &[&str] = &[
@@ -106,7 +97,7 @@ impl Owner {
 /// Whether an entity or field stem names an owner (`customers`, `user_id`).
 pub fn is_owner_entity(entity: &str) -> bool {
     let stem = singular(entity.trim_end_matches("_id").trim_end_matches("_ids"));
-    OWNER_STEMS.contains(&stem.as_str())
+    is_owner_stem(&stem)
 }
 
 /// The owner of record `id` of `entity`, when the record exists. `seed` is
@@ -121,7 +112,7 @@ pub fn owner_of(world: &World, seed: u64, entity: &str, id: &str) -> Option<Owne
             continue;
         };
         let Some(value) = text(value) else { continue };
-        if !OWNER_STEMS.contains(&stem) || singular(entity) == stem {
+        if !is_owner_stem(stem) || singular(entity) == stem {
             continue;
         }
         if let Some(other) = entities.iter().find(|e| singular(e) == stem)

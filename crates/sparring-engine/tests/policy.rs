@@ -278,6 +278,68 @@ fn confirmation_authentication_and_limit_sentences() {
     assert!(share >= 0.95, "{share:.3} right");
 }
 
+/// A domain the reader was not built on (a clinic): the patient is a
+/// person, a tool's own verb names it ("before you reschedule", "can only be
+/// refilled"), and a transfer to a nurse is a hand-off.
+#[test]
+fn a_clinic_policy_is_read_with_its_own_tools() {
+    let tool = |name: &str, params: &[&str]| {
+        let props: serde_json::Map<String, Value> = params
+            .iter()
+            .map(|p| ((*p).to_owned(), json!({"type": "string"})))
+            .collect();
+        json!({"name": name, "inputSchema": {"type": "object", "properties": props}})
+    };
+    let tools = json!([
+        tool("find_patient", &["name", "dob"]),
+        tool("list_appointments", &["patient_id"]),
+        tool("get_appointment", &["appointment_id"]),
+        tool("cancel_appointment", &["appointment_id", "reason"]),
+        tool("reschedule_appointment", &["appointment_id", "new_time"]),
+        tool("refill_prescription", &["prescription_id"]),
+        tool("transfer_to_nurse", &["summary"]),
+    ]);
+    let cases = [
+        (
+            "Always identify the patient with `find_patient` (full name and date of birth) before you look at or change anything.",
+            RuleClass::AuthenticateFirst,
+            &["cancel_appointment", "refill_prescription"][..],
+        ),
+        (
+            "Confirm the appointment and the new time with the patient before you reschedule, and wait for a clear yes.",
+            RuleClass::ConfirmBefore,
+            &["reschedule_appointment"],
+        ),
+        (
+            "Only appointments that are booked can be cancelled or rescheduled.",
+            RuleClass::Precondition,
+            &["cancel_appointment", "reschedule_appointment"],
+        ),
+        (
+            "A prescription can only be refilled while it is active.",
+            RuleClass::Precondition,
+            &["refill_prescription"],
+        ),
+        (
+            "Transfer the patient to a nurse when they ask for medical advice.",
+            RuleClass::Escalate,
+            &["transfer_to_nurse"],
+        ),
+    ];
+    for (text, class, want) in cases {
+        let policy = Policy::of_spec(&spec(text, &tools)).unwrap();
+        let rule = &policy.rules()[0];
+        assert_eq!(rule.class, class, "{text}");
+        for t in want {
+            assert!(
+                rule.tools.iter().any(|x| x == t),
+                "{text}: {:?}",
+                rule.tools
+            );
+        }
+    }
+}
+
 #[test]
 fn ids_come_from_the_rules_own_words() {
     let spec = support_desk();

@@ -24,9 +24,54 @@ pub fn with_article(word: &str) -> String {
     format!("{} {word}", a_or_an(word))
 }
 
+/// Nouns that name the person an agent serves, singular: the owner of
+/// records (`customer_id`, `patients`), who a policy says to identify ("the
+/// patient"). One list for the people and the policy reader.
+pub const PERSON_NOUNS: &[&str] = &[
+    "customer",
+    "user",
+    "owner",
+    "client",
+    "member",
+    "patient",
+    "person",
+    "tenant",
+    "guest",
+    "passenger",
+    "traveler",
+    "traveller",
+    "caller",
+    "subscriber",
+    "policyholder",
+    "student",
+];
+
+/// Whether `word` names the person served, in any number or possessive
+/// (`patient`, `Patients`, `customer's`, `users'`).
+pub fn names_person(word: &str) -> bool {
+    let w = word.to_lowercase();
+    let w = w
+        .strip_suffix("'s")
+        .or_else(|| w.strip_suffix('\''))
+        .unwrap_or(&w);
+    PERSON_NOUNS.contains(&w)
+        || w.strip_suffix('s')
+            .is_some_and(|one| PERSON_NOUNS.contains(&one))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn person_nouns_in_any_form() {
+        for w in ["patient", "Patients", "customer's", "users'", "traveller"] {
+            assert!(names_person(w), "{w}");
+        }
+        for w in ["order", "account", "appointments", "s", "'s"] {
+            assert!(!names_person(w), "{w}");
+        }
+    }
 
     #[test]
     fn articles() {

@@ -243,21 +243,8 @@ const ACTORS: &[&str] = &[
 ];
 
 /// The person the agent serves.
-const PERSON: &[&str] = &[
-    "user",
-    "users",
-    "user's",
-    "customer",
-    "customers",
-    "customer's",
-    "caller",
-    "client",
-    "traveler",
-    "traveller",
-    "traveler's",
-    "passenger",
-    "person",
-    "member",
+/// Words for the person besides its nouns (`sparring_types::words::PERSON_NOUNS`).
+const PERSON_WORDS: &[&str] = &[
     "them",
     "they",
     "their",
@@ -266,6 +253,11 @@ const PERSON: &[&str] = &[
     "he",
     "she",
 ];
+
+/// Whether `word` names the person the agent serves.
+fn person(word: &str) -> bool {
+    PERSON_WORDS.contains(&word) || sparring_types::words::names_person(word)
+}
 
 /// Whether a unit is a rule at all.
 pub(crate) fn normative(unit: &Unit) -> bool {
@@ -354,7 +346,7 @@ fn sentence_normative(text: &str) -> bool {
     let consent =
         p.has_stem(&["confirm", "approv", "consent", "permission", "agree"]) || p.any(&["yes"]);
     if consent
-        && p.any(PERSON)
+        && p.words.iter().any(|w| person(w))
         && p.any(&[
             "require", "requires", "required", "need", "needs", "without", "until",
         ])
@@ -636,11 +628,11 @@ fn is_confirm(p: &Plain, lead: Option<&str>) -> bool {
         }
         let before = p.words[i.saturating_sub(3)..i]
             .iter()
-            .any(|b| PERSON.contains(&b.as_str()) || b == "written" || b == "verbal");
+            .any(|b| person(b) || b == "written" || b == "verbal");
         let after = p.words.get(i + 1).is_some_and(|a| a == "from" || a == "of")
             && p.words
                 .get(i + 2..i + 4)
-                .is_some_and(|n| n.iter().any(|a| PERSON.contains(&a.as_str())));
+                .is_some_and(|n| n.iter().any(|a| person(a)));
         before || after
     });
     if !(confirm || consent) {
@@ -649,7 +641,7 @@ fn is_confirm(p: &Plain, lead: Option<&str>) -> bool {
     if p.any(&["facts", "fact"]) {
         return false;
     }
-    let who = p.any(PERSON) || p.any(OBJECTS) || consent;
+    let who = p.words.iter().any(|w| person(w)) || p.any(OBJECTS) || consent;
     let acts = p.any(&[
         "before",
         "proceed",
@@ -669,13 +661,8 @@ fn is_auth(p: &Plain) -> bool {
     let near_person = |verb: &str| {
         p.words.iter().enumerate().any(|(i, x)| {
             x.starts_with(verb)
-                && (p.words[i + 1..]
-                    .iter()
-                    .take(3)
-                    .any(|n| PERSON.contains(&n.as_str()))
-                    || p.words[i.saturating_sub(3)..i]
-                        .iter()
-                        .any(|n| PERSON.contains(&n.as_str())))
+                && (p.words[i + 1..].iter().take(3).any(|n| person(n))
+                    || p.words[i.saturating_sub(3)..i].iter().any(|n| person(n)))
         })
     };
     if near_person("identif") || near_person("verif") {
@@ -692,9 +679,9 @@ fn is_auth(p: &Plain) -> bool {
     // `look the customer up by phone`, `look them up by email`.
     let looks_up = p.words.iter().enumerate().any(|(i, x)| {
         x == "look"
-            && p.words.get(i + 1..i + 4).is_some_and(|n| {
-                n.iter().any(|w| PERSON.contains(&w.as_str())) && n.iter().any(|w| w == "up")
-            })
+            && p.words
+                .get(i + 1..i + 4)
+                .is_some_and(|n| n.iter().any(|w| person(w)) && n.iter().any(|w| w == "up"))
     });
     if looks_up {
         return true;
@@ -1126,7 +1113,7 @@ impl<'a> Scope<'a> {
         let nouns: Vec<String> = p
             .words
             .iter()
-            .filter(|w| !PERSON.contains(&w.as_str()) && !NOT_OBJECTS.contains(&w.as_str()))
+            .filter(|w| !person(w) && !NOT_OBJECTS.contains(&w.as_str()))
             .map(|w| singular(w))
             .collect();
         let lift = p.has(&["lift", "the", "suspension"]) || p.has(&["lift", "suspension"]);
@@ -1142,6 +1129,22 @@ impl<'a> Scope<'a> {
             families.retain(|f| !f.contains(&"suspend"));
             families.push(&["resume", "reactivate"]);
         }
+        // A tool's own verb, where no family above holds it ("before you
+        // reschedule", "can only be refilled").
+        let own: Vec<&str> = self
+            .tools
+            .iter()
+            .map(|t| t.model.verb.as_str())
+            .filter(|v| v.len() >= 4 && !ACTION_STEMS.iter().any(|(_, f)| f.contains(v)))
+            .filter(|v| {
+                let stem = v.trim_end_matches('e');
+                p.words
+                    .iter()
+                    .any(|w| w.starts_with(stem) && w.len() <= v.len() + 3)
+            })
+            .collect();
+        let own: Vec<[&str; 1]> = own.into_iter().map(|v| [v]).collect();
+        families.extend(own.iter().map(|v| &v[..]));
         for verbs in families {
             let with_verb: Vec<&Tool> = self
                 .tools
@@ -1218,7 +1221,7 @@ impl<'a> Scope<'a> {
         let nouns: Vec<String> = p
             .words
             .iter()
-            .filter(|w| !PERSON.contains(&w.as_str()) && !NOT_OBJECTS.contains(&w.as_str()))
+            .filter(|w| !person(w) && !NOT_OBJECTS.contains(&w.as_str()))
             .map(|w| singular(w))
             .collect();
         let out: Vec<String> = self

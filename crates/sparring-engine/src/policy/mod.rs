@@ -137,8 +137,11 @@ impl Tool {
             Operation::Read => false,
             // Money moves too (`transfer_money`, `pay_bill`); a hand-off
             // does not.
+            // An unknown verb on a record the call names
+            // (`refill_prescription`) acts on it.
             Operation::Other => {
-                crate::grade::is_write_tool(&self.spec.name)
+                self.model.acts()
+                    || crate::grade::is_write_tool(&self.spec.name)
                     || (!self.escalates()
                         && self.words().iter().any(|w| {
                             ["transfer", "pay", "withdraw", "deposit", "move", "charge"]
@@ -171,7 +174,16 @@ impl Tool {
             ]
             .contains(&x.as_str())
         });
-        verb && (to || w.iter().any(|x| x.starts_with("escalat")))
+        // `transfer_to_nurse(summary)`: a transfer *to* someone that moves
+        // no money and names no record hands the person off.
+        let to_someone = w.iter().any(|x| x == "to")
+            && self.model.id_param.is_none()
+            && self.model.money.is_none()
+            && !self
+                .param_names()
+                .iter()
+                .any(|p| p.contains("amount") || p.ends_with("_id"));
+        verb && (to || to_someone || w.iter().any(|x| x.starts_with("escalat")))
     }
 
     /// Whether the tool touches a person's own records: not a hand-off,
@@ -199,7 +211,7 @@ impl Tool {
             && self.model.entity.as_ref().is_some_and(|e| {
                 name_words(e)
                     .iter()
-                    .any(|w| PERSON_ENTITIES.contains(&w.as_str()))
+                    .any(|w| w.starts_with("profile") || sparring_types::words::names_person(w))
             })
     }
 
@@ -212,24 +224,6 @@ impl Tool {
             .unwrap_or_default()
     }
 }
-
-/// Entities that are the person the agent serves.
-const PERSON_ENTITIES: &[&str] = &[
-    "user",
-    "users",
-    "customer",
-    "customers",
-    "member",
-    "members",
-    "client",
-    "clients",
-    "profile",
-    "profiles",
-    "traveler",
-    "travelers",
-    "passenger",
-    "passengers",
-];
 
 /// What a limit counts.
 #[derive(Clone, Debug, PartialEq)]
