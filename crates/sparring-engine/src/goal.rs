@@ -81,7 +81,7 @@ pub fn derive(
                 .map(|ids| ids.split(", ").map(str::to_owned).collect())
                 .unwrap_or_default();
         }
-        _ => try_call(spec, world, model, &mut goal),
+        _ => try_call(spec, world, model, facts, &mut goal),
     }
     goal
 }
@@ -128,7 +128,7 @@ fn meant_arguments(model: &ToolModel, facts: &Facts) -> BTreeMap<String, Value> 
 
 /// Tries the call the person means on a fault-free copy of the world and
 /// sets the goal from the answer.
-fn try_call(spec: &Spec, world: &World, model: &ToolModel, goal: &mut Goal) {
+fn try_call(spec: &Spec, world: &World, model: &ToolModel, facts: &Facts, goal: &mut Goal) {
     let read = matches!(model.operation, Operation::Read);
     goal.kind = if read {
         GoalKind::Inform
@@ -143,13 +143,31 @@ fn try_call(spec: &Spec, world: &World, model: &ToolModel, goal: &mut Goal) {
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    // Required free-text parameters get a stand-in the world accepts.
+    // Free-text parameters are left out of what the call must carry (the
+    // agent may rephrase them), but the trial carries the person's own words
+    // (a reason from the schema's `enum` is one of its values), else a
+    // stand-in the schema accepts: a stand-in it refuses would leave the
+    // trial unanswered and the goal `act` where the world says no.
     for param in tool.parameter_names() {
         if !args.contains_key(param) && FREE_TEXT.contains(&param) {
-            args.insert(
-                param.to_owned(),
-                Value::String("the customer asked".to_owned()),
-            );
+            let own = facts
+                .args
+                .iter()
+                .chain(&facts.wants)
+                .find(|(p, _)| p == param)
+                .map(|(_, v)| v.clone());
+            let first_option = || {
+                tool.parameter(param)
+                    .and_then(|s| s.get("enum"))
+                    .and_then(Value::as_array)
+                    .and_then(|o| o.first())
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            };
+            let text = own
+                .or_else(first_option)
+                .unwrap_or_else(|| "the customer asked".to_owned());
+            args.insert(param.to_owned(), Value::String(text));
         }
     }
     if model.id_param.is_some() && goal.record.is_none() {
@@ -181,16 +199,29 @@ fn try_call(spec: &Spec, world: &World, model: &ToolModel, goal: &mut Goal) {
             .pointer("/error/kind")
             .and_then(Value::as_str)
             .unwrap_or_default();
+        // Arguments the person cannot give (a new time it was never told)
+        // leave the trial unanswered; the record's own state still decides
+        // whether the world would say no.
+        let refused_by_state = (kind == "invalid_arguments")
+            .then(|| {
+                goal.record
+                    .as_deref()
+                    .and_then(|id| world.state_refuses(&model.name, id))
+            })
+            .flatten();
         goal.kind = match kind {
             "not_found" => GoalKind::NotFound,
             "refused" => GoalKind::Decline,
+            _ if refused_by_state.is_some() => GoalKind::Decline,
             _ => goal.kind,
         };
         if goal.kind == GoalKind::Decline {
-            goal.because = answer
-                .pointer("/error/message")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
+            goal.because = refused_by_state.or_else(|| {
+                answer
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            });
             goal.says = before
                 .as_ref()
                 .and_then(|r| r.get("status"))

@@ -592,9 +592,16 @@ fn exists_plays_the_happy_path_and_terminal_the_worlds_refusal() {
         "name": "clinic",
         "system_prompt": "Only appointments that are booked can be cancelled.",
         "tools": [
+            // A reason from an enum, and a new time the person is never
+            // told: the trial call still finds the world's refusal.
             {"name": "cancel_appointment", "description": "Cancel a booked appointment.",
-             "inputSchema": {"type": "object", "properties": {"appointment_id": {"type": "string"}},
-                "required": ["appointment_id"]}},
+             "inputSchema": {"type": "object", "properties": {"appointment_id": {"type": "string"},
+                "reason": {"type": "string", "enum": ["feeling_better", "other"]}},
+                "required": ["appointment_id", "reason"]}},
+            {"name": "reschedule_appointment", "description": "Move a booked appointment to a new time.",
+             "inputSchema": {"type": "object", "properties": {"appointment_id": {"type": "string"},
+                "new_time": {"type": "string", "format": "date-time"}},
+                "required": ["appointment_id", "new_time"]}},
             {"name": "refill_prescription", "description": "Request a refill of an active prescription.",
              "inputSchema": {"type": "object", "properties": {"prescription_id": {"type": "string"}},
                 "required": ["prescription_id"]}},
@@ -630,6 +637,8 @@ fn exists_plays_the_happy_path_and_terminal_the_worlds_refusal() {
         let tool = task.situation.axes["tool"].as_str();
         let record = g.record.clone().unwrap_or_default();
         match state {
+            // The person holds no new time, so the trial cannot tell.
+            "exists" if tool == "reschedule_appointment" => {}
             "exists" if tool != "none" => {
                 assert_eq!(g.kind, GoalKind::Act, "{tool} {record}: {g:?}");
                 assert!(
@@ -639,6 +648,11 @@ fn exists_plays_the_happy_path_and_terminal_the_worlds_refusal() {
             }
             "terminal" => {
                 assert_eq!(g.kind, GoalKind::Decline, "{tool} {record}: {g:?}");
+                let because = g.because.as_deref().unwrap_or_default();
+                assert!(
+                    because.contains("booked") || because.contains("active"),
+                    "{g:?}"
+                );
                 assert!(
                     !["AP-2", "RX-2"].contains(&record.as_str()),
                     "{tool} {record}"
@@ -656,6 +670,10 @@ fn exists_plays_the_happy_path_and_terminal_the_worlds_refusal() {
             );
         }
     }
+    assert!(
+        seen.contains(&("reschedule_appointment".to_owned(), "terminal".to_owned())),
+        "no terminal situation for reschedule_appointment: {seen:?}"
+    );
 }
 
 fn load_yaml(path: &str) -> Value {
