@@ -749,7 +749,13 @@ fn facts_for(
             }
         }
     }
-    let owner = owner.unwrap_or_else(|| identity::draw_generated(stream));
+    let owner = owner.unwrap_or_else(|| {
+        if model.entity.is_none() {
+            identity::draw_owner(world, seed, stream)
+        } else {
+            identity::draw_generated(stream)
+        }
+    });
     facts.known.clear();
     facts.set_owner(&owner);
     if let Some(ids) = several {
@@ -762,6 +768,34 @@ fn facts_for(
     let Some(tool) = tool else {
         return facts;
     };
+    // A person found by what a finder takes (`find_user_id_by_name_zip`)
+    // where another finder takes a contact detail (email, phone) is one who
+    // cannot give that: else any careful agent would use the other, as
+    // tau2's "only call this function if the user … cannot remember email"
+    // says.
+    if is_person_finder(tool) {
+        let own: Vec<&str> = tool
+            .parameter_names()
+            .into_iter()
+            .filter_map(|p| identity_key(p, tool.parameter(p)))
+            .collect();
+        let others: Vec<&str> = spec
+            .tools
+            .iter()
+            .filter(|t| t.name != tool.name && is_person_finder(t))
+            .flat_map(|t| {
+                t.parameter_names()
+                    .into_iter()
+                    .filter_map(|p| identity_key(p, t.parameter(p)))
+                    .collect::<Vec<_>>()
+            })
+            // Contact details one may not have at hand; never the name.
+            .filter(|k| matches!(*k, "email" | "phone") && !own.contains(k))
+            .collect();
+        for key in others {
+            facts.known.remove(key);
+        }
+    }
     let balance = model
         .entity
         .as_ref()
@@ -769,9 +803,17 @@ fn facts_for(
         .and_then(|(e, id)| world.record(e, id))
         .and_then(|r| r.get("balance").and_then(serde_json::Value::as_f64));
     let required = tool.required();
+    // A tool that takes an address field by field gets one new address,
+    // drawn once (only such tools draw, so other specs' streams are as before).
+    let address = person::is_address_form(tool.parameter_names())
+        .then(|| stream.below(person::address_forms() as u64));
     for param in tool.parameter_names() {
         let value = if Some(param) == model.id_param.as_deref() {
             chosen.clone()
+        } else if let Some(v) = address
+            .and_then(|pick| person::address_form_value(param, usize::try_from(pick).unwrap_or(0)))
+        {
+            Some(v)
         } else if let Some((_, other)) = model.references.iter().find(|(p, _)| p == param) {
             reference_value(world, seed, other, &owner, chosen.as_deref(), stream)
         } else if let Some(key) = identity_key(param, tool.parameter(param)) {
@@ -807,6 +849,17 @@ fn facts_for(
 
 /// The identity field an argument asks for (`phone_number` → `phone`), when
 /// it is about the person and not someone else (`The payee's name`).
+/// Whether a tool finds a person by who they are: it takes no id, only
+/// identity fields, and its name says whom (`find_user_id_by_email`).
+fn is_person_finder(tool: &sparring_types::ToolSpec) -> bool {
+    let params = tool.parameter_names();
+    !params.is_empty()
+        && params
+            .iter()
+            .all(|p| identity_key(p, tool.parameter(p)).is_some())
+        && tool.name.split('_').any(identity::is_owner_entity)
+}
+
 fn identity_key(param: &str, schema: Option<&serde_json::Value>) -> Option<&'static str> {
     let key = match param {
         "name" | "full_name" | "customer_name" | "user_name" => "name",
