@@ -35,7 +35,7 @@ SYNONYMS = {
     "open": ["open"],
     "return": ["return"],
     "exchange": ["exchange", "swap"],
-    "book": ["book", "reserve"],
+    "book": ["book", "reserve", "new"],
     "pay": ["pay"],
     "add": ["add", "new", "set up", "create", "save", "book"],
     "create": ["create", "new", "set up", "open"],
@@ -67,11 +67,16 @@ class Tool:
         self.description = fn.get("description") or ""
         schema = fn.get("parameters") or fn.get("inputSchema") or {}
         self.params = schema.get("properties") or {}
+        self.defs = schema.get("$defs") or schema.get("definitions") or {}
         self.required = schema.get("required") or list(self.params)
         self.name_words = self.name.lower().split("_")
         self.verb = self.name_words[0]
         self.reads = self.verb in READ_VERBS
-        self.id_params = [p for p in self.params if p == "id" or p.endswith("_id")]
+        # In the order `required` lists them: a request's schema may come
+        # with its properties sorted by name.
+        order = {p: i for i, p in enumerate(self.required)}
+        self.id_params = sorted((p for p in self.params if p == "id" or p.endswith("_id")),
+                                key=lambda p: order.get(p, len(order)))
         self.id_param = self.id_params[0] if self.id_params else None
 
     def id_pattern(self, param=None):
@@ -221,6 +226,8 @@ class Conversation:
         # "an update on my order" asks for news, not for a change.
         text = re.sub(r"\bupdates? on\b", "news on", text)
         said_words = set(words(text))
+        plain = words(text.replace("-", " "))
+        said_words |= {a + b for a, b in zip(plain, plain[1:])}
         auths = self.identify_tools() if auths is None else auths
         candidates = [t for t in self.tools if t not in auths]
         def nouns_read(word):
@@ -249,7 +256,7 @@ class Conversation:
                 return False
             if not any(used(c) for c in cues):
                 continue
-            score = 3 + sum(1 for w in t.name_words[1:] if w in said_words)
+            score = 3 + sum(1 for w in t.name_words[1:] if w in said_words or w.rstrip("s") in said_words)
             # "my profile" is the person's own record, not one of theirs.
             score += sum(1 for w in t.name_words[1:] if w in OWNER_WORDS and "profile" in said_words)
             score += sum(1 for p in t.params if p not in FREE_TEXT and p != t.id_param
@@ -268,8 +275,14 @@ class Conversation:
         for t in candidates:
             if t.reads and "email" in t.params and email and len(self.ids_in(said)) != 1:
                 return t
-        # Reads of one record, and reads that take nothing (`list_all_airports`).
-        readers = [t for t in candidates if t.reads and (t.id_param or not t.required)]
+        # Reads of one record, reads that take nothing (`list_all_airports`),
+        # and searches whose every argument the words give.
+        def given(p, t):
+            v = self.value_for(p, t)
+            return v is not None and str(v).lower() in said.lower()
+        searches = [t for t in candidates if t.reads and not t.id_params and t.required
+                    and all(given(p, t) for p in t.required)]
+        readers = [t for t in candidates if t.reads and (t.id_param or not t.required)] + searches
         if not readers:
             return None
         known = self.known_ids()
@@ -286,7 +299,7 @@ class Conversation:
                 elif w in OWNER_WORDS and "profile" in said_words:
                     score += 3
             if t.id_param is None:
-                return score - 0.5
+                return score + (3 if t in searches else -0.5)
             if self.ids_for(t.id_param, said):
                 score += 3
             elif t.id_param in known and not self.ids_in(said):
@@ -424,8 +437,8 @@ class Conversation:
             names = [r"\s+".join("(?:the\\s+)?" if w.lower() == "the" else re.escape(w) for w in noun)
                      .replace("(?:the\\s+)?\\s+", "(?:the\\s+)?")] + names
         number = spec.get("type") in ("number", "integer")
-        end = (r"(?:,\s*(?:if|please|thanks|thank|not)\b|\s+and\s+(?:the\s+)?[\w ]{1,30}?\s+(?:is|to)\b"
-               r"|,\s*(?:the\s+|my\s+)?[\w ]{1,30}?\s+is\b"
+        end = (r"(?:,\s*(?:if|please|thanks|thank|not)\b|\s+and\s+(?:the\s+)?[\w ]{1,60}?\s+(?:is|to)\b"
+               r"|,\s*(?:the\s+|my\s+)?[\w ]{1,60}?\s+is\b"
                r"|[?!]|\.(?:\s|$)|$)")
         found = None
         for text in reversed(self.users):

@@ -11,8 +11,8 @@ Protocol v1 (docs/agent-protocol.md); standard library only."""
 
 import re
 
-from calibration import (EMAIL, FREE_TEXT, OWNER_WORDS, STATUS_WORDS, call, entity, say,
-                         serve, words)
+from calibration import (EMAIL, FREE_TEXT, OWNER_WORDS, STATUS_WORDS, call, entity,
+                         normalise_id, say, serve, words)
 
 YES = re.compile(r"\b(yes|yeah|yep|sure|go ahead|do it|please do|ok|okay|confirm)\b", re.IGNORECASE)
 # Error kinds a second try may clear.
@@ -95,6 +95,13 @@ def respond(c):
                    + "; ".join(t.description.rstrip(".") for t in c.tools) + ".")
     thing = tool.thing()
 
+    # "Everything you have for <email>": what a search by that email finds, first.
+    email = EMAIL.search(c.user_text)
+    if says_everything(c.opening) and email:
+        search = next((t for t in c.tools if t.reads and set(t.required) == {"email"}), None)
+        if search is not None and c.last_call(search.name) is None:
+            return call(search.name, {"email": email.group(0)})
+
     # Identify the person first where the policy says so, and keep to their records.
     auth = auths[0] if auths else None
     who = None
@@ -152,7 +159,10 @@ def respond(c):
             record = found
 
     confirm = (not tool.reads) and needs_confirmation(c, tool)
-    if who is None:
+    # The person's own profile, found by the id they gave, needs no check
+    # that it is theirs.
+    own_profile = entity(primary) in OWNER_WORDS
+    if who is None and not own_profile:
         owner = record.get("email")
         person = EMAIL.search(c.user_text)
         if owner and person is None:
@@ -259,6 +269,17 @@ def other_arguments(c, tool, arguments, record=None):
                 continue
             if record is None:
                 continue  # the record, once read, lists them
+        if item_schema(tool, param) is not None:
+            if record is None:
+                continue  # assembled once the records are read
+            value = object_list(c, tool, param, arguments, record)
+            if isinstance(value, dict):
+                return value  # a call to make first, or a reply
+            if isinstance(value, Ask):
+                asks.append(value)
+                continue
+            arguments[param] = value
+            continue
         value = c.value_for(param, tool)
         if value is None and param in FREE_TEXT:
             value = free_text(c, param)
@@ -270,6 +291,103 @@ def other_arguments(c, tool, arguments, record=None):
             continue
         arguments[param] = value
     return asks if asks else arguments
+
+
+def item_schema(tool, param):
+    """The object schema of a list parameter's items (`flights`: each a
+    `FlightInfo` with `flight_number` and `date`), `$ref`s resolved; None
+    for anything else."""
+    spec = tool.params.get(param) or {}
+    if spec.get("type") != "array":
+        return None
+    items = spec.get("items") or {}
+    for option in [items] + list(items.get("anyOf") or []):
+        ref = option.get("$ref", "")
+        if ref.startswith("#/$defs/"):
+            option = tool.defs.get(ref[len("#/$defs/"):]) or {}
+        if option.get("properties"):
+            return option
+    return None
+
+
+def flat(record, into=None):
+    """A record's plain fields, nested objects' too (`name.first_name` as
+    `first_name`)."""
+    into = {} if into is None else into
+    for k, v in (record or {}).items():
+        if isinstance(v, dict):
+            flat(v, into)
+        elif isinstance(v, (str, int, float)) and not isinstance(v, bool):
+            into.setdefault(k, v)
+    return into
+
+
+def object_list(c, tool, param, arguments, record):
+    """A list parameter of objects, one object: each field from the other
+    arguments, the record read (the person's profile: their name, date of
+    birth, a payment method of theirs), the person's words, or the first
+    thing a search returned; when something is still missing, the search
+    whose every argument is known (`search_direct_flight` by origin,
+    destination and date), else a question. The amount to pay is the price
+    found, else 0."""
+    item = item_schema(tool, param)
+    fields = item.get("properties") or {}
+    found = {}
+    for name, spec in fields.items():
+        found[name] = None
+    # The record's own lists come last among its fields (a reservation's
+    # first flight, when a change keeps it).
+    listed_in = [flat(v[0]) for v in (record or {}).values()
+                 if isinstance(v, list) and v and isinstance(v[0], dict)]
+    sources = [arguments, flat(record)] + listed_in
+    searched = [r for n, _, r in c.calls if r.get("ok") and isinstance(r.get("result"), list)
+                and r["result"] and isinstance(r["result"][0], dict)]
+    if searched:
+        sources.append(flat(searched[-1]["result"][0]))
+    pseudo = type("Fields", (), {"params": fields})()
+    for name in fields:
+        if name.endswith("_id"):
+            mine = profile_ids(record or {}, name)
+            said = [v for v, _ in c.ids_for(name, c.user_text)] if c.pattern_for(name)[1] else []
+            if said or mine:
+                found[name] = (said or mine)[0]
+                continue
+        for source in sources:
+            if source.get(name) not in (None, ""):
+                found[name] = source[name]
+                break
+        if found[name] is None:
+            found[name] = c.value_for(name, pseudo)
+    missing = [n for n in item.get("required") or list(fields) if found.get(n) is None]
+    numbers = [n for n in missing if fields[n].get("type") in ("integer", "number")]
+    for n in numbers:
+        prices = [v for source in sources[2:] for k, v in source.items()
+                  if "price" in k and isinstance(v, (int, float))]
+        found[n] = prices[0] if prices else 0
+        missing.remove(n)
+    if not missing:
+        return [{k: v for k, v in found.items() if v is not None}]
+    # A search by what is known (`search_direct_flight` by origin and
+    # destination), asking the person for the rest of its arguments.
+    known = dict(flat(record), **{k: v for k, v in arguments.items() if isinstance(v, (str, int, float))})
+    best = None
+    for t in c.tools:
+        if not (t.reads and not t.id_params and t.required and t is not tool):
+            continue
+        args = {p: known.get(p) if known.get(p) is not None else c.value_for(p, t) for p in t.required}
+        have = sum(v is not None for v in args.values())
+        if any(p in known for p in t.required) and c.last_call(t.name) is None \
+                and (best is None or have > best[2]):
+            best = (t, args, have)
+    if best is not None:
+        t, args, have = best
+        if have == len(args):
+            return call(t.name, args)
+        missing = [p for p, v in args.items() if v is None]
+    label = missing[0].replace("_", " ")
+    if c.asked(f"what {label}"):
+        return say(f"Without the {label} I can't go on, sorry.")
+    return Ask(f"What {label} would you like?")
 
 
 def label_of(param):
@@ -331,6 +449,10 @@ def which_id(c, tool, param, who):
     if who is None and param == tool.id_param:
         return find_by_email(c, tool, label)
     if c.asked(f"{label} number"):
+        # "It's PUNERT.": the answer to the question, whatever its shape.
+        m = re.match(r"\s*(?:it's|it is|that's|sure,? it's)\s+(#?[A-Za-z0-9][\w-]*)", c.last_user, re.IGNORECASE)
+        if m and c.agent_texts and f"{label} number" in c.agent_texts[-1].lower():
+            return normalise_id(m.group(1), c.pattern_for(param)[1])
         return say(f"Without the {label} number I can't go on, sorry.")
     return Ask(f"Could you give me the {label} number?")
 
@@ -481,6 +603,11 @@ def find_by_email(c, tool, thing):
     """The person's record found by their email, or a reply asking for what is missing."""
     finder = next((t for t in c.tools if t.reads and t.id_param is None and "email" in t.params), None)
     email = EMAIL.search(c.user_text)
+    if finder is not None and email is None and c.asked(f"{thing} number") \
+            and not c.asked("look it up by the email"):
+        # They do not know the number: find it by their email instead.
+        return say(f"No problem, I can look it up by the email address on your account. "
+                   "What email address is on your account?")
     if finder is None or email is None:
         if c.asked(f"{thing} number"):
             return say(f"Without the {thing} number I can't look into this, sorry.")

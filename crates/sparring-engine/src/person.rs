@@ -750,7 +750,9 @@ impl Person {
             _ if is_id => format!("It's {value}."),
             "name" | "full_name" => format!("I'm {value}."),
             "email" | "email_address" => format!("My email is {value}."),
-            _ if field.contains("address") && self.facts.wants.iter().any(|(p, _)| p == field) => {
+            // "The new address is …" for a whole address; a form's field
+            // (`address2`) by its own name.
+            _ if field.ends_with("address") && self.facts.wants.iter().any(|(p, _)| p == field) => {
                 format!("The new address is {value}.")
             }
             _ if crate::identity::IDENTITY_FIELDS.contains(&field)
@@ -790,20 +792,25 @@ pub fn field_words(field: &str) -> String {
 /// Whether a field holds an amount of money.
 pub fn is_amount(field: &str) -> bool {
     let w = words(&field.replace('_', " "));
+    // `total` alone is money; `total_baggages` is a count.
     w.iter()
-        .any(|x| matches!(x.as_str(), "amount" | "price" | "sum" | "total"))
+        .any(|x| matches!(x.as_str(), "amount" | "price" | "sum"))
+        || w == ["total"]
 }
 
 /// The numbers a text states (`$250`, `1,200.50`), ids left out.
 fn numbers(text: &str) -> Vec<f64> {
     text.split_whitespace()
         .filter_map(|w| {
-            let w =
-                w.trim_matches(|c: char| !(c.is_ascii_digit() || c == '$' || c == '.' || c == ','));
-            let w = w
-                .trim_end_matches(['.', ','])
-                .trim_start_matches('$')
-                .replace(',', "");
+            // Punctuation around a number goes; an id's letters do not
+            // (`omar_davis_3817`, `#W1001` state no number).
+            let w = w.trim_matches(|c: char| {
+                matches!(
+                    c,
+                    '.' | ',' | '!' | '?' | ';' | ':' | '(' | ')' | '"' | '\''
+                )
+            });
+            let w = w.trim_start_matches('$').replace(',', "");
             if w.is_empty() || !w.chars().all(|c| c.is_ascii_digit() || c == '.') {
                 return None;
             }

@@ -541,7 +541,21 @@ fn pinned_task(index: usize, row: &sparring_types::Row) -> Task {
             .goal
             .clone()
             .unwrap_or_else(|| "get some help".to_owned()),
-        args: persona.args.iter().map(value).collect(),
+        // An argument kept in `knows` under another name (a new address's
+        // `zip` beside the person's own) is the goal's argument.
+        args: persona
+            .args
+            .iter()
+            .map(|p| {
+                let meant = row
+                    .situation
+                    .goal
+                    .as_ref()
+                    .and_then(|g| g.arguments.get(p))
+                    .and_then(serde_json::Value::as_str);
+                meant.map_or_else(|| value(p), |v| (p.clone(), v.to_owned()))
+            })
+            .collect(),
         lacks: persona.lacks.clone(),
         owner: persona.owner.clone(),
         known,
@@ -807,9 +821,13 @@ fn facts_for(
     // drawn once (only such tools draw, so other specs' streams are as before).
     let address = person::is_address_form(tool.parameter_names())
         .then(|| stream.below(person::address_forms() as u64));
+    let (from_record, companions) =
+        record_values(world, tool, model, balance, address.is_some(), stream);
     for param in tool.parameter_names() {
         let value = if Some(param) == model.id_param.as_deref() {
             chosen.clone()
+        } else if let Some(v) = from_record.get(param) {
+            Some(v.clone())
         } else if let Some(v) = address
             .and_then(|pick| person::address_form_value(param, usize::try_from(pick).unwrap_or(0)))
         {
@@ -828,7 +846,9 @@ fn facts_for(
             continue;
         };
         facts.args.push((param.to_owned(), value.clone()));
-        let identity_like = identity_key(param, tool.parameter(param)).is_some();
+        // A new address's zip is a value the person wants set, not who they are.
+        let from_form = address.is_some() && person::address_form_value(param, 0).is_some();
+        let identity_like = !from_form && identity_key(param, tool.parameter(param)).is_some();
         let reference = model.references.iter().any(|(p, _)| p == param);
         if Some(param) != model.id_param.as_deref() && !identity_like && !reference {
             facts.wants.push((param.to_owned(), value.clone()));
@@ -844,11 +864,102 @@ fn facts_for(
         };
         facts.known.insert(key, value);
     }
+    for (field, value) in companions {
+        facts.known.entry(field).or_insert(value);
+    }
     facts
 }
 
-/// The identity field an argument asks for (`phone_number` → `phone`), when
-/// it is about the person and not someone else (`The payee's name`).
+/// Values one world record holds for arguments a person could not otherwise
+/// give (`book_reservation`'s `origin` and `destination`, which no stock
+/// value fits): the record of the entity whose records have most of those
+/// fields, drawn from `stream`, gives every plain argument it has a field
+/// for (so a search's origin, destination and date are one flight's), and
+/// its date, when the tool takes none, as a fact the person can answer
+/// with ("what date?"). Nothing, and no draw, when the person lacks none.
+/// An address form's fields (`address_form`) are left to the address drawn.
+fn record_values(
+    world: &World,
+    tool: &sparring_types::ToolSpec,
+    model: &ToolModel,
+    balance: Option<f64>,
+    address_form: bool,
+    stream: &mut Stream,
+) -> (BTreeMap<String, String>, Vec<(String, String)>) {
+    let plain = |p: &str| {
+        // An address form's fields come from the one address drawn.
+        !(address_form && person::address_form_value(p, 0).is_some())
+            && Some(p) != model.id_param.as_deref()
+            && !model.references.iter().any(|(r, _)| r == p)
+            && identity_key(p, tool.parameter(p)).is_none()
+            && tool
+                .parameter(p)
+                .and_then(|s| s.get("type"))
+                .and_then(serde_json::Value::as_str)
+                .is_none_or(|t| matches!(t, "string" | "number" | "integer"))
+    };
+    let lacking: Vec<&str> = tool
+        .required()
+        .into_iter()
+        .filter(|p| {
+            // Whether a stock value fits does not depend on the draw: a
+            // throwaway stream asks without taking from `stream`.
+            plain(p)
+                && person::value_for(
+                    p,
+                    tool.parameter(p),
+                    balance,
+                    &mut Stream::derive(0, "person/peek", &[]),
+                )
+                .is_none()
+        })
+        .collect();
+    if lacking.is_empty() {
+        return (BTreeMap::new(), Vec::new());
+    }
+    let scalar = |r: &serde_json::Map<String, serde_json::Value>, f: &str| {
+        r.get(f).and_then(|v| match v {
+            serde_json::Value::String(s) if !s.is_empty() => Some(s.clone()),
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
+    };
+    // The entity whose records hold most of the lacking fields, and those records.
+    let mut best: (usize, Vec<serde_json::Map<String, serde_json::Value>>) = (0, Vec::new());
+    for entity in world.entities() {
+        let records: Vec<_> = world
+            .ids(&entity)
+            .iter()
+            .filter_map(|id| world.record(&entity, id))
+            .collect();
+        let Some(first) = records.first() else {
+            continue;
+        };
+        let covered = lacking
+            .iter()
+            .filter(|p| scalar(first, p).is_some())
+            .count();
+        if covered > best.0 {
+            best = (covered, records);
+        }
+    }
+    let Some(record) = stream.pick(&best.1) else {
+        return (BTreeMap::new(), Vec::new());
+    };
+    let params = tool.parameter_names();
+    let values = params
+        .iter()
+        .filter(|p| plain(p))
+        .filter_map(|p| scalar(record, p).map(|v| ((*p).to_owned(), v)))
+        .collect();
+    let companions = ["date"]
+        .iter()
+        .filter(|f| !params.contains(f))
+        .filter_map(|f| scalar(record, f).map(|v| ((*f).to_owned(), v)))
+        .collect();
+    (values, companions)
+}
+
 /// Whether a tool finds a person by who they are: it takes no id, only
 /// identity fields, and its name says whom (`find_user_id_by_email`).
 fn is_person_finder(tool: &sparring_types::ToolSpec) -> bool {
@@ -860,6 +971,8 @@ fn is_person_finder(tool: &sparring_types::ToolSpec) -> bool {
         && tool.name.split('_').any(identity::is_owner_entity)
 }
 
+/// The identity field an argument asks for (`phone_number` → `phone`), when
+/// it is about the person and not someone else (`The payee's name`).
 fn identity_key(param: &str, schema: Option<&serde_json::Value>) -> Option<&'static str> {
     let key = match param {
         "name" | "full_name" | "customer_name" | "user_name" => "name",

@@ -3,12 +3,11 @@
 //! in which the goal's tool is called (`run.json`
 //! `soundness.act_inform_goal_tool_called`), at each spec's own options,
 //! seed 0. The examples' floor is a little under the 0.90 target (their
-//! figures are 0.92 and 0.94), so the test fails when the figure falls well
+//! figures are 1.00 and 0.94), so the test fails when the figure falls well
 //! below it, not at a one-row wobble. The tau2 specs (built with fixtures by
 //! `sparring_testkit::tau2::write_spec`, skipped where `../shared/data/tau2`
-//! is absent) are far from the target; their floors sit a few points under
-//! what this branch measured (0.65 retail, 0.44 airline) and only catch a
-//! regression.
+//! is absent) are short of the target (0.77 retail, 0.76 airline); their
+//! floor, 0.70, catches a regression.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -62,7 +61,7 @@ fn careful_calls_the_goal_tool_at_the_bank() {
 #[test]
 fn careful_calls_the_goal_tool_in_tau2_retail_and_airline() {
     let dir = tempfile::tempdir().unwrap();
-    for (domain, floor) in [("retail", 0.55), ("airline", 0.35)] {
+    for (domain, floor) in [("retail", 0.70), ("airline", 0.70)] {
         let Some(spec) = sparring_testkit::tau2::write_spec(domain, dir.path()) else {
             return;
         };
