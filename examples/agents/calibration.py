@@ -15,14 +15,19 @@ import sys
 
 READ_VERBS = {"get", "find", "list", "search", "lookup", "look", "check", "show",
               "fetch", "read", "view", "query", "track", "describe", "retrieve"}
-FREE_TEXT = {"reason", "note", "notes", "comment", "message", "description"}
+FREE_TEXT = {"reason", "note", "notes", "comment", "message", "description", "summary"}
+# Nouns for the person a record belongs to (`find_user_id_by_email` finds one).
+OWNER_WORDS = {"user", "customer", "client", "member", "patient", "guest", "passenger", "profile"}
+# Parameters that say who a person is, by which a tool may find them.
+IDENTITY_PARAMS = {"email", "email_address", "first_name", "last_name", "name", "full_name", "zip",
+                   "zip_code", "postal_code", "phone", "phone_number", "dob", "date_of_birth"}
 # Words a person uses for what a tool's verb does.
 SYNONYMS = {
     "refund": ["refund", "money back", "charged twice", "reimburse"],
     "cancel": ["cancel"],
     "update": ["change", "update", "modify", "set ", "wrong", "edit", "correct"],
-    "change": ["change", "update", "modify", "wrong", "edit"],
-    "modify": ["change", "update", "modify", "wrong", "edit"],
+    "change": ["change", "update", "modify", "set ", "wrong", "edit"],
+    "modify": ["change", "update", "modify", "set ", "wrong", "edit"],
     "transfer": ["transfer", "send money", "move money", "pay "],
     "freeze": ["freeze", "block", "lock"],
     "unfreeze": ["unfreeze", "unblock", "unlock"],
@@ -30,7 +35,7 @@ SYNONYMS = {
     "open": ["open"],
     "return": ["return"],
     "exchange": ["exchange", "swap"],
-    "book": ["book", "reserve"],
+    "book": ["book", "reserve", "new"],
     "pay": ["pay"],
     "add": ["add", "new", "set up", "create", "save", "book"],
     "create": ["create", "new", "set up", "open"],
@@ -44,7 +49,7 @@ ROLE_CUES = {"from_": ["from", "leaves", "out of", "source"],
              "target_": [" to ", "goes to", "into"]}
 READ_CUES = ["status", "where", "check", "details", "update on", "know", "look up",
              "find", "show", "list", "balance", "news", "track", "how much", "what",
-             "which", "pull up", "lost track"]
+             "which", "pull up", "lost track", "about my"]
 STATUS_WORDS = {"pending", "processing", "shipped", "delivered", "cancelled", "canceled",
                 "refunded", "returned", "exchanged", "active", "frozen", "closed", "open",
                 "suspended", "completed", "paid", "unpaid", "overdue", "booked", "confirmed"}
@@ -62,41 +67,87 @@ class Tool:
         self.description = fn.get("description") or ""
         schema = fn.get("parameters") or fn.get("inputSchema") or {}
         self.params = schema.get("properties") or {}
+        self.defs = schema.get("$defs") or schema.get("definitions") or {}
         self.required = schema.get("required") or list(self.params)
         self.name_words = self.name.lower().split("_")
         self.verb = self.name_words[0]
         self.reads = self.verb in READ_VERBS
-        self.id_params = [p for p in self.params if p == "id" or p.endswith("_id")]
+        # In the order `required` lists them: a request's schema may come
+        # with its properties sorted by name.
+        order = {p: i for i, p in enumerate(self.required)}
+        self.id_params = sorted((p for p in self.params if p == "id" or p.endswith("_id")),
+                                key=lambda p: order.get(p, len(order)))
         self.id_param = self.id_params[0] if self.id_params else None
 
     def id_pattern(self, param=None):
         """A regex for this tool's ids (or one parameter's), from the examples
-        its descriptions give."""
+        its descriptions give; `.generalized` on the pattern says whether
+        the examples' letters were read as any letters (`sara_doe_496`)."""
         if param is not None:
             texts = [str(self.params.get(param, {}).get("description", ""))]
         else:
             texts = [self.description] + [str(v.get("description", "")) for v in self.params.values()]
         for text in texts:
-            for example in re.findall(r"'([^'\s]+)'", text):
-                if any(c.isdigit() for c in example):
-                    shape = ""
-                    for c in example:
-                        if c.isdigit():
-                            shape += r"\d"
-                        elif c.isalpha():
-                            shape += re.escape(c)
-                        else:
-                            shape += re.escape(c) + "?"
-                    return re.compile(r"(?<![\w#])" + shape + r"(?!\w)", re.IGNORECASE), example
+            examples = [e for e in re.findall(r"'([^'\s]+)'", text) if any(c.isdigit() for c in e)]
+            if examples:
+                shapes = [id_shape(e, len(examples) > 1) for e in examples]
+                source = "|".join(dict.fromkeys(src for src, _ in shapes))
+                pattern = re.compile(r"(?<![\w#])(?:" + source + r")(?!\w)", re.IGNORECASE)
+                return IdPattern(pattern, any(g for _, g in shapes)), examples[0]
         if param is not None:
             return None, None
-        return re.compile(r"(?<![\w#])#?[A-Za-z]*-?\d{3,}[A-Za-z0-9-]*(?!\w)"), None
+        return IdPattern(ANY_ID, True), None
 
     def thing(self):
         """What the tool's records are called (`order` for order_id)."""
         if self.id_param and self.id_param != "id":
             return self.id_param[: -len("_id")].replace("_", " ")
         return self.name_words[-1].rstrip("s") if len(self.name_words) > 1 else "record"
+
+
+# An id of no known shape: letters, maybe a dash, then three digits or more.
+ANY_ID = re.compile(r"(?<![\w#])#?[A-Za-z]*-?\d{3,}[A-Za-z0-9-]*(?!\w)")
+
+
+class IdPattern:
+    """A compiled id regex and whether it reads an example's letters as any
+    letters (then an id another kind's literal shape claims is not one)."""
+
+    def __init__(self, pattern, generalized):
+        self.pattern = pattern
+        self.generalized = generalized
+
+    def finditer(self, text):
+        return self.pattern.finditer(text)
+
+    def fullmatch(self, text):
+        return self.pattern.fullmatch(text)
+
+
+def id_shape(example, several):
+    """The regex source of ids shaped like one example, and whether its
+    letters stand for any letters. Words joined by underscores before digits
+    (`sara_doe_496`) are names: any words, any digits, unless several
+    examples list the words that may appear (`gift_card_0000000` or
+    `credit_card_0000000`). A code whose letters and digits mix (`ZFA04Y`)
+    is any such code of its length. Otherwise letters are kept and each
+    digit is a digit (`#W1001`: `#W` and four digits)."""
+    if re.fullmatch(r"[a-z]+(?:_[a-z]+)*_\d+", example):
+        head = example.rsplit("_", 1)[0]
+        if several:
+            return re.escape(head) + r"_\d+", False
+        return r"[a-z]+(?:_[a-z]+){%d}_\d+" % head.count("_"), True
+    if re.fullmatch(r"[A-Z0-9]+", example) and re.search(r"\d[A-Z]", example):
+        return r"(?=[A-Z]*\d)[A-Z0-9]{%d}" % len(example), True
+    shape = ""
+    for c in example:
+        if c.isdigit():
+            shape += r"\d"
+        elif c.isalpha():
+            shape += re.escape(c)
+        else:
+            shape += re.escape(c) + "?"
+    return shape, False
 
 
 def entity(param):
@@ -160,19 +211,25 @@ class Conversation:
 
     def intent(self):
         """The tool the person wants, from their opening message, else from
-        everything they said; None when nothing fits."""
-        return self.intent_in(self.opening) or self.intent_in(self.user_text)
+        everything they said; None when nothing fits. A tool that identifies
+        the person is the intent only when nothing else fits ("what is my
+        user id?")."""
+        auths = self.identify_tools()
+        return (self.intent_in(self.opening, auths) or self.intent_in(self.user_text, auths)
+                or (self.intent_in(self.opening, []) if auths else None))
 
-    def intent_in(self, said):
+    def intent_in(self, said, auths=None):
         """A write tool whose verb the words use, else the read tool they fit
-        best; None when nothing fits. The tool that identifies the person is
-        never the intent."""
+        best; None when nothing fits. The tools that identify the person
+        (`auths`, by default the policy's) are left out."""
         text = " " + said.lower() + " "
         # "an update on my order" asks for news, not for a change.
         text = re.sub(r"\bupdates? on\b", "news on", text)
         said_words = set(words(text))
-        auth = self.identify_tool()
-        candidates = [t for t in self.tools if t is not auth]
+        plain = words(text.replace("-", " "))
+        said_words |= {a + b for a, b in zip(plain, plain[1:])}
+        auths = self.identify_tools() if auths is None else auths
+        candidates = [t for t in self.tools if t not in auths]
         def nouns_read(word):
             # `list_transfers` reads transfers: "my transfer" names one.
             return any(t.reads and any(w.rstrip("s") == word for w in t.name_words[1:]) for t in candidates)
@@ -199,20 +256,33 @@ class Conversation:
                 return False
             if not any(used(c) for c in cues):
                 continue
-            score = 3 + sum(1 for w in t.name_words[1:] if w in said_words)
+            score = 3 + sum(1 for w in t.name_words[1:] if w in said_words or w.rstrip("s") in said_words)
+            # "my profile" is the person's own record, not one of theirs.
+            score += sum(1 for w in t.name_words[1:] if w in OWNER_WORDS and "profile" in said_words)
             score += sum(1 for p in t.params if p not in FREE_TEXT and p != t.id_param
                          and any(w in said_words for w in p.split("_")))
             if score > best_score:
                 best, best_score = t, score
         if best:
             return best
-        if not any(c in text for c in READ_CUES) and not self.ids_in(said):
+        # "Something is wrong with my transfer": a read's noun after "my"
+        # says what to look at, as a read cue would.
+        my_noun = any(re.search(r"\bmy " + re.escape(w.rstrip("s")) + r"s?\b", text)
+                      for t in candidates if t.reads for w in t.name_words[1:] if len(w) > 3)
+        if not any(c in text for c in READ_CUES) and not self.ids_in(said) and not my_noun:
             return None
         email = EMAIL.search(said)
         for t in candidates:
             if t.reads and "email" in t.params and email and len(self.ids_in(said)) != 1:
                 return t
-        readers = [t for t in candidates if t.reads and t.id_param]
+        # Reads of one record, reads that take nothing (`list_all_airports`),
+        # and searches whose every argument the words give.
+        def given(p, t):
+            v = self.value_for(p, t)
+            return v is not None and str(v).lower() in said.lower()
+        searches = [t for t in candidates if t.reads and not t.id_params and t.required
+                    and all(given(p, t) for p in t.required)]
+        readers = [t for t in candidates if t.reads and (t.id_param or not t.required)] + searches
         if not readers:
             return None
         known = self.known_ids()
@@ -220,17 +290,27 @@ class Conversation:
         def fit(t):
             # Name words the person used: the record's own noun a little,
             # other nouns (`balance`, `transfers`) more; an id of its kind in
-            # the words, or one already known, makes it answerable.
+            # the words, or one already known, makes it answerable. "My
+            # profile" is the person's own record.
             score = 0.0
             for w in t.name_words[1:]:
                 if w in said_words or w.rstrip("s") in said_words:
-                    score += 2 if w.rstrip("s") == entity(t.id_param) else 3
+                    score += 2 if t.id_param and w.rstrip("s") == entity(t.id_param) else 3
+                elif w in OWNER_WORDS and "profile" in said_words:
+                    score += 3
+            if t.id_param is None:
+                return score + (3 if t in searches else -0.5)
             if self.ids_for(t.id_param, said):
                 score += 3
             elif t.id_param in known and not self.ids_in(said):
                 score += 1
             return score
-        return max(readers, key=fit)
+        def first_said(t):
+            # Of equal fits, the one whose noun the person said first.
+            places = [m.start() for w in t.name_words[1:] if len(w) > 3
+                      for m in [re.search(r"\b" + re.escape(w.rstrip("s")), text)] if m]
+            return min(places, default=len(text))
+        return max(readers, key=lambda t: (fit(t), -first_said(t)))
 
     def known_ids(self):
         """Ids the tools' answers gave, by parameter name (`customer_id` from
@@ -255,17 +335,49 @@ class Conversation:
         for t in self.tools:
             if param in t.params:
                 return t.id_pattern()
-        return re.compile(r"(?<![\w#])#?[A-Za-z]*-?\d{3,}[A-Za-z0-9-]*(?!\w)"), None
+        return IdPattern(ANY_ID, True), None
+
+    def claimed_by_other(self, param, value):
+        """Whether another kind of id's literal shape fits a value
+        (`credit_card_1000001` is a payment method, not a user id)."""
+        for t in self.tools:
+            for p in t.id_params:
+                if entity(p) == entity(param):
+                    continue
+                pattern, _ = t.id_pattern(p)
+                if pattern is not None and not pattern.generalized and pattern.fullmatch(value):
+                    return True
+        return False
 
     def ids_for(self, param, text):
-        """Ids of a parameter's kind in some words, in order, with where each starts."""
+        """Ids of a parameter's kind in some words, in order, with where each
+        starts: by the kind's shape, else after its name ("the payment
+        method is paypal_9497703", "my ID is sara_doe_496")."""
         pattern, example = self.pattern_for(param)
         found = []
         for m in pattern.finditer(text or ""):
             value = normalise_id(m.group(0), example)
+            if pattern.generalized and self.claimed_by_other(param, value):
+                continue
             if value not in [v for v, _ in found]:
                 found.append((value, m.start()))
+        if not found:
+            for m in self.labelled(param).finditer(text or ""):
+                value = m.group(1)
+                if any(ch.isdigit() for ch in value) and not self.claimed_by_other(param, value) \
+                        and value not in [v for v, _ in found]:
+                    found.append((value, m.start(1)))
         return found
+
+    def labelled(self, param):
+        """A regex for an id named by its kind: "the payment method is X",
+        "reservation ID: X"; the person's own id also as "my ID is X"."""
+        kind = entity(param).replace("_", " ")
+        names = [re.escape(kind)]
+        if kind in OWNER_WORDS:
+            names.append(r"my")
+        return re.compile(r"\b(?:" + "|".join(names) + r")(?:\s+(?:id|number|code|no\.?))?"
+                          r"\s*(?:is|:|=)\s+(#?[A-Za-z0-9][\w-]*)", re.IGNORECASE)
 
     def id_for(self, tool, param, text):
         """The id the words give for one parameter: by its role's cue words
@@ -316,20 +428,28 @@ class Conversation:
         if param in FREE_TEXT:
             m = re.search(r"because ([^.?!]+)", self.user_text, re.IGNORECASE)
             return m.group(1).strip() if m else None
-        names = [w for w in param.split("_") if w not in ("new", "the")]
+        names = [re.escape(w) for w in param.split("_") if w not in ("new", "the")]
+        # The description's noun ("The second line of the address, such as
+        # …" -> "second line of (the) address"), as a person may say it.
+        noun = re.split(r"[,.(]| such as", str(spec.get("description") or ""))[0].split()
+        noun = noun[1:] if noun and noun[0].lower() in ("the", "a", "an") else noun
+        if 1 < len(noun) <= 6:
+            names = [r"\s+".join("(?:the\\s+)?" if w.lower() == "the" else re.escape(w) for w in noun)
+                     .replace("(?:the\\s+)?\\s+", "(?:the\\s+)?")] + names
         number = spec.get("type") in ("number", "integer")
-        end = (r"(?:,\s*(?:if|please|thanks|thank|not)\b|\s+and\s+(?:the\s+)?[\w ]{1,30}?\s+(?:is|to)\b"
+        end = (r"(?:,\s*(?:if|please|thanks|thank|not)\b|\s+and\s+(?:the\s+)?[\w ]{1,60}?\s+(?:is|to)\b"
+               r"|,\s*(?:the\s+|my\s+)?[\w ]{1,60}?\s+is\b"
                r"|[?!]|\.(?:\s|$)|$)")
         found = None
         for text in reversed(self.users):
             for name in names:
-                m = re.search(r"\b" + re.escape(name) + r"\b(?:\s+in\s+\w+)?\s*(?:to|is|as|:)\s+(.+?)" + end,
+                m = re.search(r"\b" + name + r"\b(?:\s+in\s+\w+)?\s*(?:to|is|as|:)\s+(.+?)" + end,
                               text, re.IGNORECASE)
                 if m:
                     found = m.group(1).strip()
                     break
             if found is None:
-                m = re.search(r"the new " + re.escape(names[-1]) + r" is (.+?)" + end, text, re.IGNORECASE)
+                m = re.search(r"the new " + names[-1] + r" is (.+?)" + end, text, re.IGNORECASE)
                 if m:
                     found = m.group(1).strip()
             if found is not None:
@@ -355,14 +475,70 @@ class Conversation:
         return any(phrase in t.lower() for t in self.agent_texts)
 
     def identify_tool(self):
-        """The tool a policy sentence says identifies the person first
-        ("Always identify the customer by email with `find_customer_by_email`")."""
+        """The first tool that identifies the person (see identify_tools)."""
+        tools = self.identify_tools()
+        return tools[0] if tools else None
+
+    def identify_tools(self):
+        """The tools a policy sentence says identify the person first: named
+        ("Always identify the customer by email with `find_customer_by_email`"),
+        or, where the sentence names none ("authenticate the user identity by
+        locating their user id via email, or via name + zip code"), every
+        read that finds a person by what the sentence names. Named ones first."""
+        named, finders = [], []
         for sentence in re.split(r"(?<=[.!?])\s+", self.system):
             s = sentence.lower()
-            if any(w in s for w in ("identify", "authenticate", "verify")):
-                for t in self.tools:
-                    if t.name in sentence and "email" in t.params:
-                        return t
+            if not any(w in s for w in ("identify", "authenticate", "verify")):
+                continue
+            for t in self.tools:
+                if t.name in sentence and "email" in t.params and t not in named:
+                    named.append(t)
+            # In the order the sentence names what they find by ("via
+            # email, or via name + zip code").
+            said = words(s)
+            at = {}
+            for t in self.person_finders():
+                cues = [w for p in t.params for w in p.split("_") if w not in ("name", "first", "last")]
+                places = [said.index(w) for w in cues if w in said]
+                if places and t not in finders:
+                    at[t.name] = min(places)
+                    finders.append(t)
+            finders.sort(key=lambda t: at.get(t.name, 0))
+        return named + [t for t in finders if t not in named]
+
+    def person_finders(self):
+        """Reads that find a person by who they are (`find_user_id_by_email`,
+        `find_user_id_by_name_zip`): no id parameter, only identity ones,
+        and a person's noun in the name."""
+        return [t for t in self.tools
+                if t.reads and not t.id_params and t.params and set(t.params) <= IDENTITY_PARAMS
+                and any(w in OWNER_WORDS for w in t.name_words[1:])]
+
+    def identity_value(self, param):
+        """A value of an identity parameter the person gave: their email, a
+        name part ("my first name is Noah", "I'm Noah Patel", a signature),
+        a zip code."""
+        if "email" in param:
+            m = EMAIL.search(self.user_text)
+            return m.group(0) if m else None
+        label = param.replace("_", " ")
+        for text in reversed(self.users):
+            m = re.search(r"\b" + re.escape(label) + r"(?: code)?\b\s*(?:is|:)\s*([\w'-]+)", text, re.IGNORECASE)
+            if m:
+                return m.group(1)
+        if param in ("zip", "zip_code", "postal_code"):
+            m = re.search(r"\b(?:zip|postal|postcode)\b[^.?!\d]{0,20}(\d{5})\b", self.user_text, re.IGNORECASE)
+            return m.group(1) if m else None
+        if param in ("first_name", "last_name", "name", "full_name"):
+            full = None
+            for text in self.users:
+                m = (re.search(r"\b(?:I'm|I am|my name is|this is)\s+([A-Z][a-z]+)\s+([A-Z][a-z]+)\b", text)
+                     or re.search(r"(?i:regards|thanks|thank you|cheers|best|sincerely),?\s+([A-Z][a-z]+)\s+([A-Z][a-z]+)\b",
+                                  text))
+                if m:
+                    full = (m.group(1), m.group(2))
+            if full:
+                return {"first_name": full[0], "last_name": full[1]}.get(param, " ".join(full))
         return None
 
 

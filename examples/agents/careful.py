@@ -11,7 +11,8 @@ Protocol v1 (docs/agent-protocol.md); standard library only."""
 
 import re
 
-from calibration import EMAIL, FREE_TEXT, STATUS_WORDS, call, entity, say, serve, words
+from calibration import (EMAIL, FREE_TEXT, OWNER_WORDS, STATUS_WORDS, call, entity,
+                         normalise_id, say, serve, words)
 
 YES = re.compile(r"\b(yes|yeah|yep|sure|go ahead|do it|please do|ok|okay|confirm)\b", re.IGNORECASE)
 # Error kinds a second try may clear.
@@ -74,8 +75,19 @@ def retry_or_report(c, name, arguments, what):
     return say(f"Sorry, I couldn't {what}: {message}. Nothing was changed; please try again later.")
 
 
+def says_everything(text):
+    """Whether the person asks for everything on file, typos allowed."""
+    return bool(EVERYTHING.search(text)) or any(
+        sorted(w) == sorted("everything") for w in words(text))
+
+
 def respond(c):
     tool = c.intent()
+    auths = c.identify_tools()
+    if tool is None and auths and not c.asked("tell me a bit more"):
+        # A vague ask ("something is wrong with my profile"): find the
+        # person first, as the policy says, and show their profile.
+        tool = auths[0]
     if tool is None:
         if not c.agent_texts:
             return say("Happy to help. Could you tell me a bit more about what you need?")
@@ -83,11 +95,18 @@ def respond(c):
                    + "; ".join(t.description.rstrip(".") for t in c.tools) + ".")
     thing = tool.thing()
 
+    # "Everything you have for <email>": what a search by that email finds, first.
+    email = EMAIL.search(c.user_text)
+    if says_everything(c.opening) and email:
+        search = next((t for t in c.tools if t.reads and set(t.required) == {"email"}), None)
+        if search is not None and c.last_call(search.name) is None:
+            return call(search.name, {"email": email.group(0)})
+
     # Identify the person first where the policy says so, and keep to their records.
-    auth = c.identify_tool()
+    auth = auths[0] if auths else None
     who = None
-    if auth is not None:
-        who = identified(c, auth)
+    if auths:
+        who = identified(c, auths)
         if "role" in who:
             return who
     if tool.id_param is None:
@@ -140,7 +159,10 @@ def respond(c):
             record = found
 
     confirm = (not tool.reads) and needs_confirmation(c, tool)
-    if who is None:
+    # The person's own profile, found by the id they gave, needs no check
+    # that it is theirs.
+    own_profile = entity(primary) in OWNER_WORDS
+    if who is None and not own_profile:
         owner = record.get("email")
         person = EMAIL.search(c.user_text)
         if owner and person is None:
@@ -160,7 +182,7 @@ def respond(c):
     if tool.reads:
         # "Everything you have" is every read the known ids answer.
         reads = [(tool, dict(ids))]
-        if EVERYTHING.search(c.user_text):
+        if says_everything(c.user_text):
             known = dict(who or {}, **ids)
             reads += [(t, {t.id_param: known[t.id_param]}) for t in c.tools
                       if t.reads and t is not tool and t is not auth
@@ -183,7 +205,7 @@ def respond(c):
                    f"{' or '.join(dict.fromkeys(allowed))} {thing}s can be {past(tool.verb)}, "
                    f"so I can't {tool.verb} it.")
 
-    arguments = other_arguments(c, tool, dict(ids))
+    arguments = other_arguments(c, tool, dict(ids), record)
     if isinstance(arguments, list):
         return say(" ".join(arguments))
     if arguments.get("role") == "assistant":
@@ -213,20 +235,54 @@ def respond(c):
     return retry_or_report(c, tool.name, arguments, f"{tool.verb} {thing} {target}")
 
 
+def free_text(c, param):
+    """A free-text argument the agent writes itself: a summary is the
+    person's request in their words; anything else says who asked."""
+    if param == "summary":
+        return "The customer wrote: " + " ".join(c.opening.split())[:300]
+    return "requested by the customer"
+
+
 class Ask(str):
     """A question for the person that can share a message with others."""
 
 
-def other_arguments(c, tool, arguments):
-    """The tool's other required arguments from the person's words: the
-    arguments, or the questions for what is missing, or a reply giving up."""
+def other_arguments(c, tool, arguments, record=None):
+    """The tool's other required arguments from the person's words (a list
+    of record ids, `item_ids`, also from the record read, `record`, when the
+    person names none: all of them): the arguments, or the questions for
+    what is missing, or a reply giving up."""
     asks = []
     for param in tool.required:
         if param in arguments or param in tool.id_params:
             continue
+        if param.endswith("_ids") and not param.startswith("new_"):
+            single = param[:-1]
+            said = [v for v, _ in c.ids_for(single, c.user_text)]
+            listed = [str(e[single]) for v in (record or {}).values() if isinstance(v, list)
+                      for e in v if isinstance(e, dict) and e.get(single) is not None]
+            if said and (not listed or set(said) <= set(listed)):
+                arguments[param] = said
+                continue
+            if listed:
+                arguments[param] = listed
+                continue
+            if record is None:
+                continue  # the record, once read, lists them
+        if item_schema(tool, param) is not None:
+            if record is None:
+                continue  # assembled once the records are read
+            value = object_list(c, tool, param, arguments, record)
+            if isinstance(value, dict):
+                return value  # a call to make first, or a reply
+            if isinstance(value, Ask):
+                asks.append(value)
+                continue
+            arguments[param] = value
+            continue
         value = c.value_for(param, tool)
         if value is None and param in FREE_TEXT:
-            value = "requested by the customer"
+            value = free_text(c, param)
         if value is None:
             label = param.replace("_", " ")
             if c.asked(f"what {label}"):
@@ -235,6 +291,103 @@ def other_arguments(c, tool, arguments):
             continue
         arguments[param] = value
     return asks if asks else arguments
+
+
+def item_schema(tool, param):
+    """The object schema of a list parameter's items (`flights`: each a
+    `FlightInfo` with `flight_number` and `date`), `$ref`s resolved; None
+    for anything else."""
+    spec = tool.params.get(param) or {}
+    if spec.get("type") != "array":
+        return None
+    items = spec.get("items") or {}
+    for option in [items] + list(items.get("anyOf") or []):
+        ref = option.get("$ref", "")
+        if ref.startswith("#/$defs/"):
+            option = tool.defs.get(ref[len("#/$defs/"):]) or {}
+        if option.get("properties"):
+            return option
+    return None
+
+
+def flat(record, into=None):
+    """A record's plain fields, nested objects' too (`name.first_name` as
+    `first_name`)."""
+    into = {} if into is None else into
+    for k, v in (record or {}).items():
+        if isinstance(v, dict):
+            flat(v, into)
+        elif isinstance(v, (str, int, float)) and not isinstance(v, bool):
+            into.setdefault(k, v)
+    return into
+
+
+def object_list(c, tool, param, arguments, record):
+    """A list parameter of objects, one object: each field from the other
+    arguments, the record read (the person's profile: their name, date of
+    birth, a payment method of theirs), the person's words, or the first
+    thing a search returned; when something is still missing, the search
+    whose every argument is known (`search_direct_flight` by origin,
+    destination and date), else a question. The amount to pay is the price
+    found, else 0."""
+    item = item_schema(tool, param)
+    fields = item.get("properties") or {}
+    found = {}
+    for name, spec in fields.items():
+        found[name] = None
+    # The record's own lists come last among its fields (a reservation's
+    # first flight, when a change keeps it).
+    listed_in = [flat(v[0]) for v in (record or {}).values()
+                 if isinstance(v, list) and v and isinstance(v[0], dict)]
+    sources = [arguments, flat(record)] + listed_in
+    searched = [r for n, _, r in c.calls if r.get("ok") and isinstance(r.get("result"), list)
+                and r["result"] and isinstance(r["result"][0], dict)]
+    if searched:
+        sources.append(flat(searched[-1]["result"][0]))
+    pseudo = type("Fields", (), {"params": fields})()
+    for name in fields:
+        if name.endswith("_id"):
+            mine = profile_ids(record or {}, name)
+            said = [v for v, _ in c.ids_for(name, c.user_text)] if c.pattern_for(name)[1] else []
+            if said or mine:
+                found[name] = (said or mine)[0]
+                continue
+        for source in sources:
+            if source.get(name) not in (None, ""):
+                found[name] = source[name]
+                break
+        if found[name] is None:
+            found[name] = c.value_for(name, pseudo)
+    missing = [n for n in item.get("required") or list(fields) if found.get(n) is None]
+    numbers = [n for n in missing if fields[n].get("type") in ("integer", "number")]
+    for n in numbers:
+        prices = [v for source in sources[2:] for k, v in source.items()
+                  if "price" in k and isinstance(v, (int, float))]
+        found[n] = prices[0] if prices else 0
+        missing.remove(n)
+    if not missing:
+        return [{k: v for k, v in found.items() if v is not None}]
+    # A search by what is known (`search_direct_flight` by origin and
+    # destination), asking the person for the rest of its arguments.
+    known = dict(flat(record), **{k: v for k, v in arguments.items() if isinstance(v, (str, int, float))})
+    best = None
+    for t in c.tools:
+        if not (t.reads and not t.id_params and t.required and t is not tool):
+            continue
+        args = {p: known.get(p) if known.get(p) is not None else c.value_for(p, t) for p in t.required}
+        have = sum(v is not None for v in args.values())
+        if any(p in known for p in t.required) and c.last_call(t.name) is None \
+                and (best is None or have > best[2]):
+            best = (t, args, have)
+    if best is not None:
+        t, args, have = best
+        if have == len(args):
+            return call(t.name, args)
+        missing = [p for p, v in args.items() if v is None]
+    label = missing[0].replace("_", " ")
+    if c.asked(f"what {label}"):
+        return say(f"Without the {label} I can't go on, sorry.")
+    return Ask(f"What {label} would you like?")
 
 
 def label_of(param):
@@ -273,6 +426,14 @@ def which_id(c, tool, param, who):
             return every[0]
         if len(every) > 1:
             if c.asked("which " + label):
+                # They cannot say which: show them all, from the read that
+                # lists their records, where there is one.
+                mine = listed(c, param, who)
+                if isinstance(mine, dict):
+                    return mine
+                if mine:
+                    return say(f"These are the {label}s on your profile: {', '.join(mine)}. "
+                               f"Tell me which {label} you mean and I can go on.")
                 return say(f"I need to know which {label} you mean before I can go on, sorry.")
             return say(f"I see several: {', '.join(every)}. Which {label} do you mean?")
     if who is not None and param in who:
@@ -288,6 +449,10 @@ def which_id(c, tool, param, who):
     if who is None and param == tool.id_param:
         return find_by_email(c, tool, label)
     if c.asked(f"{label} number"):
+        # "It's PUNERT.": the answer to the question, whatever its shape.
+        m = re.match(r"\s*(?:it's|it is|that's|sure,? it's)\s+(#?[A-Za-z0-9][\w-]*)", c.last_user, re.IGNORECASE)
+        if m and c.agent_texts and f"{label} number" in c.agent_texts[-1].lower():
+            return normalise_id(m.group(1), c.pattern_for(param)[1])
         return say(f"Without the {label} number I can't go on, sorry.")
     return Ask(f"Could you give me the {label} number?")
 
@@ -296,8 +461,11 @@ def getter(c, tool, param):
     """The read tool that fetches one record of a parameter's kind
     (`get_account` for `from_account_id`): the tool itself when it reads one."""
     kind = entity(param)
+    # `get_account`, `get_order_details`: the kind in the name; one that
+    # ends with it first.
     readers = [t for t in c.tools if t.reads and len(t.id_params) == 1
-               and entity(t.id_params[0]) == kind and kind in t.name_words[-1]]
+               and entity(t.id_params[0]) == kind and any(kind in w for w in t.name_words[1:])]
+    readers.sort(key=lambda t: kind not in t.name_words[-1])
     if tool in readers:
         return tool
     return readers[0] if readers else None
@@ -313,6 +481,9 @@ def listed(c, param, who):
     when no tool does; a call to make first."""
     if who is None:
         return None
+    mine = profile_ids(who, param)
+    if mine is not None:
+        return mine
     key = param if param.endswith("_id") else None
     kind = entity(param)
     for t in c.tools:
@@ -332,15 +503,46 @@ def listed(c, param, who):
     return None
 
 
-def identified(c, auth):
-    """The person's own record from the identifying tool, or a reply asking
-    for what it needs."""
-    email = EMAIL.search(c.user_text)
-    if email is None:
-        if c.asked("email address is on your profile"):
-            return say("I can't identify you without your email, so I can't go on, sorry.")
-        return say("Before I look at anything: what email address is on your profile?")
-    args = {"email": email.group(0)}
+def profile_ids(who, param):
+    """The ids of a parameter's kind the person's profile lists (`orders`:
+    a list of ids or of records; `payment_methods`: records by id); None
+    when it lists none."""
+    kind = entity(param)
+    for field, value in who.items():
+        if field.endswith("_id") or field == "id":
+            continue
+        noun = field[:-1] if field.endswith("s") else field
+        if not (noun == kind or noun.startswith(kind + "_")):
+            continue
+        if isinstance(value, dict):
+            return [str(k) for k in value]
+        if isinstance(value, list):
+            ids = []
+            for v in value:
+                if isinstance(v, dict):
+                    v = v.get(f"{kind}_id", v.get("id"))
+                if isinstance(v, (str, int)):
+                    ids.append(str(v))
+            return ids
+    return None
+
+
+def identified(c, auths):
+    """The person's own record from an identifying tool (the first whose
+    every parameter the person gave), with their profile where a read shows
+    it, or a reply asking for what the tools need."""
+    ready = []
+    for t in auths:
+        args = {p: c.identity_value(p) for p in t.required}
+        if all(args.values()):
+            ready.append((t, args))
+    if not ready:
+        for t in auths:
+            question = identity_question(t)
+            if not c.asked(question.lower()):
+                return say(question)
+        return say("I can't identify you without those details, so I can't go on, sorry.")
+    auth, args = ready[0]
     done = c.last_call(auth.name, args)
     if done is None:
         return call(auth.name, args)
@@ -348,9 +550,35 @@ def identified(c, auth):
         kind = (done[2].get("error") or {}).get("kind", "")
         if kind in TRANSIENT:
             return retry_or_report(c, auth.name, args, "look you up")
-        return say(f"I couldn't find you by {email.group(0)}, so I can't verify this is your account.")
+        given = " and ".join(str(v) for v in args.values())
+        return say(f"I couldn't find you by {given}, so I can't verify this is your account.")
     result = done[2].get("result")
-    return result if isinstance(result, dict) else {}
+    if isinstance(result, dict):
+        return result
+    if not isinstance(result, (str, int)):
+        return {}
+    # A bare id (`find_user_id_by_email` -> "sara_doe_496"): the id the
+    # tool's name says it finds, and the profile a read of it shows.
+    finds = auth.name_words[1:auth.name_words.index("by")] if "by" in auth.name_words else auth.name_words[1:2]
+    key = "_".join(finds) if finds and finds[-1] == "id" else "_".join(finds + ["id"])
+    who = {key: result}
+    profile = next((t for t in c.tools if t.reads and t.id_params == [key] and len(t.required) == 1
+                    and any(w in OWNER_WORDS for w in t.name_words[1:])), None)
+    if profile is None:
+        return who
+    done = c.last_call(profile.name, who)
+    if done is None:
+        return call(profile.name, dict(who))
+    found = done[2].get("result") if done[2].get("ok") else None
+    return dict(found, **who) if isinstance(found, dict) else who
+
+
+def identity_question(tool):
+    """What to ask for an identifying tool's parameters, one question each."""
+    if "email" in tool.params:
+        return "Before I look at anything: what email address is on your profile?"
+    labels = [p.replace("_", " ") + (" code" if p == "zip" else "") for p in tool.required]
+    return "To find your profile instead: " + " ".join(f"What is your {label}?" for label in labels)
 
 
 def precondition_ok(tool, record):
@@ -375,6 +603,11 @@ def find_by_email(c, tool, thing):
     """The person's record found by their email, or a reply asking for what is missing."""
     finder = next((t for t in c.tools if t.reads and t.id_param is None and "email" in t.params), None)
     email = EMAIL.search(c.user_text)
+    if finder is not None and email is None and c.asked(f"{thing} number") \
+            and not c.asked("look it up by the email"):
+        # They do not know the number: find it by their email instead.
+        return say(f"No problem, I can look it up by the email address on your account. "
+                   "What email address is on your account?")
     if finder is None or email is None:
         if c.asked(f"{thing} number"):
             return say(f"Without the {thing} number I can't look into this, sorry.")
@@ -399,7 +632,7 @@ def act_without_id(c, tool, thing):
     for param in tool.required:
         value = c.value_for(param, tool)
         if value is None and param in FREE_TEXT:
-            value = "requested by the customer"
+            value = free_text(c, param)
         if value is None:
             label = param.replace("_", " ")
             if c.asked(f"what {label}") or c.asked(f"your {label}"):

@@ -175,6 +175,30 @@ fn try_call(spec: &Spec, world: &World, model: &ToolModel, facts: &Facts, goal: 
         // the agent finds for them; nothing to try.
         return;
     }
+    // A required list of ids the person would not recite (`item_ids`) is,
+    // for the trial, the ids the record lists of that kind, so the world
+    // answers about the record (its status) and not about a missing
+    // argument.
+    if let Some(record) = record_of(world, model, goal.record.as_deref()) {
+        for param in tool.required() {
+            let Some(single) = param.strip_suffix("_ids") else {
+                continue;
+            };
+            if args.contains_key(param) {
+                continue;
+            }
+            let key = format!("{}_id", single.trim_start_matches("new_"));
+            let ids: Vec<Value> = record
+                .values()
+                .filter_map(Value::as_array)
+                .flatten()
+                .filter_map(|item| item.get(&key).cloned())
+                .collect();
+            if !ids.is_empty() {
+                args.insert(param.to_owned(), Value::Array(ids));
+            }
+        }
+    }
     // A fault-free world (the plan passes one) is copied, which costs a
     // few maps; building a world reads every tool's words again, and a
     // plan derives one goal per situation.

@@ -225,6 +225,24 @@ pub fn draw_generated(stream: &mut Stream) -> Owner {
     generated(stream.pick(NAMES).copied().unwrap_or("Sam Doe"))
 }
 
+/// A person the world knows, drawn from `stream`, for a situation about no
+/// record (a tool with no entity: `calculate`, `transfer_to_human_agents`):
+/// the owner of a record of an owner-like entity (`users`), so the person
+/// can be identified like any other; a generated person when the world has
+/// no one.
+pub fn draw_owner(world: &World, seed: u64, stream: &mut Stream) -> Owner {
+    let people: Vec<(String, String)> = world
+        .entities()
+        .into_iter()
+        .filter(|e| is_owner_entity(e))
+        .flat_map(|e| world.ids(&e).into_iter().map(move |id| (e.clone(), id)))
+        .collect();
+    stream
+        .pick(&people)
+        .and_then(|(e, id)| owner_of(world, seed, e, id))
+        .unwrap_or_else(|| draw_generated(stream))
+}
+
 /// The ids of `entity` that `owner` owns, in the world's order: the ids its
 /// record lists, else the records whose owner it is (`seed` is the run
 /// seed, [`owner_of`]).
@@ -285,6 +303,15 @@ pub fn identity_of(record: &serde_json::Map<String, Value>) -> BTreeMap<String, 
                             out.insert(k.clone(), v);
                         }
                     }
+                }
+                // An address object's postal code is the person's zip too
+                // (tau2's `{"address1": …, "zip": "10108"}`).
+                if *field == "address"
+                    && let Some(zip) = ["zip", "zip_code", "postal_code", "postcode"]
+                        .iter()
+                        .find_map(|k| parts.get(*k).and_then(text))
+                {
+                    out.entry("zip".to_owned()).or_insert(zip);
                 }
                 if !line.is_empty() {
                     out.insert(
@@ -383,6 +410,15 @@ fn fnv(text: &str) -> u64 {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_address_objects_zip_is_the_persons_zip() {
+        let record = json!({"name": {"first_name": "Noah", "last_name": "Patel"},
+            "address": {"address1": "1 Main St", "city": "Columbus", "zip": "10108"}});
+        let id = identity_of(record.as_object().unwrap());
+        assert_eq!(id["zip"], "10108");
+        assert_eq!(id["address"], "1 Main St, Columbus, 10108");
+    }
 
     #[test]
     fn names_and_emails_complete_each_other() {

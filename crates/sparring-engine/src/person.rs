@@ -26,6 +26,25 @@ const ADDRESSES: &[&str] = &[
     "15 Willow Lane, Madison, WI 53703",
 ];
 
+/// The same addresses as a form's fields (`address1`, `city`, `zip`, …),
+/// in the order of `ADDRESSES`: line 1, line 2, city, state, country, zip.
+const ADDRESS_FORMS: &[[&str; 6]] = &[
+    [
+        "42 Elm Street",
+        "Apt 2",
+        "Springfield",
+        "IL",
+        "USA",
+        "62704",
+    ],
+    ["7 Harbour Road", "Unit 5", "Portland", "ME", "USA", "04101"],
+    ["1180 Pine Avenue", "Apt 3B", "Austin", "TX", "USA", "78701"],
+    ["15 Willow Lane", "Suite 1", "Madison", "WI", "USA", "53703"],
+];
+
+/// Sums a person asks to have worked out (a tool that calculates).
+const EXPRESSIONS: &[&str] = &["120 + 45.5", "3 * 19.99", "(250 - 40) / 2", "89.99 + 12.5"];
+
 /// Reasons for a change that fit any domain (a schema's enum or a
 /// description's list of allowed reasons comes first).
 const REASONS: &[&str] = &[
@@ -204,6 +223,9 @@ pub fn value_for(
     if kind == "boolean" || kind == "object" || kind == "array" {
         return None;
     }
+    if has("expression") || has("formula") {
+        return stream.pick(EXPRESSIONS).map(|s| (*s).to_owned());
+    }
     if has("iban") {
         return stream.pick(IBANS).map(|s| (*s).to_owned());
     }
@@ -254,6 +276,40 @@ pub fn value_for(
         return stream.pick(PAYEES).map(|s| (*s).to_owned());
     }
     None
+}
+
+/// Which field of an address form a parameter is (0 line 1, 1 line 2, 2
+/// city, 3 state, 4 country, 5 zip), if it is one.
+fn address_field(param: &str) -> Option<usize> {
+    match param {
+        "address1" | "address_line1" | "address_line_1" | "street" | "line1" => Some(0),
+        "address2" | "address_line2" | "address_line_2" | "line2" => Some(1),
+        "city" | "town" => Some(2),
+        "state" | "region" | "province" => Some(3),
+        "country" => Some(4),
+        "zip" | "zip_code" | "postal_code" | "postcode" => Some(5),
+        _ => None,
+    }
+}
+
+/// Whether a tool's parameters are an address form (line 1, city and a
+/// postal code or state): the person then gives a new address field by
+/// field.
+pub fn is_address_form<'a>(params: impl IntoIterator<Item = &'a str>) -> bool {
+    let fields: Vec<usize> = params.into_iter().filter_map(address_field).collect();
+    fields.contains(&0) && fields.contains(&2) && (fields.contains(&5) || fields.contains(&3))
+}
+
+/// The value of one field of the address form `pick` (an index drawn once
+/// per situation, so the fields are of one address).
+pub fn address_form_value(param: &str, pick: usize) -> Option<String> {
+    let form = ADDRESS_FORMS.get(pick % ADDRESS_FORMS.len())?;
+    address_field(param).map(|i| form[i].to_owned())
+}
+
+/// How many address forms there are to draw from.
+pub const fn address_forms() -> usize {
+    ADDRESS_FORMS.len()
 }
 
 /// The options a description lists as the only ones (`either 'a' or 'b'`,
@@ -699,7 +755,9 @@ impl Person {
             _ if is_id => format!("It's {value}."),
             "name" | "full_name" => format!("I'm {value}."),
             "email" | "email_address" => format!("My email is {value}."),
-            _ if field.contains("address") && self.facts.wants.iter().any(|(p, _)| p == field) => {
+            // "The new address is …" for a whole address; a form's field
+            // (`address2`) by its own name.
+            _ if field.ends_with("address") && self.facts.wants.iter().any(|(p, _)| p == field) => {
                 format!("The new address is {value}.")
             }
             _ if crate::identity::IDENTITY_FIELDS.contains(&field)
@@ -739,20 +797,25 @@ pub fn field_words(field: &str) -> String {
 /// Whether a field holds an amount of money.
 pub fn is_amount(field: &str) -> bool {
     let w = words(&field.replace('_', " "));
+    // `total` alone is money; `total_baggages` is a count.
     w.iter()
-        .any(|x| matches!(x.as_str(), "amount" | "price" | "sum" | "total"))
+        .any(|x| matches!(x.as_str(), "amount" | "price" | "sum"))
+        || w == ["total"]
 }
 
 /// The numbers a text states (`$250`, `1,200.50`), ids left out.
 fn numbers(text: &str) -> Vec<f64> {
     text.split_whitespace()
         .filter_map(|w| {
-            let w =
-                w.trim_matches(|c: char| !(c.is_ascii_digit() || c == '$' || c == '.' || c == ','));
-            let w = w
-                .trim_end_matches(['.', ','])
-                .trim_start_matches('$')
-                .replace(',', "");
+            // Punctuation around a number goes; an id's letters do not
+            // (`omar_davis_3817`, `#W1001` state no number).
+            let w = w.trim_matches(|c: char| {
+                matches!(
+                    c,
+                    '.' | ',' | '!' | '?' | ';' | ':' | '(' | ')' | '"' | '\''
+                )
+            });
+            let w = w.trim_start_matches('$').replace(',', "");
             if w.is_empty() || !w.chars().all(|c| c.is_ascii_digit() || c == '.') {
                 return None;
             }

@@ -541,7 +541,21 @@ fn pinned_task(index: usize, row: &sparring_types::Row) -> Task {
             .goal
             .clone()
             .unwrap_or_else(|| "get some help".to_owned()),
-        args: persona.args.iter().map(value).collect(),
+        // An argument kept in `knows` under another name (a new address's
+        // `zip` beside the person's own) is the goal's argument.
+        args: persona
+            .args
+            .iter()
+            .map(|p| {
+                let meant = row
+                    .situation
+                    .goal
+                    .as_ref()
+                    .and_then(|g| g.arguments.get(p))
+                    .and_then(serde_json::Value::as_str);
+                meant.map_or_else(|| value(p), |v| (p.clone(), v.to_owned()))
+            })
+            .collect(),
         lacks: persona.lacks.clone(),
         owner: persona.owner.clone(),
         known,
@@ -769,7 +783,13 @@ fn facts_for(
             }
         }
     }
-    let owner = owner.unwrap_or_else(|| identity::draw_generated(stream));
+    let owner = owner.unwrap_or_else(|| {
+        if model.entity.is_none() {
+            identity::draw_owner(world, seed, stream)
+        } else {
+            identity::draw_generated(stream)
+        }
+    });
     facts.known.clear();
     facts.set_owner(&owner);
     if let Some(ids) = several {
@@ -782,6 +802,34 @@ fn facts_for(
     let Some(tool) = tool else {
         return facts;
     };
+    // A person found by what a finder takes (`find_user_id_by_name_zip`)
+    // where another finder takes a contact detail (email, phone) is one who
+    // cannot give that: else any careful agent would use the other, as
+    // tau2's "only call this function if the user … cannot remember email"
+    // says.
+    if is_person_finder(tool) {
+        let own: Vec<&str> = tool
+            .parameter_names()
+            .into_iter()
+            .filter_map(|p| identity_key(p, tool.parameter(p)))
+            .collect();
+        let others: Vec<&str> = spec
+            .tools
+            .iter()
+            .filter(|t| t.name != tool.name && is_person_finder(t))
+            .flat_map(|t| {
+                t.parameter_names()
+                    .into_iter()
+                    .filter_map(|p| identity_key(p, t.parameter(p)))
+                    .collect::<Vec<_>>()
+            })
+            // Contact details one may not have at hand; never the name.
+            .filter(|k| matches!(*k, "email" | "phone") && !own.contains(k))
+            .collect();
+        for key in others {
+            facts.known.remove(key);
+        }
+    }
     let balance = model
         .entity
         .as_ref()
@@ -789,9 +837,21 @@ fn facts_for(
         .and_then(|(e, id)| world.record(e, id))
         .and_then(|r| r.get("balance").and_then(serde_json::Value::as_f64));
     let required = tool.required();
+    // A tool that takes an address field by field gets one new address,
+    // drawn once (only such tools draw, so other specs' streams are as before).
+    let address = person::is_address_form(tool.parameter_names())
+        .then(|| stream.below(person::address_forms() as u64));
+    let (from_record, companions) =
+        record_values(world, tool, model, balance, address.is_some(), stream);
     for param in tool.parameter_names() {
         let value = if Some(param) == model.id_param.as_deref() {
             chosen.clone()
+        } else if let Some(v) = from_record.get(param) {
+            Some(v.clone())
+        } else if let Some(v) = address
+            .and_then(|pick| person::address_form_value(param, usize::try_from(pick).unwrap_or(0)))
+        {
+            Some(v)
         } else if let Some((_, other)) = model.references.iter().find(|(p, _)| p == param) {
             reference_value(world, seed, other, &owner, chosen.as_deref(), stream)
         } else if let Some(key) = identity_key(param, tool.parameter(param)) {
@@ -806,7 +866,9 @@ fn facts_for(
             continue;
         };
         facts.args.push((param.to_owned(), value.clone()));
-        let identity_like = identity_key(param, tool.parameter(param)).is_some();
+        // A new address's zip is a value the person wants set, not who they are.
+        let from_form = address.is_some() && person::address_form_value(param, 0).is_some();
+        let identity_like = !from_form && identity_key(param, tool.parameter(param)).is_some();
         let reference = model.references.iter().any(|(p, _)| p == param);
         if Some(param) != model.id_param.as_deref() && !identity_like && !reference {
             facts.wants.push((param.to_owned(), value.clone()));
@@ -822,7 +884,111 @@ fn facts_for(
         };
         facts.known.insert(key, value);
     }
+    for (field, value) in companions {
+        facts.known.entry(field).or_insert(value);
+    }
     facts
+}
+
+/// Values one world record holds for arguments a person could not otherwise
+/// give (`book_reservation`'s `origin` and `destination`, which no stock
+/// value fits): the record of the entity whose records have most of those
+/// fields, drawn from `stream`, gives every plain argument it has a field
+/// for (so a search's origin, destination and date are one flight's), and
+/// its date, when the tool takes none, as a fact the person can answer
+/// with ("what date?"). Nothing, and no draw, when the person lacks none.
+/// An address form's fields (`address_form`) are left to the address drawn.
+fn record_values(
+    world: &World,
+    tool: &sparring_types::ToolSpec,
+    model: &ToolModel,
+    balance: Option<f64>,
+    address_form: bool,
+    stream: &mut Stream,
+) -> (BTreeMap<String, String>, Vec<(String, String)>) {
+    let plain = |p: &str| {
+        // An address form's fields come from the one address drawn.
+        !(address_form && person::address_form_value(p, 0).is_some())
+            && Some(p) != model.id_param.as_deref()
+            && !model.references.iter().any(|(r, _)| r == p)
+            && identity_key(p, tool.parameter(p)).is_none()
+            && tool
+                .parameter(p)
+                .and_then(|s| s.get("type"))
+                .and_then(serde_json::Value::as_str)
+                .is_none_or(|t| matches!(t, "string" | "number" | "integer"))
+    };
+    let lacking: Vec<&str> = tool
+        .required()
+        .into_iter()
+        .filter(|p| {
+            // Whether a stock value fits does not depend on the draw: a
+            // throwaway stream asks without taking from `stream`.
+            plain(p)
+                && person::value_for(
+                    p,
+                    tool.parameter(p),
+                    balance,
+                    &mut Stream::derive(0, "person/peek", &[]),
+                )
+                .is_none()
+        })
+        .collect();
+    if lacking.is_empty() {
+        return (BTreeMap::new(), Vec::new());
+    }
+    let scalar = |r: &serde_json::Map<String, serde_json::Value>, f: &str| {
+        r.get(f).and_then(|v| match v {
+            serde_json::Value::String(s) if !s.is_empty() => Some(s.clone()),
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
+    };
+    // The entity whose records hold most of the lacking fields, and those records.
+    let mut best: (usize, Vec<serde_json::Map<String, serde_json::Value>>) = (0, Vec::new());
+    for entity in world.entities() {
+        let records: Vec<_> = world
+            .ids(&entity)
+            .iter()
+            .filter_map(|id| world.record(&entity, id))
+            .collect();
+        let Some(first) = records.first() else {
+            continue;
+        };
+        let covered = lacking
+            .iter()
+            .filter(|p| scalar(first, p).is_some())
+            .count();
+        if covered > best.0 {
+            best = (covered, records);
+        }
+    }
+    let Some(record) = stream.pick(&best.1) else {
+        return (BTreeMap::new(), Vec::new());
+    };
+    let params = tool.parameter_names();
+    let values = params
+        .iter()
+        .filter(|p| plain(p))
+        .filter_map(|p| scalar(record, p).map(|v| ((*p).to_owned(), v)))
+        .collect();
+    let companions = ["date"]
+        .iter()
+        .filter(|f| !params.contains(f))
+        .filter_map(|f| scalar(record, f).map(|v| ((*f).to_owned(), v)))
+        .collect();
+    (values, companions)
+}
+
+/// Whether a tool finds a person by who they are: it takes no id, only
+/// identity fields, and its name says whom (`find_user_id_by_email`).
+fn is_person_finder(tool: &sparring_types::ToolSpec) -> bool {
+    let params = tool.parameter_names();
+    !params.is_empty()
+        && params
+            .iter()
+            .all(|p| identity_key(p, tool.parameter(p)).is_some())
+        && tool.name.split('_').any(identity::is_owner_entity)
 }
 
 /// The identity field an argument asks for (`phone_number` → `phone`), when

@@ -35,6 +35,8 @@ async fn an_agent_that_never_calls_a_tool_is_reported_and_warned_about() {
     let s = &summary.soundness;
     assert_eq!(s.reached_a_tool, 0.0);
     assert_eq!(s.goal_tool_called, 0.0);
+    assert_eq!(s.act_inform_goal_tool_called, 0.0);
+    assert!(s.act_inform_rows > 0);
     assert!(s.tools_called.is_empty());
     assert_eq!(s.tools_never_called.len(), shop_spec().tools.len());
     assert!(s.goal_rows > 0 && s.goal_rows <= rows.len() as u64);
@@ -85,6 +87,26 @@ async fn the_goal_tool_share_counts_the_calls_of_each_situations_tool() {
     assert_eq!(s.goal_rows, about_a_tool.len() as u64);
     let want = about_get_order as f64 / about_a_tool.len() as f64;
     assert!((s.goal_tool_called - want).abs() < 1e-9, "{s:?}");
+    // The figure: `act` and `inform` rows only, by the goal's tool.
+    let act_inform: Vec<&&Row> = about_a_tool
+        .iter()
+        .filter(|r| {
+            r.situation.goal.as_ref().is_some_and(|g| {
+                matches!(
+                    g.kind,
+                    sparring_types::GoalKind::Act | sparring_types::GoalKind::Inform
+                )
+            })
+        })
+        .collect();
+    let called = act_inform
+        .iter()
+        .filter(|r| r.situation.goal.as_ref().and_then(|g| g.tool.as_deref()) == Some("get_order"))
+        .count();
+    assert!(!act_inform.is_empty() && act_inform.len() < about_a_tool.len());
+    assert_eq!(s.act_inform_rows, act_inform.len() as u64);
+    let want = called as f64 / act_inform.len() as f64;
+    assert!((s.act_inform_goal_tool_called - want).abs() < 1e-9, "{s:?}");
     assert!(s.reached_a_tool > 0.9, "{s:?}");
     assert!(s.faults_fired <= s.faults_scheduled);
     assert!(

@@ -8,7 +8,9 @@
 //! - [`workspace`]: the workspace root.
 //! - [`golden`]: the golden files and their normalisation.
 //! - [`tau2`]: tau2-bench's tasks (read from `../shared/data/tau2`), their
-//!   gold actions and a retail database per task built from them.
+//!   gold actions, a retail or airline database per task built from them,
+//!   and a domain's spec with every task's records as fixtures
+//!   ([`tau2::write_spec`]).
 //! - [`fake_llm`]: a fake OpenAI-compatible and Anthropic server on a
 //!   loopback port, with scripted replies, injected errors, slow replies, a
 //!   model that rejects `temperature`, and logprobs. The

@@ -3,8 +3,11 @@
 //!
 //! The tools, policies and tasks are read from `../shared/data/tau2` beside
 //! the workspace (see its SOURCE.md); nothing of them is copied into the
-//! repository. [`data_dir`] says where, or `None` when the folder is absent,
-//! so tests can skip with a note. The retail database of a task
+//! repository. [`data_dir`] says where (`$SPARRING_TAU2_DATA` where the
+//! folder is elsewhere, as from a git worktree), or `None` when the folder
+//! is absent, so tests can skip with a note. [`write_spec`] writes a
+//! domain's spec with every task's records as fixtures, for
+//! `sparring simulate` (the `tau2_spec` example). The retail database of a task
 //! ([`retail_db`]) is shaped the way tau2's records are (an order with a
 //! nested `address`, `items`, `payment_history` and `user_id`; a user with
 //! `orders`), with the states its gold actions need (an order that is
@@ -33,10 +36,17 @@ pub type Db = BTreeMap<String, BTreeMap<String, Record>>;
 /// A tool's name and its arguments.
 pub type Call = (String, Record);
 
-/// The tau2 data folder (`../shared/data/tau2` beside the workspace), or
-/// `None` with a note on stderr when it is absent.
+/// The environment variable naming the tau2 data folder where it is not
+/// `../shared/data/tau2` beside the workspace (a git worktree's checkout).
+pub const DATA_ENV: &str = "SPARRING_TAU2_DATA";
+
+/// The tau2 data folder (`$SPARRING_TAU2_DATA`, else `../shared/data/tau2`
+/// beside the workspace), or `None` with a note on stderr when it is absent.
 pub fn data_dir() -> Option<PathBuf> {
-    let dir = crate::workspace().join("../shared/data/tau2");
+    let dir = std::env::var_os(DATA_ENV).map_or_else(
+        || crate::workspace().join("../shared/data/tau2"),
+        PathBuf::from,
+    );
     if dir.join("retail/tools.json").exists() {
         Some(dir)
     } else {
@@ -140,6 +150,22 @@ pub fn address(zip: &str) -> Value {
     json!({"address1": "101 Cedar Lane", "address2": "Suite 4", "city": "Columbus", "country": "USA", "state": "OH", "zip": zip})
 }
 
+/// What a task's user knows, as tau2 wrote it (`known_info`), or nothing.
+fn known_info(task: &Value) -> &str {
+    task.pointer("/user_scenario/instructions/known_info")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// The first and last name a tau2 user id spells (`mia_garcia_4516`: Mia,
+/// Garcia), and its digits.
+fn names_in_id(user: &str) -> (String, String, &str) {
+    let mut parts = user.split('_');
+    let first = capitalised(parts.next().unwrap_or("yara"));
+    let last = capitalised(parts.next().unwrap_or("smith"));
+    (first, last, parts.next().unwrap_or(""))
+}
+
 /// tau2's retail order ids: `#W` and seven digits.
 pub fn retail_order_exists(id: &str) -> bool {
     id.len() == 9 && id.starts_with("#W") && id[2..].chars().all(|c| c.is_ascii_digit())
@@ -148,10 +174,7 @@ pub fn retail_order_exists(id: &str) -> bool {
 /// The retail database one task's gold calls need.
 pub fn retail_db(calls: &[Call], task: &Value) -> Db {
     let mut db = Db::new();
-    let known = task
-        .pointer("/user_scenario/instructions/known_info")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let known = known_info(task);
     // The task's user: named by get_user_details, else by its known info.
     let user = calls
         .iter()
@@ -167,9 +190,9 @@ pub fn retail_db(calls: &[Call], task: &Value) -> Db {
                 .map(str::to_owned)
         })
         .unwrap_or_else(|| "yara_smith_1001".to_owned());
-    // Details searched by: the last search is the one that finds them.
-    let mut first = "Yara".to_owned();
-    let mut last = "Smith".to_owned();
+    // Details searched by: the last search is the one that finds them; the
+    // name is the user id's otherwise (`mia_garcia_4516` is Mia Garcia).
+    let (mut first, mut last, _) = names_in_id(&user);
     let mut zip = "43215".to_owned();
     let mut email = format!("{}@example.com", user.replace('_', "."));
     for (n, a) in calls {
@@ -228,9 +251,14 @@ pub fn retail_db(calls: &[Call], task: &Value) -> Db {
             );
         }
     }
-    let pm = payment
-        .clone()
-        .unwrap_or_else(|| "credit_card_1000001".to_owned());
+    // A user's own card where the gold calls name none (one id per user, so
+    // the merged database gives no card two owners).
+    let pm = payment.clone().unwrap_or_else(|| {
+        let digits: u32 = user
+            .bytes()
+            .fold(7, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+        format!("credit_card_{:07}", digits % 10_000_000)
+    });
     put(
         &mut db,
         "payment_methods",
@@ -283,12 +311,251 @@ pub fn retail_db(calls: &[Call], task: &Value) -> Db {
             json!([{"transaction_type": "payment", "amount": 50.0, "payment_method_id": pm}]),
         );
     }
+    let methods = payment_methods_of(&db, "payment_methods", &user);
     put(
         &mut db,
         "users",
         &user,
         json!({"name": {"first_name": first, "last_name": last}, "email": email,
-               "address": address(&zip), "orders": orders}),
+               "address": address(&zip), "orders": orders, "payment_methods": methods}),
     );
     db
+}
+
+/// The airline database one task's gold calls need: its user, the
+/// reservations and flights the calls name, flights on the searched
+/// routes, and the payment methods used.
+pub fn airline_db(calls: &[Call], task: &Value) -> Db {
+    let mut db = Db::new();
+    let known = known_info(task);
+    let user = calls
+        .iter()
+        .find_map(|(_, a)| a.get("user_id").map(s))
+        .or_else(|| {
+            known
+                .split_whitespace()
+                .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_'))
+                .find(|w| w.matches('_').count() == 2)
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| "mia_li_3668".to_owned());
+    let mut reservations: Vec<String> = Vec::new();
+    let mut payments: Vec<String> = Vec::new();
+    // Searches say where flights go on which day.
+    let mut legs: Vec<(String, String, String)> = Vec::new();
+    for (n, a) in calls {
+        if n == "search_direct_flight" {
+            legs.push((s(&a["origin"]), s(&a["destination"]), s(&a["date"])));
+        }
+    }
+    let flight = |db: &mut Db, number: &str, date: &str, route: Option<(String, String)>| {
+        let (o, d) = route
+            .or_else(|| {
+                legs.iter()
+                    .find(|(_, _, day)| day == date)
+                    .map(|(o, d, _)| (o.clone(), d.clone()))
+            })
+            .unwrap_or_else(|| ("JFK".to_owned(), "LAX".to_owned()));
+        put(
+            db,
+            "flights",
+            number,
+            json!({"flight_number": number, "origin": o, "destination": d, "date": date, "status": "available"}),
+        );
+    };
+    for (n, a) in calls {
+        if let Some(p) = a.get("payment_id").map(s) {
+            payments.push(p);
+        }
+        for pm in a
+            .get("payment_methods")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            payments.push(s(&pm["payment_id"]));
+        }
+        for f in a
+            .get("flights")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            flight(&mut db, &s(&f["flight_number"]), &s(&f["date"]), None);
+        }
+        if n == "get_flight_status" {
+            flight(&mut db, &s(&a["flight_number"]), &s(&a["date"]), None);
+        }
+        if let Some(r) = a.get("reservation_id").map(s) {
+            let passengers = calls
+                .iter()
+                .find(|(m, b)| {
+                    m == "update_reservation_passengers" && b["reservation_id"] == r.as_str()
+                })
+                .map_or(1, |(_, b)| b["passengers"].as_array().map_or(1, Vec::len));
+            let people: Vec<Value> = (0..passengers)
+                .map(|i| json!({"first_name": format!("Lena{i}"), "last_name": "Moreau", "dob": "1980-01-01"}))
+                .collect();
+            put(
+                &mut db,
+                "reservations",
+                &r,
+                json!({"user_id": user, "origin": "JFK", "destination": "LAX", "flight_type": "one_way",
+                       "cabin": "economy", "flights": [{"flight_number": "HAT001", "date": "2024-05-20", "price": 100,
+                       "origin": "JFK", "destination": "LAX"}], "passengers": people,
+                       "payment_history": [], "created_at": "2024-05-01T10:00:00",
+                       "total_baggages": 0, "nonfree_baggages": 0, "insurance": "no"}),
+            );
+            if !reservations.contains(&r) {
+                reservations.push(r);
+            }
+        }
+    }
+    // Flights on the searched routes, so a search finds what is booked.
+    for (o, d, day) in &legs {
+        let number = format!("HAT9{:02}", db.get("flights").map_or(0, BTreeMap::len));
+        put(
+            &mut db,
+            "flights",
+            &number,
+            json!({"flight_number": number, "origin": o, "destination": d, "date": day, "status": "available"}),
+        );
+    }
+    if payments.is_empty() {
+        payments.push("credit_card_1000001".to_owned());
+    }
+    for p in &payments {
+        put(
+            &mut db,
+            "payments",
+            p,
+            json!({"user_id": user, "source": p.split('_').next().unwrap_or("card")}),
+        );
+    }
+    // The user's name and email as tau2 spells them (`mia_li_3668` is Mia
+    // Li, mia.li3668@example.com).
+    let (first, last, digits) = names_in_id(&user);
+    let email = format!(
+        "{}.{}{digits}@example.com",
+        first.to_lowercase(),
+        last.to_lowercase()
+    );
+    let methods = payment_methods_of(&db, "payments", &user);
+    put(
+        &mut db,
+        "users",
+        &user,
+        json!({"name": {"first_name": first, "last_name": last}, "email": email,
+               "dob": "1985-04-12", "reservations": reservations, "membership": "gold",
+               "payment_methods": methods}),
+    );
+    db
+}
+
+/// Every task's database of a domain (`retail` or `airline`; `None` for
+/// another, or without the data) in one: the
+/// records of all tasks, a record two tasks share keeping the fields the
+/// first gave and the union of the lists and maps both gave (a user's
+/// `orders` and `payment_methods`).
+pub fn domain_db(domain: &str) -> Option<Db> {
+    let base = domain_spec(domain)?;
+    let mut db = Db::new();
+    for task in tasks(domain)? {
+        let calls = gold_calls(&task, &base);
+        let one = match domain {
+            "retail" => retail_db(&calls, &task),
+            "airline" => airline_db(&calls, &task),
+            _ => return None,
+        };
+        for (entity, records) in one {
+            let into = db.entry(entity).or_default();
+            for (id, record) in records {
+                let Some(have) = into.get_mut(&id) else {
+                    into.insert(id, record);
+                    continue;
+                };
+                for (field, value) in record {
+                    match (have.get_mut(&field), value) {
+                        (Some(Value::Array(old)), Value::Array(new)) => {
+                            for v in new {
+                                if !old.contains(&v) {
+                                    old.push(v);
+                                }
+                            }
+                        }
+                        (Some(Value::Object(old)), Value::Object(new)) => {
+                            for (k, v) in new {
+                                old.entry(k).or_insert(v);
+                            }
+                        }
+                        (Some(_), _) => {}
+                        (None, value) => {
+                            have.insert(field, value);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Some(db)
+}
+
+/// Writes a domain's spec with every task's database as its fixtures to
+/// `dir/tau2-<domain>.json` and returns its path; the policy and tools stay
+/// in `../shared/data/tau2`, referenced by `{file: PATH}`, so nothing of
+/// tau2's text is copied. `None` (with a note) when the data is absent.
+pub fn write_spec(domain: &str, dir: &std::path::Path) -> Option<PathBuf> {
+    let data = data_dir()?
+        .join(domain)
+        .canonicalize()
+        .expect("the tau2 data folder resolves");
+    let db = domain_db(domain)?;
+    let fixtures: Map<String, Value> = db
+        .into_iter()
+        .map(|(e, records)| {
+            (
+                e,
+                Value::Array(records.into_values().map(Value::Object).collect()),
+            )
+        })
+        .collect();
+    let doc = json!({
+        "name": format!("tau2-{domain}"),
+        "system_prompt": {"file": data.join("policy.md")},
+        "tools": {"file": data.join("tools.json")},
+        "fixtures": fixtures,
+    });
+    let path = dir.join(format!("tau2-{domain}.json"));
+    std::fs::write(
+        &path,
+        serde_json::to_string_pretty(&doc).expect("a JSON value prints"),
+    )
+    .expect("the spec's folder is writable");
+    Some(path)
+}
+
+/// `mia` → `Mia`.
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+}
+
+/// A user's payment methods as tau2's user record lists them: id →
+/// `{"id", "source"}`.
+fn payment_methods_of(db: &Db, entity: &str, user: &str) -> Value {
+    let methods: Map<String, Value> = db
+        .get(entity)
+        .into_iter()
+        .flatten()
+        .filter(|(_, r)| r.get("user_id").and_then(Value::as_str) == Some(user))
+        .map(|(id, r)| {
+            (
+                id.clone(),
+                json!({"id": id, "source": r.get("source").cloned().unwrap_or(Value::Null)}),
+            )
+        })
+        .collect();
+    Value::Object(methods)
 }

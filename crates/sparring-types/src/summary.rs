@@ -308,6 +308,14 @@ pub struct Search {
 /// say what those tools need (docs/people.md, "Soundness").
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Soundness {
+    /// Share of `act_inform_rows` in which the agent called the goal's
+    /// tool: issue 18's figure (docs/people.md, "Measured").
+    #[serde(default)]
+    pub act_inform_goal_tool_called: f64,
+    /// Rows whose goal is `act` or `inform` (seeds left out): the agent
+    /// must call the goal's tool to reach them.
+    #[serde(default)]
+    pub act_inform_rows: u64,
     /// Share of `goal_rows` whose person held every required argument of the
     /// situation's tool (`persona.lacks` empty).
     pub facts_complete: f64,
@@ -315,7 +323,8 @@ pub struct Soundness {
     pub faults_fired: u64,
     /// Faults the situations scheduled.
     pub faults_scheduled: u64,
-    /// Share of `goal_rows` in which the agent called the situation's tool.
+    /// Share of `goal_rows` in which the agent called the situation's tool
+    /// (every goal kind: a `decline` or `other_owner` row may rightly not).
     pub goal_tool_called: f64,
     /// Rows whose situation is about a tool (not `none`, not a seed).
     pub goal_rows: u64,

@@ -5,7 +5,7 @@ use super::{Progress, RunError};
 use crate::model_people::{WriterReport, keep_error};
 use crate::plan::Plan;
 use sparring_types::{
-    Agent, Coverage, Degraded, EndedBy, EndedOnQuestion, EvalRunLine, PairwiseCoverage,
+    Agent, Coverage, Degraded, EndedBy, EndedOnQuestion, EvalRunLine, GoalKind, PairwiseCoverage,
     PersonRecord, PinnedRecord, RepeatsRecord, Row, RowCounter, RunSummary, SCHEMA_VERSION, Search,
     SimulateOptions, Soundness, Spec, StopReason, TierMix, WriterRecord, defaults,
 };
@@ -39,6 +39,10 @@ pub(super) struct Tally {
     pub(super) goal_rows: u64,
     pub(super) goal_called: u64,
     pub(super) facts_complete: u64,
+    /// Rows whose goal is `act` or `inform` (seeds left out); of them,
+    /// those that called the goal's tool.
+    pub(super) act_inform_rows: u64,
+    pub(super) act_inform_called: u64,
     /// Rows that called any tool.
     pub(super) reached_tool: u64,
     pub(super) faults_scheduled: u64,
@@ -115,6 +119,14 @@ impl Tally {
             self.goal_called += u64::from(called.contains(tool));
             self.facts_complete += u64::from(row.persona.lacks.is_empty());
         }
+        if let Some(goal) = row.situation.goal.as_ref()
+            && matches!(goal.kind, GoalKind::Act | GoalKind::Inform)
+            && row.lineage.arm != sparring_types::Arm::Seed
+        {
+            self.act_inform_rows += 1;
+            self.act_inform_called +=
+                u64::from(goal.tool.as_deref().is_some_and(|t| called.contains(t)));
+        }
         for fault in row.situation.faults.iter().filter(|f| f.is_scheduled()) {
             self.faults_scheduled += 1;
             self.faults_fired += u64::from(fault.has_fired());
@@ -133,6 +145,8 @@ fn soundness(tally: &Tally, rows: u64, spec: &Spec, warnings: &mut Vec<String>) 
         faults_scheduled: tally.faults_scheduled,
         goal_tool_called: share(tally.goal_called, tally.goal_rows),
         goal_rows: tally.goal_rows,
+        act_inform_goal_tool_called: share(tally.act_inform_called, tally.act_inform_rows),
+        act_inform_rows: tally.act_inform_rows,
         reached_a_tool: share(tally.reached_tool, rows),
         tools_called: tally.tools_called.iter().cloned().collect(),
         tools_never_called: spec
