@@ -291,7 +291,8 @@ impl Axes {
     /// records of in `world` (owners drawn with the run `seed`, as the
     /// plan draws them): a `several` situation there would not be what it
     /// says. Returns the one warning that says so, naming each entity and
-    /// its tools, when any was forbidden.
+    /// its tools, when any was forbidden (an entity of people, `customers`,
+    /// is forbidden without one: a person is one record of it).
     pub fn forbid_impossible_several(
         &mut self,
         world: &World,
@@ -326,10 +327,14 @@ impl Axes {
             });
             if !several {
                 self.forbidden.push(pair);
-                left_out
-                    .entry(entity)
-                    .or_default()
-                    .push(format!("`{tool}`"));
+                // A person owns one profile of themselves: no fixture can
+                // fix that, so it is no warning.
+                if !crate::identity::is_owner_entity(&entity) {
+                    left_out
+                        .entry(entity)
+                        .or_default()
+                        .push(format!("`{tool}`"));
+                }
             }
         }
         if left_out.is_empty() {
