@@ -355,10 +355,7 @@ async fn slow_replies_time_out_and_are_retried() {
 
 #[tokio::test(start_paused = true)]
 async fn connection_refused_is_retried_then_reported() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = sparring_testkit::closed_port();
     let spec = format!("openai:m@http://127.0.0.1:{port}/v1");
     let BackendSpec::Model(endpoint) = BackendSpec::parse(&spec).unwrap() else {
         panic!()

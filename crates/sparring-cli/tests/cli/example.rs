@@ -12,9 +12,8 @@ fn support_desk_runs_graded_and_reports() {
     assert!(stdout.contains("pass@1"), "{stdout}");
     assert!(stderr(&o).contains("simulated "), "{}", stderr(&o));
 
-    let rows = read_rows(&out.join("rows.jsonl"));
+    let rows = valid_rows(&out);
     assert!(rows.len() >= 20, "{} rows", rows.len());
-    assert_valid_rows(&rows);
     assert!(
         rows.iter()
             .all(|r| r["usage"].is_null() && r["requests"].is_null() && r["sampling"].is_null()),
@@ -42,8 +41,7 @@ fn support_desk_runs_graded_and_reports() {
         .collect();
     assert_eq!(seeds.len(), 2);
     assert!(seeds.contains(&"Where is my package? The order is #W1002."));
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let summary = run_json(&out);
     assert_eq!(summary["counts"]["rows"], rows.len());
     for key in [
         "stopped_because",
@@ -59,13 +57,7 @@ fn support_desk_runs_graded_and_reports() {
     assert_eq!(summary["options"]["max_turns"], 8, "spec options apply");
 
     // The report reads the run back, as a table and as JSON.
-    let o = sparring()
-        .arg("report")
-        .arg(&out)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = sparring().arg("report").arg(&out).arg("--json").run_ok();
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(report["n_rows"], rows.len());
     let passed = rows.len() - failed.len();

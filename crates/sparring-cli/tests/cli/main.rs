@@ -8,62 +8,37 @@
     clippy::float_cmp
 )]
 
+#[path = "../common/mod.rs"]
+mod common;
+
+use common::{
+    Run, agent_script, example_agent, example_spec, read_rows, run_json, simulate_cmd, sparring,
+    stderr, workspace,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn sparring() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_sparring"));
-    c.current_dir(workspace());
-    c.env("NO_PROGRESS", "1");
-    c
-}
-
-use sparring_testkit::workspace;
-
-fn example_spec() -> PathBuf {
-    workspace().join("examples/support-desk/spec.yaml")
-}
-
-fn example_agent() -> String {
-    format!(
-        "python3 {}",
-        workspace().join("examples/support-desk/agent.py").display()
-    )
-}
+use std::process::Output;
 
 /// `sparring simulate` of the example spec with its shipped agent into `out`,
-/// with `args` between the agent and `--out`.
+/// with `args`.
 fn simulate_example(out: impl AsRef<Path>, args: &[&str]) -> Output {
-    sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args(["--agent", &example_agent()])
+    simulate_cmd(example_spec(), &example_agent(), out)
         .args(args)
-        .arg("--out")
-        .arg(out.as_ref())
-        .output()
-        .unwrap()
+        .run()
 }
 
 fn flaky(mode: &str, dir: &Path) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/flaky.py");
     format!(
         "python3 {} {mode} {}",
-        script.display(),
+        agent_script("flaky.py").display(),
         dir.join("marker").display()
     )
 }
 
 /// Runs `sparring` with `args`, which must succeed, and parses its stdout.
 fn json_out(args: &[&std::ffi::OsStr]) -> Value {
-    let o = sparring().args(args).output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = sparring().args(args).run_ok();
     serde_json::from_slice(&o.stdout).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// A bad-input failure: exit 2, one line on stderr, naming what and where.
@@ -81,12 +56,18 @@ fn assert_usage_error(o: &Output, must_contain: &[&str]) {
 /// `sparring simulate SPEC --agent true`: for specs that must fail before
 /// the agent matters.
 fn simulate_spec(spec: &Path) -> Output {
+    simulate_spec_with(spec, &[])
+}
+
+/// `sparring simulate SPEC --agent true ARGS`: for options that must fail
+/// before the agent matters.
+fn simulate_spec_with(spec: &Path, args: &[&str]) -> Output {
     sparring()
         .arg("simulate")
         .arg(spec)
         .args(["--agent", "true"])
-        .output()
-        .unwrap()
+        .args(args)
+        .run()
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -114,20 +95,20 @@ fn spec_with(dir: &Path, block: &str) -> PathBuf {
     write(dir, "spec.yaml", &format!("{text}\n{block}\n"))
 }
 
-fn read_rows(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("line is not JSON ({e}): {l}")))
-        .collect()
-}
-
 fn row_validator() -> jsonschema::Validator {
     let schema: Value = serde_json::from_str(
         &std::fs::read_to_string(workspace().join("docs/row.schema.json")).unwrap(),
     )
     .unwrap();
     jsonschema::validator_for(&schema).unwrap()
+}
+
+/// The rows a run wrote into `out`, each checked against
+/// docs/row.schema.json.
+fn valid_rows(out: &Path) -> Vec<Value> {
+    let rows = read_rows(&out.join("rows.jsonl"));
+    assert_valid_rows(&rows);
+    rows
 }
 
 fn assert_valid_rows(rows: &[Value]) {
@@ -204,8 +185,7 @@ fn world_answers_lines_with_shared_memory_and_explains() {
     );
     let explain = sparring()
         .args(["world", spec.to_str().unwrap(), "--explain"])
-        .output()
-        .unwrap();
+        .run();
     assert!(explain.status.success());
     let doc: serde_json::Value = serde_json::from_slice(&explain.stdout).unwrap();
     assert_eq!(doc["entities"]["orders"]["records"]["from"], "fixtures");
@@ -217,7 +197,7 @@ fn world_answers_lines_with_shared_memory_and_explains() {
         .unwrap();
     assert_eq!(cancel["operation"]["kind"], "state_change");
     assert_eq!(cancel["id_param"], "order_id");
-    let bad = sparring().args(["world", "nope.yaml"]).output().unwrap();
+    let bad = sparring().args(["world", "nope.yaml"]).run();
     assert_eq!(bad.status.code(), Some(2));
 }
 

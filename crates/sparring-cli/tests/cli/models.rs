@@ -28,18 +28,13 @@ fn fake(options: FakeOptions) -> Fake {
 }
 
 fn simulate(agent: &str, out: &Path, extra: &[&str]) -> Output {
-    sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args(["--agent", agent, "--out"])
-        .arg(out)
+    simulate_cmd(example_spec(), agent, out)
         .args(extra)
         .env("SPARRING_TEST_KEY", KEY)
         .env("ANTHROPIC_API_KEY", KEY)
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
-        .output()
-        .unwrap()
+        .run()
 }
 
 #[test]
@@ -71,9 +66,8 @@ fn openai_agent_runs_the_tool_loop_and_records_sampling() {
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
+    let rows = valid_rows(&out);
     assert_eq!(rows.len(), 6);
-    assert_valid_rows(&rows);
     for row in &rows {
         assert_eq!(row["ended_by"], "agent_done", "{row}");
         // The fake calls the first tool, gets the world's answer, replies.
@@ -118,8 +112,7 @@ fn openai_agent_runs_the_tool_loop_and_records_sampling() {
         );
     }
     assert_eq!(f.server.count(), 12);
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let summary = run_json(&out);
     assert_eq!(summary["options"]["temperature"], 0.4);
     assert_eq!(summary["options"]["logprobs"], true);
     assert_eq!(summary["options"]["retries"], 5);
@@ -159,9 +152,8 @@ fn avg_turns_caps_each_model_rollout_at_its_own_drawn_cap() {
     };
     let o = simulate(&agent, &out, &args("2.5"));
     assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
+    let rows = valid_rows(&out);
     assert_eq!(rows.len(), 48);
-    assert_valid_rows(&rows);
     let mut caps = Vec::new();
     for row in &rows {
         assert_eq!(row["ended_by"], "max_turns", "{row}");
@@ -186,8 +178,7 @@ fn avg_turns_caps_each_model_rollout_at_its_own_drawn_cap() {
             row["row_id"]
         );
     }
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let summary = run_json(&out);
     assert_eq!(summary["options"]["avg_turns"], 2.5);
     assert_eq!(summary["options"]["max_turns"], 6);
     assert_eq!(summary["counts"]["ended_by"]["max_turns"], 48);
@@ -209,14 +200,12 @@ fn avg_turns_caps_each_model_rollout_at_its_own_drawn_cap() {
     let plain = dir.path().join("plain");
     let o = simulate(&agent, &plain, &no_avg);
     assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&plain.join("rows.jsonl"));
-    assert_valid_rows(&rows);
+    let rows = valid_rows(&plain);
     for row in &rows {
         assert!(row.get("turn_cap").is_none(), "{row}");
         assert_eq!(row["markers"]["turns"], 6.0);
     }
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(plain.join("run.json")).unwrap()).unwrap();
+    let summary = run_json(&plain);
     assert!(summary["options"].get("avg_turns").is_none());
 }
 
@@ -238,9 +227,8 @@ fn backend_errors_end_rows_and_stop_the_run_without_leaking_the_key() {
     // the stop (all 5 at concurrency 8) are recorded.
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("never replied"), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
+    let rows = valid_rows(&out);
     assert_eq!(rows.len(), 5, "every row in flight recorded");
-    assert_valid_rows(&rows);
     for row in &rows {
         assert_eq!(row["ended_by"], "backend_error");
         let e = row["error"].as_str().unwrap();
@@ -268,9 +256,8 @@ fn anthropic_agent_runs() {
     let agent = format!("anthropic:claude-fake@{}", f.server.base_url());
     let o = simulate(&agent, &out, &["--budget", "4"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
+    let rows = valid_rows(&out);
     assert_eq!(rows.len(), 4);
-    assert_valid_rows(&rows);
     for row in &rows {
         assert_eq!(row["ended_by"], "agent_done", "{row}");
         assert_eq!(row["sampling"]["backend"], "anthropic");
@@ -306,8 +293,7 @@ fn command_agents_warn_about_model_options() {
         "{}",
         stderr(&o)
     );
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let summary = run_json(&out);
     let warnings = summary["warnings"].as_array().unwrap();
     assert!(
         warnings
@@ -358,9 +344,8 @@ fn refusals_and_the_content_filter_end_rows_that_fail_the_grade() {
         };
         let o = simulate(&agent, &out, &["--budget", "3", "--grade", "--quiet"]);
         assert!(o.status.success(), "{}", stderr(&o));
-        let rows = read_rows(&out.join("rows.jsonl"));
+        let rows = valid_rows(&out);
         assert_eq!(rows.len(), 3);
-        assert_valid_rows(&rows);
         for row in &rows {
             assert_eq!(row["ended_by"], ended, "{row}");
             // Graded a failure, whatever the conversation says.
@@ -383,7 +368,7 @@ fn refusals_and_the_content_filter_end_rows_that_fail_the_grade() {
                 assert!(row["error"].as_str().unwrap().contains("content filter"));
             }
         }
-        let summary = summary_of(&out);
+        let summary = run_json(&out);
         assert_eq!(summary["counts"]["ended_by"][ended], 3, "{summary}");
         assert_eq!(summary["counts"]["passed"], 0, "{summary}");
     }
@@ -412,8 +397,7 @@ fn a_truncated_reply_is_retried_with_more_room_or_ends_the_row_unexecuted() {
         &["--budget", "3", "--max-tokens", "50", "--grade", "--quiet"],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
-    assert_valid_rows(&rows);
+    let rows = valid_rows(&out);
     for row in &rows {
         assert_eq!(row["ended_by"], "truncated", "{row}");
         assert_eq!(row["reward"], 0.0);
@@ -459,8 +443,7 @@ fn a_truncated_reply_is_retried_with_more_room_or_ends_the_row_unexecuted() {
         &["--budget", "3", "--max-tokens", "100", "--grade", "--quiet"],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
-    assert_valid_rows(&rows);
+    let rows = valid_rows(&out);
     for row in &rows {
         assert_eq!(row["ended_by"], "agent_done", "{row}");
         for request in row["requests"].as_array().unwrap() {
@@ -498,9 +481,8 @@ fn rejected_top_p_and_max_tokens_are_adjusted_and_every_row_says_so() {
             ],
         );
         assert!(o.status.success(), "{}", stderr(&o));
-        let rows = read_rows(&out.join("rows.jsonl"));
+        let rows = valid_rows(&out);
         assert_eq!(rows.len(), 4);
-        assert_valid_rows(&rows);
         for row in &rows {
             assert_eq!(row["ended_by"], "agent_done", "plain {plain}: {row}");
             assert!(row["error"].is_null(), "{row}");
@@ -597,8 +579,7 @@ fn bad_model_input_is_refused_before_any_file() {
                 "ANTHROPIC_API_KEY",
                 if args.contains(&"--person") { "" } else { KEY },
             )
-            .output()
-            .unwrap();
+            .run();
         assert_usage_error(&o, needles);
         assert!(!out.exists(), "{args:?} wrote files");
     }
@@ -658,10 +639,6 @@ fn asking_agent(request: &Value) -> Reply {
     })
 }
 
-fn summary_of(out: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
-}
-
 fn assert_no_key(out: &Path, o: &Output) {
     for file in ["rows.jsonl", "run.json", "run.log"] {
         let text = std::fs::read_to_string(out.join(file)).unwrap();
@@ -702,9 +679,8 @@ fn model_writer_and_person_write_the_words() {
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
+    let rows = valid_rows(&out);
     assert_eq!(rows.len(), 8);
-    assert_valid_rows(&rows);
     let mut written = 0;
     for row in &rows {
         assert!(
@@ -742,7 +718,7 @@ fn model_writer_and_person_write_the_words() {
         );
     }
     assert!(written > 0);
-    let summary = summary_of(&out);
+    let summary = run_json(&out);
     assert_eq!(summary["degraded"], serde_json::json!([]), "{summary}");
     assert_eq!(
         summary["options"]["person"].as_str().unwrap(),
@@ -827,9 +803,8 @@ fn failing_writer_and_person_fall_back_to_templates() {
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
+    let rows = valid_rows(&out);
     assert_eq!(rows.len(), 6);
-    assert_valid_rows(&rows);
     for row in &rows {
         // Template asks, template answers.
         assert_eq!(row["writer_model"], "template", "{row}");
@@ -838,7 +813,7 @@ fn failing_writer_and_person_fall_back_to_templates() {
         assert_eq!(row["messages"][3]["role"], "user");
         assert!(!row["messages"][3]["content"].as_str().unwrap().is_empty());
     }
-    let summary = summary_of(&out);
+    let summary = run_json(&out);
     let degraded: Vec<&str> = summary["degraded"]
         .as_array()
         .unwrap()
@@ -903,7 +878,7 @@ fn one_backend_in_two_roles_is_same_model() {
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let summary = summary_of(&out);
+    let summary = run_json(&out);
     assert_eq!(
         summary["degraded"],
         serde_json::json!(["same_model"]),
@@ -934,7 +909,7 @@ fn one_backend_in_two_roles_is_same_model() {
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(summary_of(&out2)["degraded"], serde_json::json!([]));
+    assert_eq!(run_json(&out2)["degraded"], serde_json::json!([]));
 }
 
 /// An ungraded run of the example agent, for the judge tests.
@@ -988,9 +963,7 @@ fn trust(rows: &Path, judge: &str, rubric: &Path) -> (Value, Output) {
         .arg(rubric)
         .args(["--probe-rows", "4", "--json"])
         .env("SPARRING_TEST_KEY", KEY)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     (serde_json::from_slice(&o.stdout).unwrap(), o)
 }
 
@@ -1051,7 +1024,7 @@ fn model_judges_grade_and_their_probes_catch_the_hackable_ones() {
         "openai:judge-honest@{}#key=SPARRING_TEST_KEY",
         f.server.base_url()
     );
-    let o = sparring()
+    sparring()
         .arg("grade")
         .arg(&rows)
         .args(["--judge", &judge, "--rubric"])
@@ -1059,9 +1032,7 @@ fn model_judges_grade_and_their_probes_catch_the_hackable_ones() {
         .arg("-o")
         .arg(&out)
         .env("SPARRING_TEST_KEY", KEY)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     let graded = read_rows(&out);
     assert_valid_rows(&graded);
     for r in &graded {
@@ -1154,9 +1125,7 @@ fn http_graders_grade_each_row_and_failures_cost_only_that_row() {
         .args(["--no-conduct", "--grader", &url, "-o"])
         .arg(&out)
         .env("SPARRING_TEST_KEY", KEY)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     let graded = read_rows(&out);
     assert_eq!(graded.len(), n);
     assert_valid_rows(&graded);
@@ -1276,9 +1245,7 @@ fn asks_shows_what_a_model_writer_makes() {
             &writer,
         ])
         .env("SPARRING_TEST_KEY", KEY)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

@@ -6,22 +6,14 @@ use super::*;
 use std::collections::{BTreeMap, BTreeSet};
 
 fn run(dir: &Path, args: &[&str]) -> Output {
-    sparring().args(args).current_dir(dir).output().unwrap()
+    sparring().args(args).current_dir(dir).run()
 }
 
 fn simulate(out: &Path, agent: &str, extra: &[&str]) -> Output {
-    sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args(["--agent", agent, "--quiet", "--out"])
-        .arg(out)
+    simulate_cmd(example_spec(), agent, out)
+        .arg("--quiet")
         .args(extra)
-        .output()
-        .unwrap()
-}
-
-fn summary(out: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+        .run()
 }
 
 fn files(out: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -72,7 +64,7 @@ fn a_finished_run_is_never_replaced_by_accident() {
     let o = simulate(&out, &example_agent(), &["--budget", "3", "--force"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(read_rows(&out.join("rows.jsonl")).len(), 3);
-    assert_eq!(summary(&out)["counts"]["rows"], 3);
+    assert_eq!(run_json(&out)["counts"]["rows"], 3);
     assert!(!out.join("run.log.new").exists());
 
     // The rows of a run that did not finish are refused too.
@@ -89,8 +81,7 @@ fn a_finished_run_is_never_replaced_by_accident() {
             .arg(example_spec())
             .args(["--agent", agent, "--budget", "2", "--quiet"])
             .current_dir(cwd.path())
-            .output()
-            .unwrap()
+            .run()
     };
     let o = default(&example_agent());
     assert!(o.status.success(), "{}", stderr(&o));
@@ -105,26 +96,9 @@ fn a_finished_run_is_never_replaced_by_accident() {
 fn one_process_per_run_directory() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let slow = format!(
-        "python3 {} 0.2",
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/agents/slow.py")
-            .display()
-    );
-    let mut first = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            &slow,
-            "--budget",
-            "40",
-            "--concurrency",
-            "2",
-            "--quiet",
-            "--out",
-        ])
-        .arg(&out)
+    let slow = format!("python3 {} 0.2", agent_script("slow.py").display());
+    let mut first = simulate_cmd(example_spec(), &slow, &out)
+        .args(["--budget", "40", "--concurrency", "2", "--quiet"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -268,34 +242,17 @@ fn foreign_conversations_are_graded_selected_and_exported() {
 /// graded by `--grade`, get reward 0 with the error as the reason.
 #[test]
 fn a_dead_model_agent_stops_early_and_its_rows_fail() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = sparring_testkit::closed_port();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let agent = format!("openai:m@http://127.0.0.1:{port}/v1");
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            &agent,
-            "--retries",
-            "0",
-            "--concurrency",
-            "1",
-            "--grade",
-            "--out",
-        ])
-        .arg(&out)
+    let o = simulate_cmd(example_spec(), &agent, &out)
+        .args(["--retries", "0", "--concurrency", "1", "--grade"])
         .env("OPENAI_API_KEY", "x")
-        .output()
-        .unwrap();
+        .run();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("never replied"), "{}", stderr(&o));
-    assert_eq!(summary(&out)["stopped_because"], "agent_unavailable");
+    assert_eq!(run_json(&out)["stopped_because"], "agent_unavailable");
     let rows = read_rows(&out.join("rows.jsonl"));
     assert_eq!(rows.len(), 3);
     for r in &rows {
@@ -339,7 +296,7 @@ fn the_agent_unavailable_warning_counts_right() {
         })
         .count();
     assert!(rows.len() > 3 && replied > 0, "{rows:?}");
-    let warning = summary(&out)["warnings"]
+    let warning = run_json(&out)["warnings"]
         .as_array()
         .unwrap()
         .iter()
@@ -421,17 +378,16 @@ fn pinned_tasks_belong_to_their_spec_and_keep_their_k() {
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let k_base = summary(&base)["options"]["repeats"].clone();
+    let k_base = run_json(&base)["options"]["repeats"].clone();
     assert_eq!(k_base, 4);
-    let o = sparring()
-        .arg("simulate")
-        .arg(other_spec(dir.path()))
-        .args(["--agent", &example_agent(), "--quiet", "--tasks"])
-        .arg(&base)
-        .arg("--out")
-        .arg(dir.path().join("other"))
-        .output()
-        .unwrap();
+    let o = simulate_cmd(
+        other_spec(dir.path()),
+        &example_agent(),
+        dir.path().join("other"),
+    )
+    .args(["--quiet", "--tasks"])
+    .arg(&base)
+    .run();
     assert_usage_error(
         &o,
         &["--tasks", "spec `support-desk`", "spec is `other-desk`"],
@@ -443,8 +399,8 @@ fn pinned_tasks_belong_to_their_spec_and_keep_their_k() {
         &["--mode", "rl", "--grade", "--tasks", base.to_str().unwrap()],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(summary(&again)["options"]["repeats"], 4);
-    assert_eq!(summary(&again)["search"]["pinned"]["repeats"], 4);
+    assert_eq!(run_json(&again)["options"]["repeats"], 4);
+    assert_eq!(run_json(&again)["search"]["pinned"]["repeats"], 4);
 }
 
 /// Seeds go first with all their repeats: a budget of seeds × k rows
@@ -480,7 +436,7 @@ fn seeds_take_the_budget_first_and_dropped_means_not_run() {
             seed_rows,
             "budget {budget}"
         );
-        let s = summary(&out);
+        let s = run_json(&out);
         assert_eq!(
             s["search"]["seeds_dropped"].as_array().unwrap().len(),
             dropped,
@@ -504,9 +460,7 @@ fn asks_shows_as_many_situations_as_asked() {
             .arg("asks")
             .arg(example_spec())
             .args([flag, &n.to_string(), "--json"])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
+            .run_ok();
         let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
@@ -626,7 +580,7 @@ fn an_empty_cut_writes_nothing_and_says_so() {
 }
 
 fn strict_judge() -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/judge.py");
+    let script = agent_script("judge.py");
     format!(
         "command:sh -c 'echo judge-stderr-line >&2; exec python3 {} strict'",
         script.display()
@@ -836,7 +790,7 @@ fn help_says_each_default_once() {
         "select",
         "export",
     ] {
-        let o = sparring().args([command, "--help"]).output().unwrap();
+        let o = sparring().args([command, "--help"]).run();
         let text = String::from_utf8_lossy(&o.stdout).replace('\n', " ");
         let words: Vec<&str> = text.split_whitespace().collect();
         let joined = words.join(" ");
@@ -845,7 +799,7 @@ fn help_says_each_default_once() {
             "`{command} --help` says a default twice: {joined}"
         );
     }
-    let o = sparring().args(["simulate", "--help"]).output().unwrap();
+    let o = sparring().args(["simulate", "--help"]).run();
     let text = String::from_utf8_lossy(&o.stdout)
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -858,10 +812,7 @@ fn help_says_each_default_once() {
         )),
         "{effort}"
     );
-    let o = sparring()
-        .args(["simulate", "x.yaml", "--n", "3"])
-        .output()
-        .unwrap();
+    let o = sparring().args(["simulate", "x.yaml", "--n", "3"]).run();
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -875,9 +826,7 @@ fn a_closed_pipe_is_not_an_error() {
     std::fs::write(dir.path().join("rubric.txt"), "Pass when the agent helps.").unwrap();
     let judge = format!(
         "command:python3 {} strict",
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/agents/judge.py")
-            .display()
+        agent_script("judge.py").display()
     );
     let out_s = out.display().to_string();
     let spec = example_spec().display().to_string();
@@ -945,7 +894,7 @@ fn grade_in_place_resume_counts_and_a_tiny_time_budget() {
     let out = dir.path().join("out");
     let o = simulate(&out, &example_agent(), &["--budget", "5"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(summary(&out)["counts"]["graded"], 0);
+    assert_eq!(run_json(&out)["counts"]["graded"], 0);
     let rows = out.join("rows.jsonl");
     let o = run(
         dir.path(),
@@ -953,44 +902,21 @@ fn grade_in_place_resume_counts_and_a_tiny_time_budget() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("updated the counts"), "{}", stderr(&o));
-    assert_eq!(summary(&out)["counts"]["graded"], 5);
+    assert_eq!(run_json(&out)["counts"]["graded"], 5);
     assert_eq!(read_rows(&rows).len(), 5);
 
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            &example_agent(),
-            "--budget",
-            "9",
-            "--resume",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = simulate_cmd(example_spec(), &example_agent(), &out)
+        .args(["--budget", "9", "--resume"])
+        .run();
     assert_eq!(
         o.status.code(),
         Some(2),
         "another budget is another run: {}",
         stderr(&o)
     );
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            &example_agent(),
-            "--budget",
-            "5",
-            "--force",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate_cmd(example_spec(), &example_agent(), &out)
+        .args(["--budget", "5", "--force"])
+        .run_ok();
     let kept: Vec<String> = std::fs::read_to_string(&rows)
         .unwrap()
         .lines()
@@ -998,21 +924,9 @@ fn grade_in_place_resume_counts_and_a_tiny_time_budget() {
         .map(str::to_owned)
         .collect();
     std::fs::write(&rows, format!("{}\n", kept.join("\n"))).unwrap();
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            &example_agent(),
-            "--budget",
-            "5",
-            "--resume",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = simulate_cmd(example_spec(), &example_agent(), &out)
+        .args(["--budget", "5", "--resume"])
+        .run_ok();
     assert!(
         stderr(&o).contains("simulated 3 rows (and kept 2 of the earlier attempt: 5 in the file)"),
         "{}",
@@ -1020,20 +934,9 @@ fn grade_in_place_resume_counts_and_a_tiny_time_budget() {
     );
 
     let tiny = dir.path().join("tiny");
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            &example_agent(),
-            "--time-budget",
-            "0.001",
-            "--out",
-        ])
-        .arg(&tiny)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = simulate_cmd(example_spec(), &example_agent(), &tiny)
+        .args(["--time-budget", "0.001"])
+        .run_ok();
     assert!(!stderr(&o).contains("error"), "{}", stderr(&o));
-    assert_eq!(summary(&tiny)["stopped_because"], "time_budget");
+    assert_eq!(run_json(&tiny)["stopped_because"], "time_budget");
 }

@@ -1,0 +1,90 @@
+//! What every test binary of this crate needs: the `sparring` binary, run
+//! to its end, and the files a run leaves behind.
+
+// Each test binary uses its own share of these.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub(crate) use sparring_testkit::workspace;
+
+/// The `sparring` binary, run from the workspace root with no progress bar.
+pub(crate) fn sparring() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sparring"));
+    c.current_dir(workspace());
+    c.env("NO_PROGRESS", "1");
+    c
+}
+
+/// The shipped example's spec.
+pub(crate) fn example_spec() -> PathBuf {
+    workspace().join("examples/support-desk/spec.yaml")
+}
+
+/// The shipped example's agent, as a command line.
+pub(crate) fn example_agent() -> String {
+    format!(
+        "python3 {}",
+        workspace().join("examples/support-desk/agent.py").display()
+    )
+}
+
+/// A misbehaving agent (or world, or grader) of `tests/agents/`.
+pub(crate) fn agent_script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/agents")
+        .join(name)
+}
+
+/// `sparring simulate SPEC --agent AGENT --out OUT`, for the caller to add
+/// arguments to and run.
+pub(crate) fn simulate_cmd(spec: impl AsRef<Path>, agent: &str, out: impl AsRef<Path>) -> Command {
+    let mut c = sparring();
+    c.arg("simulate")
+        .arg(spec.as_ref())
+        .args(["--agent", agent, "--out"])
+        .arg(out.as_ref());
+    c
+}
+
+/// Running a command to its end.
+pub(crate) trait Run {
+    /// Its output, whatever its exit code.
+    fn run(&mut self) -> Output;
+    /// Its output, once it has exited 0 (else the test fails with its
+    /// stderr).
+    fn run_ok(&mut self) -> Output;
+}
+
+impl Run for Command {
+    fn run(&mut self) -> Output {
+        self.output().unwrap()
+    }
+
+    fn run_ok(&mut self) -> Output {
+        let o = self.run();
+        assert!(o.status.success(), "{}", stderr(&o));
+        o
+    }
+}
+
+/// A command's stderr as text.
+pub(crate) fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Each line of a JSON Lines file, parsed.
+pub(crate) fn read_rows(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("line is not JSON ({e}): {l}")))
+        .collect()
+}
+
+/// The `run.json` of a run directory.
+pub(crate) fn run_json(out: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+}
