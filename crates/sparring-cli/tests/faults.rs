@@ -418,18 +418,7 @@ fn run_clean(dir: &Path, envs: &[(&str, String)], args: &[String], stdin: Option
         c.env(k, v);
     }
     let o = if let Some(input) = stdin {
-        use std::io::Write as _;
-        c.stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let mut child = c.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        c.run_with_stdin(input)
     } else {
         c.run()
     };

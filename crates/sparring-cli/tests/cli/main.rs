@@ -17,7 +17,7 @@ use common::{
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 
 /// `sparring simulate` of the example spec with its shipped agent into `out`,
 /// with `args`.
@@ -81,9 +81,10 @@ fn spec_with_axes(dir: &Path, axes: &str) -> PathBuf {
     spec_with(dir, &format!("axes:\n{axes}"))
 }
 
-/// The example spec with a block of YAML added at the top level.
-fn spec_with(dir: &Path, block: &str) -> PathBuf {
-    let text = std::fs::read_to_string(example_spec()).unwrap().replace(
+/// The example spec's text with its policy file named by its full path, so
+/// that a copy elsewhere reads the same policy.
+fn example_spec_text() -> String {
+    std::fs::read_to_string(example_spec()).unwrap().replace(
         "{file: policy.md}",
         &format!(
             "{{file: {}}}",
@@ -91,7 +92,12 @@ fn spec_with(dir: &Path, block: &str) -> PathBuf {
                 .join("examples/support-desk/policy.md")
                 .display()
         ),
-    );
+    )
+}
+
+/// The example spec with a block of YAML added at the top level.
+fn spec_with(dir: &Path, block: &str) -> PathBuf {
+    let text = example_spec_text();
     write(dir, "spec.yaml", &format!("{text}\n{block}\n"))
 }
 
@@ -133,14 +139,7 @@ fn spec_with_tools(tools: &str) -> String {
 
 #[test]
 fn world_answers_lines_with_shared_memory_and_explains() {
-    use std::io::Write as _;
-    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/support-desk/spec.yaml");
-    let mut child = sparring()
-        .args(["world", spec.to_str().unwrap(), "--seed", "3"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let spec = example_spec();
     let input = [
         r##"{"tool": "cancel_order", "arguments": {"order_id": "#W1001"}}"##,
         r##"{"tool": "get_order", "arguments": {"order_id": "#W1001"}}"##,
@@ -152,13 +151,9 @@ fn world_answers_lines_with_shared_memory_and_explains() {
         "not json",
     ]
     .join("\n");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = sparring()
+        .args(["world", spec.to_str().unwrap(), "--seed", "3"])
+        .run_with_stdin(&input);
     assert!(out.status.success());
     let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
         .unwrap()

@@ -27,14 +27,16 @@ fn fake(options: FakeOptions) -> Fake {
     }
 }
 
-fn simulate(agent: &str, out: &Path, extra: &[&str]) -> Output {
-    simulate_cmd(example_spec(), agent, out)
-        .args(extra)
+/// `sparring simulate` of the example with `agent` into `out`, the test
+/// key in the environment and OpenAI's variables out of it.
+fn simulate(agent: &str, out: &Path, extra: &[&str]) -> Command {
+    let mut c = simulate_cmd(example_spec(), agent, out);
+    c.args(extra)
         .env("SPARRING_TEST_KEY", KEY)
         .env("ANTHROPIC_API_KEY", KEY)
         .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .run()
+        .env_remove("OPENAI_BASE_URL");
+    c
 }
 
 #[test]
@@ -45,11 +47,8 @@ fn openai_agent_runs_the_tool_loop_and_records_sampling() {
     });
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let agent = format!(
-        "openai:fake-model@{}#key=SPARRING_TEST_KEY",
-        f.server.base_url()
-    );
-    let o = simulate(
+    let agent = openai_spec(&f);
+    simulate(
         &agent,
         &out,
         &[
@@ -64,8 +63,8 @@ fn openai_agent_runs_the_tool_loop_and_records_sampling() {
             "5",
             "--grade",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     let rows = valid_rows(&out);
     assert_eq!(rows.len(), 6);
     for row in &rows {
@@ -129,10 +128,7 @@ fn avg_turns_caps_each_model_rollout_at_its_own_drawn_cap() {
     });
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let agent = format!(
-        "openai:fake-model@{}#key=SPARRING_TEST_KEY",
-        f.server.base_url()
-    );
+    let agent = openai_spec(&f);
     let args = |avg: &'static str| {
         vec![
             "--avg-turns",
@@ -150,8 +146,7 @@ fn avg_turns_caps_each_model_rollout_at_its_own_drawn_cap() {
             "--quiet",
         ]
     };
-    let o = simulate(&agent, &out, &args("2.5"));
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate(&agent, &out, &args("2.5")).run_ok();
     let rows = valid_rows(&out);
     assert_eq!(rows.len(), 48);
     let mut caps = Vec::new();
@@ -185,21 +180,19 @@ fn avg_turns_caps_each_model_rollout_at_its_own_drawn_cap() {
 
     // The same options resume the finished run (nothing more to do);
     // another avg_turns is another run and is refused.
-    let o = simulate(&agent, &out, &[args("2.5"), vec!["--resume"]].concat());
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate(&agent, &out, &[args("2.5"), vec!["--resume"]].concat()).run_ok();
     assert_eq!(read_rows(&out.join("rows.jsonl")).len(), 48);
-    let o = simulate(&agent, &out, &[args("3"), vec!["--resume"]].concat());
+    let o = simulate(&agent, &out, &[args("3"), vec!["--resume"]].concat()).run();
     assert_usage_error(&o, &["holds rows of run", "same spec and options"]);
     let mut no_avg = args("2.5");
     no_avg.drain(..2);
-    let o = simulate(&agent, &out, &[no_avg.clone(), vec!["--resume"]].concat());
+    let o = simulate(&agent, &out, &[no_avg.clone(), vec!["--resume"]].concat()).run();
     assert_usage_error(&o, &["holds rows of run"]);
 
     // Without avg_turns every conversation runs to max_turns and rows
     // carry no turn_cap.
     let plain = dir.path().join("plain");
-    let o = simulate(&agent, &plain, &no_avg);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate(&agent, &plain, &no_avg).run_ok();
     let rows = valid_rows(&plain);
     for row in &rows {
         assert!(row.get("turn_cap").is_none(), "{row}");
@@ -217,11 +210,8 @@ fn backend_errors_end_rows_and_stop_the_run_without_leaking_the_key() {
     });
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let agent = format!(
-        "openai:fake-model@{}#key=SPARRING_TEST_KEY",
-        f.server.base_url()
-    );
-    let o = simulate(&agent, &out, &["--budget", "5", "--retries", "1"]);
+    let agent = openai_spec(&f);
+    let o = simulate(&agent, &out, &["--budget", "5", "--retries", "1"]).run();
     // A backend that fails every request stops the run as a dead command
     // agent does: exit 1, `agent_unavailable`; the rollouts in flight at
     // the stop (all 5 at concurrency 8) are recorded.
@@ -254,8 +244,7 @@ fn anthropic_agent_runs() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let agent = format!("anthropic:claude-fake@{}", f.server.base_url());
-    let o = simulate(&agent, &out, &["--budget", "4"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate(&agent, &out, &["--budget", "4"]).run_ok();
     let rows = valid_rows(&out);
     assert_eq!(rows.len(), 4);
     for row in &rows {
@@ -286,8 +275,8 @@ fn command_agents_warn_about_model_options() {
         &example_agent(),
         &out,
         &["--budget", "2", "--temperature", "0.5"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     assert!(
         stderr(&o).contains("`temperature` only apply to model agents"),
         "{}",
@@ -342,8 +331,7 @@ fn refusals_and_the_content_filter_end_rows_that_fail_the_grade() {
         } else {
             format!("anthropic:claude-fake@{}", f.server.base_url())
         };
-        let o = simulate(&agent, &out, &["--budget", "3", "--grade", "--quiet"]);
-        assert!(o.status.success(), "{}", stderr(&o));
+        simulate(&agent, &out, &["--budget", "3", "--grade", "--quiet"]).run_ok();
         let rows = valid_rows(&out);
         assert_eq!(rows.len(), 3);
         for row in &rows {
@@ -391,12 +379,12 @@ fn a_truncated_reply_is_retried_with_more_room_or_ends_the_row_unexecuted() {
     ));
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let o = simulate(
+    simulate(
         &openai_spec(&f),
         &out,
         &["--budget", "3", "--max-tokens", "50", "--grade", "--quiet"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     let rows = valid_rows(&out);
     for row in &rows {
         assert_eq!(row["ended_by"], "truncated", "{row}");
@@ -437,12 +425,12 @@ fn a_truncated_reply_is_retried_with_more_room_or_ends_the_row_unexecuted() {
         ..FakeOptions::default()
     });
     let out = dir.path().join("room");
-    let o = simulate(
+    simulate(
         &openai_spec(&f),
         &out,
         &["--budget", "3", "--max-tokens", "100", "--grade", "--quiet"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     let rows = valid_rows(&out);
     for row in &rows {
         assert_eq!(row["ended_by"], "agent_done", "{row}");
@@ -464,7 +452,7 @@ fn rejected_top_p_and_max_tokens_are_adjusted_and_every_row_says_so() {
         });
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
-        let o = simulate(
+        simulate(
             &openai_spec(&f),
             &out,
             &[
@@ -479,8 +467,8 @@ fn rejected_top_p_and_max_tokens_are_adjusted_and_every_row_says_so() {
                 "1",
                 "--quiet",
             ],
-        );
-        assert!(o.status.success(), "{}", stderr(&o));
+        )
+        .run_ok();
         let rows = valid_rows(&out);
         assert_eq!(rows.len(), 4);
         for row in &rows {
@@ -677,8 +665,8 @@ fn model_writer_and_person_write_the_words() {
             "--patience",
             "endless",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     let rows = valid_rows(&out);
     assert_eq!(rows.len(), 8);
     let mut written = 0;
@@ -801,8 +789,8 @@ fn failing_writer_and_person_fall_back_to_templates() {
             "--patience",
             "endless",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     let rows = valid_rows(&out);
     assert_eq!(rows.len(), 6);
     for row in &rows {
@@ -876,8 +864,8 @@ fn one_backend_in_two_roles_is_same_model() {
             "--person",
             &format!("{model}#key=SPARRING_TEST_KEY"),
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     let summary = run_json(&out);
     assert_eq!(
         summary["degraded"],
@@ -898,7 +886,7 @@ fn one_backend_in_two_roles_is_same_model() {
     assert!(stderr(&o).contains("both the agent and the person"));
     // Different models on one server are different backends.
     let out2 = dir.path().join("out2");
-    let o = simulate(
+    simulate(
         &model,
         &out2,
         &[
@@ -907,8 +895,8 @@ fn one_backend_in_two_roles_is_same_model() {
             "--person",
             &format!("openai:other@{}", f.server.base_url()),
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     assert_eq!(run_json(&out2)["degraded"], serde_json::json!([]));
 }
 
@@ -1181,8 +1169,7 @@ fn resume_keeps_the_asks_a_model_writer_wrote() {
     let url = f.server.base_url();
     let writer = format!("openai:writer-model@{url}");
     let agent = format!("openai:agent-model@{url}");
-    let o = simulate(&agent, &out, &["--budget", "8", "--writer", &writer]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate(&agent, &out, &["--budget", "8", "--writer", &writer]).run_ok();
     // As if the run had been killed after four rows.
     let path = out.join("rows.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
@@ -1195,12 +1182,12 @@ fn resume_keeps_the_asks_a_model_writer_wrote() {
             .all(|r| r["writer_model"] != "template" || r["lineage"]["arm"] == "seed")
     );
     broken.store(true, std::sync::atomic::Ordering::SeqCst);
-    let o = simulate(
+    simulate(
         &agent,
         &out,
         &["--budget", "8", "--writer", &writer, "--resume"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     let rows = read_rows(&out.join("rows.jsonl"));
     assert_eq!(rows.len(), 8, "the first 4 tasks were not run again");
     let ids: std::collections::BTreeSet<&str> = rows

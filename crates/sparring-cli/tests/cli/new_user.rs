@@ -5,15 +5,17 @@
 use super::*;
 use std::collections::{BTreeMap, BTreeSet};
 
-fn run(dir: &Path, args: &[&str]) -> Output {
-    sparring().args(args).current_dir(dir).run()
+/// `sparring ARGS` in `dir`.
+fn run(dir: &Path, args: &[&str]) -> Command {
+    let mut c = sparring();
+    c.args(args).current_dir(dir);
+    c
 }
 
-fn simulate(out: &Path, agent: &str, extra: &[&str]) -> Output {
-    simulate_cmd(example_spec(), agent, out)
-        .arg("--quiet")
-        .args(extra)
-        .run()
+fn simulate(out: &Path, agent: &str, extra: &[&str]) -> Command {
+    let mut c = simulate_cmd(example_spec(), agent, out);
+    c.arg("--quiet").args(extra);
+    c
 }
 
 fn files(out: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -31,14 +33,13 @@ fn files(out: &Path) -> BTreeMap<String, Vec<u8>> {
 fn a_finished_run_is_never_replaced_by_accident() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let o = simulate(&out, &example_agent(), &["--budget", "6", "--grade"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate(&out, &example_agent(), &["--budget", "6", "--grade"]).run_ok();
     let before = files(&out);
     assert!(!before["run.log"].is_empty());
 
     // A typo in the agent's path: refused, nothing changed.
     let typo = "python3 examples/support-desk/agnet.py";
-    let o = simulate(&out, typo, &["--budget", "10"]);
+    let o = simulate(&out, typo, &["--budget", "10"]).run();
     assert_usage_error(
         &o,
         &["holds a finished run", "6 rows", "nothing was changed"],
@@ -51,7 +52,8 @@ fn a_finished_run_is_never_replaced_by_accident() {
         &out,
         "/no/such/agent-binary",
         &["--budget", "10", "--force"],
-    );
+    )
+    .run();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_eq!(
         files(&out),
@@ -61,15 +63,14 @@ fn a_finished_run_is_never_replaced_by_accident() {
     assert!(!out.join("run.log.new").exists());
 
     // --force with an agent that starts replaces the run.
-    let o = simulate(&out, &example_agent(), &["--budget", "3", "--force"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate(&out, &example_agent(), &["--budget", "3", "--force"]).run_ok();
     assert_eq!(read_rows(&out.join("rows.jsonl")).len(), 3);
     assert_eq!(run_json(&out)["counts"]["rows"], 3);
     assert!(!out.join("run.log.new").exists());
 
     // The rows of a run that did not finish are refused too.
     std::fs::remove_file(out.join("run.json")).unwrap();
-    let o = simulate(&out, &example_agent(), &["--budget", "3"]);
+    let o = simulate(&out, &example_agent(), &["--budget", "3"]).run();
     assert_usage_error(&o, &["did not finish", "nothing was changed"]);
     assert!(stderr(&o).contains("--resume"), "{}", stderr(&o));
 
@@ -113,7 +114,7 @@ fn one_process_per_run_directory() {
     }
     let pid = first.id().to_string();
     for extra in [&["--resume"][..], &[][..], &["--force"][..]] {
-        let o = simulate(&out, &example_agent(), extra);
+        let o = simulate(&out, &example_agent(), extra).run();
         assert_usage_error(
             &o,
             &["is in use by another sparring", &format!("pid {pid}")],
@@ -128,12 +129,12 @@ fn one_process_per_run_directory() {
     first.kill().unwrap();
     first.wait().unwrap();
     // The dead run's pid is still in the file; its lock is gone.
-    let o = simulate(
+    simulate(
         &out,
         &slow,
         &["--budget", "40", "--concurrency", "2", "--resume"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     let rows = read_rows(&out.join("rows.jsonl"));
     let ids: BTreeSet<&str> = rows.iter().map(|r| r["row_id"].as_str().unwrap()).collect();
     assert_eq!((rows.len(), ids.len()), (40, 40));
@@ -153,8 +154,7 @@ fn foreign_conversations_are_graded_selected_and_exported() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     write(d, "chat.jsonl", FOREIGN);
-    let o = run(d, &["grade", "chat.jsonl", "-o", "graded.jsonl"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run(d, &["grade", "chat.jsonl", "-o", "graded.jsonl"]).run_ok();
     let graded = read_rows(&d.join("graded.jsonl"));
     assert_eq!(graded.len(), 3);
     // The derived ids are sparring's shapes (the third line keeps its own).
@@ -176,35 +176,33 @@ fn foreign_conversations_are_graded_selected_and_exported() {
     assert_eq!(graded[0]["reward"], 0.0);
     assert_eq!(graded[0]["failure_class"], "claimed_without_call");
     // Stable: graded again, the same ids.
-    let o = run(d, &["grade", "chat.jsonl", "-o", "again.jsonl"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run(d, &["grade", "chat.jsonl", "-o", "again.jsonl"]).run_ok();
     let again = read_rows(&d.join("again.jsonl"));
     for (a, b) in graded.iter().zip(&again) {
         assert_eq!((&a["row_id"], &a["task_id"]), (&b["row_id"], &b["task_id"]));
     }
-    let o = run(
+    run(
         d,
         &["select", "chat.jsonl", "-c", "graded", "-o", "kept.jsonl"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     assert_eq!(
         read_rows(&d.join("kept.jsonl")).len(),
         1,
         "only the graded line"
     );
-    let o = run(
+    run(
         d,
         &["export", "chat.jsonl", "-f", "trl-kto", "-o", "kto.jsonl"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = run(d, &["report", "chat.jsonl", "--json"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
+    let o = run(d, &["report", "chat.jsonl", "--json"]).run_ok();
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(report["n_tasks"], 2);
 
     // Unusable lines: every missing field in one error.
     write(d, "bad.jsonl", "{\"conversation\": []}\n");
-    let o = run(d, &["grade", "bad.jsonl", "-o", "x.jsonl"]);
+    let o = run(d, &["grade", "bad.jsonl", "-o", "x.jsonl"]).run();
     assert_usage_error(
         &o,
         &[
@@ -223,7 +221,8 @@ fn foreign_conversations_are_graded_selected_and_exported() {
     let o = run(
         d,
         &["export", "partial.jsonl", "-f", "trl-kto", "-o", "x.jsonl"],
-    );
+    )
+    .run();
     assert_usage_error(
         &o,
         &[
@@ -282,7 +281,8 @@ fn the_agent_unavailable_warning_counts_right() {
         &out,
         &format!("python3 {}", agent.display()),
         &["--concurrency", "6", "--budget", "30"],
-    );
+    )
+    .run();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let rows = read_rows(&out.join("rows.jsonl"));
     let replied = rows
@@ -326,12 +326,12 @@ fn a_tool_call_without_an_id_is_filled_in() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    let o = simulate(
+    simulate(
         &out,
         &format!("python3 {}", agent.display()),
         &["--budget", "3"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     for r in read_rows(&out.join("rows.jsonl")) {
         assert_ne!(r["ended_by"], "agent_error", "{r}");
         let msgs = r["messages"].as_array().unwrap();
@@ -343,18 +343,7 @@ fn a_tool_call_without_an_id_is_filled_in() {
 }
 
 fn other_spec(dir: &Path) -> PathBuf {
-    let text = std::fs::read_to_string(example_spec())
-        .unwrap()
-        .replace("name: support-desk", "name: other-desk")
-        .replace(
-            "{file: policy.md}",
-            &format!(
-                "{{file: {}}}",
-                workspace()
-                    .join("examples/support-desk/policy.md")
-                    .display()
-            ),
-        );
+    let text = example_spec_text().replace("name: support-desk", "name: other-desk");
     write(dir, "other.yaml", &text)
 }
 
@@ -364,7 +353,7 @@ fn other_spec(dir: &Path) -> PathBuf {
 fn pinned_tasks_belong_to_their_spec_and_keep_their_k() {
     let dir = tempfile::tempdir().unwrap();
     let base = dir.path().join("base");
-    let o = simulate(
+    simulate(
         &base,
         &example_agent(),
         &[
@@ -376,8 +365,8 @@ fn pinned_tasks_belong_to_their_spec_and_keep_their_k() {
             "4",
             "--grade",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     let k_base = run_json(&base)["options"]["repeats"].clone();
     assert_eq!(k_base, 4);
     let o = simulate_cmd(
@@ -393,12 +382,12 @@ fn pinned_tasks_belong_to_their_spec_and_keep_their_k() {
         &["--tasks", "spec `support-desk`", "spec is `other-desk`"],
     );
     let again = dir.path().join("again");
-    let o = simulate(
+    simulate(
         &again,
         &example_agent(),
         &["--mode", "rl", "--grade", "--tasks", base.to_str().unwrap()],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     assert_eq!(run_json(&again)["options"]["repeats"], 4);
     assert_eq!(run_json(&again)["search"]["pinned"]["repeats"], 4);
 }
@@ -414,12 +403,12 @@ fn seeds_take_the_budget_first_and_dropped_means_not_run() {
         ("1", vec![1], 1),
     ] {
         let out = dir.path().join(format!("b{budget}"));
-        let o = simulate(
+        simulate(
             &out,
             &example_agent(),
             &["--repeats", "2", "--budget", budget],
-        );
-        assert!(o.status.success(), "{}", stderr(&o));
+        )
+        .run_ok();
         let rows = read_rows(&out.join("rows.jsonl"));
         let mut per_seed: BTreeMap<u64, usize> = BTreeMap::new();
         for r in &rows {
@@ -475,10 +464,8 @@ fn asks_shows_as_many_situations_as_asked() {
 fn report_puts_warnings_first_and_names_an_ungraded_run() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let o = simulate(&out, &example_agent(), &["--repeats", "2", "--budget", "3"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = run(dir.path(), &["report", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate(&out, &example_agent(), &["--repeats", "2", "--budget", "3"]).run_ok();
+    let o = run(dir.path(), &["report", out.to_str().unwrap()]).run_ok();
     let text = String::from_utf8_lossy(&o.stdout);
     // Every warning comes before the first figure.
     let lines: Vec<&str> = text.lines().collect();
@@ -502,7 +489,7 @@ fn report_puts_warnings_first_and_names_an_ungraded_run() {
     );
     assert!(!text.contains("--repeats"), "{text}");
     assert!(!text.contains("pass@k"), "{text}");
-    let o = run(dir.path(), &["report", out.to_str().unwrap(), "--json"]);
+    let o = run(dir.path(), &["report", out.to_str().unwrap(), "--json"]).run();
     let json: Value = serde_json::from_slice(&o.stdout).unwrap();
     let warnings = json["warnings"].as_array().unwrap();
     assert!(
@@ -535,8 +522,8 @@ fn an_empty_cut_writes_nothing_and_says_so() {
             "-o",
             "old.jsonl",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     assert!(
         stderr(&o).contains("warning: the sft cut kept nothing, so no file was written"),
         "{}",
@@ -551,8 +538,8 @@ fn an_empty_cut_writes_nothing_and_says_so() {
     let o = run(
         d,
         &["select", "ungraded.jsonl", "-c", "sft", "-o", "sel.jsonl"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     assert!(
         stderr(&o).contains("warning: the sft cut kept nothing"),
         "{}",
@@ -560,8 +547,7 @@ fn an_empty_cut_writes_nothing_and_says_so() {
     );
     assert!(!d.join("sel.jsonl").exists());
     // DPO over graded rows, one task with a single row.
-    let o = run(d, &["grade", "chat.jsonl", "-o", "graded.jsonl"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run(d, &["grade", "chat.jsonl", "-o", "graded.jsonl"]).run_ok();
     let o = run(
         d,
         &[
@@ -573,8 +559,8 @@ fn an_empty_cut_writes_nothing_and_says_so() {
             "dpo.jsonl",
             "--json",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     let j: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["cut"]["excluded"]["single_row_task"]["count"], 1, "{j}");
 }
@@ -612,8 +598,8 @@ fn combine_all_and_overturned_verdicts_are_counted() {
             "-o",
             "last.jsonl",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     assert!(
         stderr(&o).contains("warning: 2 rows passed although an earlier stage failed them"),
         "{}",
@@ -622,10 +608,10 @@ fn combine_all_and_overturned_verdicts_are_counted() {
     assert!(stderr(&o).contains("grader-stderr-line"), "{}", stderr(&o));
     let last = read_rows(&d.join("last.jsonl"));
     assert_eq!(last[0]["reward"], 1.0);
-    let o = run(d, &["report", "last.jsonl", "--json"]);
+    let o = run(d, &["report", "last.jsonl", "--json"]).run();
     let j: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["n_overturned"], 2);
-    let o = run(d, &["report", "last.jsonl"]);
+    let o = run(d, &["report", "last.jsonl"]).run();
     assert!(String::from_utf8_lossy(&o.stdout).contains("overturned: 2 passing rows"));
 
     let o = run(
@@ -640,8 +626,8 @@ fn combine_all_and_overturned_verdicts_are_counted() {
             "-o",
             "all.jsonl",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     assert!(
         !stderr(&o).contains("earlier stage failed"),
         "{}",
@@ -657,7 +643,8 @@ fn combine_all_and_overturned_verdicts_are_counted() {
     let o = run(
         d,
         &["grade", "chat.jsonl", "--combine", "some", "-o", "x.jsonl"],
-    );
+    )
+    .run();
     assert_usage_error(&o, &["--combine `some`", "`last` or `all`"]);
 
     std::fs::write(d.join("rubric.txt"), "Pass when the agent helps.").unwrap();
@@ -673,8 +660,8 @@ fn combine_all_and_overturned_verdicts_are_counted() {
             "-o",
             "j.jsonl",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     assert!(stderr(&o).contains("judge-stderr-line"), "{}", stderr(&o));
 }
 
@@ -685,8 +672,7 @@ fn one_labels_format_and_gold_from_the_rows() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     write(d, "chat.jsonl", FOREIGN);
-    let o = run(d, &["grade", "chat.jsonl", "-o", "graded.jsonl"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run(d, &["grade", "chat.jsonl", "-o", "graded.jsonl"]).run_ok();
     let rows = read_rows(&d.join("graded.jsonl"));
     let id = |i: usize| rows[i]["row_id"].as_str().unwrap().to_owned();
     let labels = format!(
@@ -696,7 +682,7 @@ fn one_labels_format_and_gold_from_the_rows() {
     );
     write(d, "labels.jsonl", &labels);
     // The file judge-agreement reads, attached as it is.
-    let o = run(
+    run(
         d,
         &[
             "labels",
@@ -708,8 +694,8 @@ fn one_labels_format_and_gold_from_the_rows() {
             "-o",
             "labelled.jsonl",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     let labelled = read_rows(&d.join("labelled.jsonl"));
     assert_eq!(labelled[0]["gold_reward"], 0.0);
     assert_eq!(labelled[2]["gold_author"], "bo");
@@ -722,10 +708,9 @@ fn one_labels_format_and_gold_from_the_rows() {
             "labels.jsonl",
             "--json",
         ],
-    );
-    assert!(from_file.status.success(), "{}", stderr(&from_file));
-    let from_rows = run(d, &["judge-agreement", "labelled.jsonl", "--json"]);
-    assert!(from_rows.status.success(), "{}", stderr(&from_rows));
+    )
+    .run_ok();
+    let from_rows = run(d, &["judge-agreement", "labelled.jsonl", "--json"]).run_ok();
     let a: Value = serde_json::from_slice(&from_file.stdout).unwrap();
     let b: Value = serde_json::from_slice(&from_rows.stdout).unwrap();
     assert_eq!(a, b);
@@ -748,9 +733,10 @@ fn one_labels_format_and_gold_from_the_rows() {
             "-o",
             "x.jsonl",
         ],
-    );
+    )
+    .run();
     assert_usage_error(&o, &["old.jsonl", "no `author`", "--author"]);
-    let o = run(
+    run(
         d,
         &[
             "labels",
@@ -764,9 +750,9 @@ fn one_labels_format_and_gold_from_the_rows() {
             "-o",
             "x.jsonl",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = run(d, &["judge-agreement", "graded.jsonl"]);
+    )
+    .run_ok();
+    let o = run(d, &["judge-agreement", "graded.jsonl"]).run();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("labels attach"), "{}", stderr(&o));
 }
@@ -821,8 +807,7 @@ fn help_says_each_default_once() {
 fn a_closed_pipe_is_not_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let o = simulate(&out, &example_agent(), &["--budget", "4", "--grade"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate(&out, &example_agent(), &["--budget", "4", "--grade"]).run_ok();
     std::fs::write(dir.path().join("rubric.txt"), "Pass when the agent helps.").unwrap();
     let judge = format!(
         "command:python3 {} strict",
@@ -892,15 +877,14 @@ fn an_order_not_a_order() {
 fn grade_in_place_resume_counts_and_a_tiny_time_budget() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let o = simulate(&out, &example_agent(), &["--budget", "5"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate(&out, &example_agent(), &["--budget", "5"]).run_ok();
     assert_eq!(run_json(&out)["counts"]["graded"], 0);
     let rows = out.join("rows.jsonl");
     let o = run(
         dir.path(),
         &["grade", out.to_str().unwrap(), "-o", rows.to_str().unwrap()],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     assert!(stderr(&o).contains("updated the counts"), "{}", stderr(&o));
     assert_eq!(run_json(&out)["counts"]["graded"], 5);
     assert_eq!(read_rows(&rows).len(), 5);

@@ -3,7 +3,6 @@
 use super::*;
 use std::collections::BTreeMap;
 use std::io::Write as _;
-use std::process::Command;
 
 fn slow_agent() -> String {
     let script = agent_script("slow.py");

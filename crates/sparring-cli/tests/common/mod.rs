@@ -56,6 +56,9 @@ pub(crate) trait Run {
     /// Its output, once it has exited 0 (else the test fails with its
     /// stderr).
     fn run_ok(&mut self) -> Output;
+    /// Its output, whatever its exit code, with `input` written to its
+    /// stdin.
+    fn run_with_stdin(&mut self, input: &str) -> Output;
 }
 
 impl Run for Command {
@@ -67,6 +70,24 @@ impl Run for Command {
         let o = self.run();
         assert!(o.status.success(), "{}", stderr(&o));
         o
+    }
+
+    fn run_with_stdin(&mut self, input: &str) -> Output {
+        use std::io::Write as _;
+        use std::process::Stdio;
+        let mut child = self
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
     }
 }
 
