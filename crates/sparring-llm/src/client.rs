@@ -6,7 +6,7 @@
 
 use crate::backend::Resolved;
 use crate::http::{Transport, label};
-use crate::settings::{self, BackendOptions, Exchange, Param, Rejected, Sampling};
+use crate::settings::{self, BackendOptions, Exchange, Param, Post, Rejected, Sampling};
 use serde_json::{Map, Value};
 use sparring_types::{AgentError, Stop};
 
@@ -78,16 +78,13 @@ impl ModelClient {
         body: &Map<String, Value>,
         stop: impl Fn(&Value) -> Stop,
     ) -> Result<(Exchange, Value), AgentError> {
-        let exchange = settings::exchange(
-            &self.transport,
-            &self.rejected,
-            &self.url,
+        let post = Post {
+            transport: &self.transport,
+            url: &self.url,
             headers,
             request_id,
-            body,
-            stop,
-        )
-        .await?;
+        };
+        let exchange = settings::exchange(&post, &self.rejected, body, stop).await?;
         let sampling = settings::record(self.provider, &self.model, &self.sampling, &exchange);
         Ok((exchange, sampling))
     }

@@ -6,7 +6,8 @@
 //!   with fixtures, built in code.
 //! - [`support_desk_dir`]: where the shipped support-desk example lives.
 //! - [`workspace`]: the workspace root; [`closed_port`]: a port nobody
-//!   answers on.
+//!   answers on; [`fuzz_cases`]: how many random inputs a fuzz target
+//!   runs.
 //! - [`golden`]: the golden files and their normalisation.
 //! - [`tau2`]: tau2-bench's tasks (read from `../shared/data/tau2`), their
 //!   gold actions and a retail database per task built from them.
@@ -180,6 +181,15 @@ pub fn closed_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map_or_else(|e| panic!("no loopback port to bind: {e}"), |a| a.port())
+}
+
+/// Random inputs per fuzz target: `SPARRING_FUZZ_CASES` when it is set to
+/// a number, else `default` (what a normal `cargo test` runs).
+pub fn fuzz_cases(default: u32) -> u32 {
+    std::env::var("SPARRING_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// Where the shipped support-desk example lives.
