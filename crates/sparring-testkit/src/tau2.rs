@@ -8,7 +8,9 @@
 //! ([`retail_db`]) is shaped the way tau2's records are (an order with a
 //! nested `address`, `items`, `payment_history` and `user_id`; a user with
 //! `orders`), with the states its gold actions need (an order that is
-//! cancelled or modified is pending, one returned or exchanged delivered).
+//! cancelled or modified is pending, one returned or exchanged delivered);
+//! the airline database ([`airline_db`]) holds reservations with `flights`
+//! and `passengers`, flights, payments and a user with `reservations`.
 //! The world's replay (`sparring-world`'s `tau2_replay` example) and the
 //! goal check's test over every retail task both build on it.
 
@@ -145,13 +147,18 @@ pub fn retail_order_exists(id: &str) -> bool {
     id.len() == 9 && id.starts_with("#W") && id[2..].chars().all(|c| c.is_ascii_digit())
 }
 
+/// What the task's user knows (`user_scenario.instructions.known_info`),
+/// where a user id may be named.
+fn known_info(task: &Value) -> &str {
+    task.pointer("/user_scenario/instructions/known_info")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
 /// The retail database one task's gold calls need.
 pub fn retail_db(calls: &[Call], task: &Value) -> Db {
     let mut db = Db::new();
-    let known = task
-        .pointer("/user_scenario/instructions/known_info")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let known = known_info(task);
     // The task's user: named by get_user_details, else by its known info.
     let user = calls
         .iter()
@@ -289,6 +296,127 @@ pub fn retail_db(calls: &[Call], task: &Value) -> Db {
         &user,
         json!({"name": {"first_name": first, "last_name": last}, "email": email,
                "address": address(&zip), "orders": orders}),
+    );
+    db
+}
+
+/// The airline database one task's gold calls need: the user, a
+/// reservation for each one named (with as many passengers as a passenger
+/// update gives), the flights booked or asked about (on the searched routes
+/// when the day matches), flights on every searched route so a search finds
+/// them, and the payment methods the calls use.
+pub fn airline_db(calls: &[Call], task: &Value) -> Db {
+    let mut db = Db::new();
+    let known = known_info(task);
+    let user = calls
+        .iter()
+        .find_map(|(_, a)| a.get("user_id").map(s))
+        .or_else(|| {
+            known
+                .split_whitespace()
+                .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_'))
+                .find(|w| w.matches('_').count() == 2)
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| "mia_li_3668".to_owned());
+    let mut reservations: Vec<String> = Vec::new();
+    let mut payments: Vec<String> = Vec::new();
+    // Searches say where flights go on which day.
+    let mut legs: Vec<(String, String, String)> = Vec::new();
+    for (n, a) in calls {
+        if n == "search_direct_flight" {
+            legs.push((s(&a["origin"]), s(&a["destination"]), s(&a["date"])));
+        }
+    }
+    let flight = |db: &mut Db, number: &str, date: &str, route: Option<(String, String)>| {
+        let (o, d) = route
+            .or_else(|| {
+                legs.iter()
+                    .find(|(_, _, day)| day == date)
+                    .map(|(o, d, _)| (o.clone(), d.clone()))
+            })
+            .unwrap_or_else(|| ("JFK".to_owned(), "LAX".to_owned()));
+        put(
+            db,
+            "flights",
+            number,
+            json!({"flight_number": number, "origin": o, "destination": d, "date": date, "status": "available"}),
+        );
+    };
+    for (n, a) in calls {
+        if let Some(p) = a.get("payment_id").map(s) {
+            payments.push(p);
+        }
+        for pm in a
+            .get("payment_methods")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            payments.push(s(&pm["payment_id"]));
+        }
+        for f in a
+            .get("flights")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            flight(&mut db, &s(&f["flight_number"]), &s(&f["date"]), None);
+        }
+        if n == "get_flight_status" {
+            flight(&mut db, &s(&a["flight_number"]), &s(&a["date"]), None);
+        }
+        if let Some(r) = a.get("reservation_id").map(s) {
+            let passengers = calls
+                .iter()
+                .find(|(m, b)| {
+                    m == "update_reservation_passengers" && b["reservation_id"] == r.as_str()
+                })
+                .map_or(1, |(_, b)| b["passengers"].as_array().map_or(1, Vec::len));
+            let people: Vec<Value> = (0..passengers)
+                .map(|i| json!({"first_name": format!("Lena{i}"), "last_name": "Moreau", "dob": "1980-01-01"}))
+                .collect();
+            put(
+                &mut db,
+                "reservations",
+                &r,
+                json!({"user_id": user, "origin": "JFK", "destination": "LAX", "flight_type": "one_way",
+                       "cabin": "economy", "flights": [{"flight_number": "HAT001", "date": "2024-05-20", "price": 100,
+                       "origin": "JFK", "destination": "LAX"}], "passengers": people,
+                       "payment_history": [], "created_at": "2024-05-01T10:00:00",
+                       "total_baggages": 0, "nonfree_baggages": 0, "insurance": "no"}),
+            );
+            if !reservations.contains(&r) {
+                reservations.push(r);
+            }
+        }
+    }
+    // Flights on the searched routes, so a search finds what is booked.
+    for (o, d, day) in &legs {
+        let number = format!("HAT9{:02}", db.get("flights").map_or(0, BTreeMap::len));
+        put(
+            &mut db,
+            "flights",
+            &number,
+            json!({"flight_number": number, "origin": o, "destination": d, "date": day, "status": "available"}),
+        );
+    }
+    if payments.is_empty() {
+        payments.push("credit_card_1000001".to_owned());
+    }
+    for p in &payments {
+        put(
+            &mut db,
+            "payments",
+            p,
+            json!({"user_id": user, "source": p.split('_').next().unwrap_or("card")}),
+        );
+    }
+    put(
+        &mut db,
+        "users",
+        &user,
+        json!({"name": {"first_name": "Mia", "last_name": "Li"}, "reservations": reservations, "membership": "gold"}),
     );
     db
 }
