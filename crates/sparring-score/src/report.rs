@@ -212,12 +212,7 @@ pub fn render(report: &Report) -> String {
             out,
             "no row is graded: run `sparring grade` or `simulate --grade`"
         );
-        let ended: Vec<String> = report
-            .ended_by
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        let _ = write!(out, "\nended by: {}\n", ended.join(", "));
+        write_ended_by(&mut out, report);
         return out;
     }
     let _ = writeln!(
@@ -308,12 +303,7 @@ pub fn render(report: &Report) -> String {
             );
         }
     }
-    let ended: Vec<String> = report
-        .ended_by
-        .iter()
-        .map(|(k, v)| format!("{k} {v}"))
-        .collect();
-    let _ = write!(out, "\nended by: {}\n", ended.join(", "));
+    write_ended_by(&mut out, report);
     if !report.failures.is_empty() {
         let f: Vec<String> = report
             .failures
@@ -330,4 +320,14 @@ pub fn render(report: &Report) -> String {
         );
     }
     out
+}
+
+/// The `ended by:` line: each way rows ended, with its count.
+fn write_ended_by(out: &mut String, report: &Report) {
+    let ended: Vec<String> = report
+        .ended_by
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    let _ = write!(out, "\nended by: {}\n", ended.join(", "));
 }
