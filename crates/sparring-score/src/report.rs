@@ -212,7 +212,7 @@ pub fn render(report: &Report) -> String {
             out,
             "no row is graded: run `sparring grade` or `simulate --grade`"
         );
-        write_ended_by(&mut out, report);
+        let _ = write!(out, "\nended by: {}\n", counts(&report.ended_by));
         return out;
     }
     let _ = writeln!(
@@ -303,14 +303,9 @@ pub fn render(report: &Report) -> String {
             );
         }
     }
-    write_ended_by(&mut out, report);
+    let _ = write!(out, "\nended by: {}\n", counts(&report.ended_by));
     if !report.failures.is_empty() {
-        let f: Vec<String> = report
-            .failures
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        let _ = writeln!(out, "failures: {}", f.join(", "));
+        let _ = writeln!(out, "failures: {}", counts(&report.failures));
     }
     if report.n_overturned > 0 {
         let _ = writeln!(
@@ -322,12 +317,10 @@ pub fn render(report: &Report) -> String {
     out
 }
 
-/// The `ended by:` line: each way rows ended, with its count.
-fn write_ended_by(out: &mut String, report: &Report) {
-    let ended: Vec<String> = report
-        .ended_by
-        .iter()
+/// Each name with its count: `agent_done 12, max_turns 3`.
+fn counts(map: &BTreeMap<String, u64>) -> String {
+    map.iter()
         .map(|(k, v)| format!("{k} {v}"))
-        .collect();
-    let _ = write!(out, "\nended by: {}\n", ended.join(", "));
+        .collect::<Vec<_>>()
+        .join(", ")
 }
