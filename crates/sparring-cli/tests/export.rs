@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{Run, read_rows, sparring, stderr, workspace};
+use common::{Run, entry, read_rows, sparring, stderr, strs, workspace};
 use serde_json::Value;
 use sparring::types::Row;
 use std::path::{Path, PathBuf};
@@ -290,12 +290,7 @@ fn holdout_tasks_and_near_copies_never_reach_training() {
     assert!(out.join("openai-sft/train-00000-of-00001.jsonl").exists());
     // r_status_0 was one of t_status's 4 rollouts: the GRPO cut leaves the
     // rest of the group out whole, and says so.
-    let grpo = report["exports"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["format"] == "trl-grpo")
-        .unwrap();
+    let grpo = entry(&report["exports"], "format", "trl-grpo");
     assert_eq!(
         grpo["cut"]["excluded"]["group_decontaminated"]["count"], 1,
         "{grpo}"
@@ -325,12 +320,7 @@ fn holdout_tasks_and_near_copies_never_reach_training() {
         }
     }
     // The held-out rows are the Parquet holdout split.
-    let e = report["exports"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["format"] == "parquet")
-        .unwrap();
+    let e = entry(&report["exports"], "format", "parquet");
     assert_eq!(e["written"], d["rows_out"].as_u64().unwrap() + 1);
 }
 
@@ -342,13 +332,8 @@ fn dataset_folder_holdout_tasks_never_reach_its_training_files() {
     let o = export_ok(&rows, "all", &out, &["--json"]);
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     let exports = report["exports"].as_array().unwrap();
-    let parquet = exports.iter().find(|e| e["format"] == "parquet").unwrap();
-    let held: Vec<&str> = parquet["holdout_tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap())
-        .collect();
+    let parquet = entry(&report["exports"], "format", "parquet");
+    let held = strs(&parquet["holdout_tasks"]);
     // Four tasks and the default share 0.1: at least one task is held out.
     assert!(!held.is_empty(), "{parquet}");
     assert!(out.join("data/holdout-00000-of-00001.parquet").exists());

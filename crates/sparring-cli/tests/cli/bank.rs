@@ -51,15 +51,7 @@ fn explain_shows_read_and_declared_rules() {
         .args(["world", "examples/bank/spec.yaml", "--explain"])
         .run_ok();
     let explain: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let tool = |name: &str| {
-        explain["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["name"] == name)
-            .unwrap()
-            .clone()
-    };
+    let tool = |name: &str| entry(&explain["tools"], "name", name).clone();
     let transfer = tool("transfer_money").to_string();
     assert!(
         transfer.contains("Never move money out of an account that is frozen."),

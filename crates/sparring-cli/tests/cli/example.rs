@@ -6,8 +6,7 @@ use super::*;
 fn support_desk_runs_graded_and_reports() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("demo");
-    let o = simulate_example(&out, &["--grade"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = simulate_example(&out, &["--grade"]).run_ok();
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("pass@1"), "{stdout}");
     assert!(stderr(&o).contains("simulated "), "{}", stderr(&o));
@@ -79,7 +78,7 @@ fn command_line_wins_over_spec_options_and_seed_is_reproducible() {
     let dir = tempfile::tempdir().unwrap();
     let run = |name: &str, concurrency: &str| {
         let out = dir.path().join(name);
-        let o = simulate_example(
+        simulate_example(
             &out,
             &[
                 "--budget",
@@ -90,8 +89,8 @@ fn command_line_wins_over_spec_options_and_seed_is_reproducible() {
                 concurrency,
                 "--quiet",
             ],
-        );
-        assert!(o.status.success(), "{}", stderr(&o));
+        )
+        .run_ok();
         let mut rows: Vec<Value> = read_rows(&out.join("rows.jsonl"));
         for r in &mut rows {
             r["timings"] = Value::Null;

@@ -12,8 +12,7 @@ fn script(name: &str, mode: &str) -> String {
 /// An ungraded run of the example, shared by the grading tests.
 fn ungraded_run(dir: &Path) -> PathBuf {
     let out = dir.join("run");
-    let o = simulate_example(&out, &["--budget", "12", "--quiet"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate_example(&out, &["--budget", "12", "--quiet"]).run_ok();
     out.join("rows.jsonl")
 }
 
@@ -21,11 +20,7 @@ fn ungraded_run(dir: &Path) -> PathBuf {
 fn conduct_grader_and_judge_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let rows = ungraded_run(dir.path());
-    let rubric = write(
-        dir.path(),
-        "rubric.txt",
-        "Pass when the agent did what was asked.\n",
-    );
+    let rubric = rubric(dir.path());
     let out = dir.path().join("graded.jsonl");
     sparring()
         .arg("grade")
@@ -214,11 +209,7 @@ fn labels_attach_and_judge_trust() {
         .run();
     assert_usage_error(&o, &["row_0000000000000000", "not in"]);
 
-    let rubric = write(
-        dir.path(),
-        "rubric.txt",
-        "Pass when the agent did what was asked.\n",
-    );
+    let rubric = rubric(dir.path());
     let o = sparring()
         .arg("judge-trust")
         .arg(&out)

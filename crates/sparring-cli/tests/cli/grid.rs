@@ -177,12 +177,7 @@ fn coverage_gap_names_untouched_tools_and_rules() {
         .arg("--json")
         .run_ok();
     let g: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let tools: Vec<&str> = g["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap())
-        .collect();
+    let tools = strs(&g["tools"]);
     assert!(
         tools.contains(&"cancel_order") && tools.contains(&"update_shipping_address"),
         "{tools:?}"

@@ -12,8 +12,8 @@
 mod common;
 
 use common::{
-    Run, agent_script, example_agent, example_spec, read_rows, run_json, simulate_cmd, sparring,
-    stderr, workspace,
+    Run, agent_script, entry, example_agent, example_spec, read_rows, run_json, simulate_cmd,
+    sparring, stderr, strs, workspace,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -21,10 +21,10 @@ use std::process::{Command, Output};
 
 /// `sparring simulate` of the example spec with its shipped agent into `out`,
 /// with `args`.
-fn simulate_example(out: impl AsRef<Path>, args: &[&str]) -> Output {
-    simulate_cmd(example_spec(), &example_agent(), out)
-        .args(args)
-        .run()
+fn simulate_example(out: impl AsRef<Path>, args: &[&str]) -> Command {
+    let mut c = simulate_cmd(example_spec(), &example_agent(), out);
+    c.args(args);
+    c
 }
 
 fn flaky(mode: &str, dir: &Path) -> String {
@@ -68,6 +68,15 @@ fn simulate_spec_with(spec: &Path, args: &[&str]) -> Output {
         .args(["--agent", "true"])
         .args(args)
         .run()
+}
+
+/// A judge's rubric, `rubric.txt` in `dir`.
+fn rubric(dir: &Path) -> PathBuf {
+    write(
+        dir,
+        "rubric.txt",
+        "Pass when the agent did what was asked.\n",
+    )
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -184,12 +193,7 @@ fn world_answers_lines_with_shared_memory_and_explains() {
     assert!(explain.status.success());
     let doc: serde_json::Value = serde_json::from_slice(&explain.stdout).unwrap();
     assert_eq!(doc["entities"]["orders"]["records"]["from"], "fixtures");
-    let cancel = doc["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "cancel_order")
-        .unwrap();
+    let cancel = entry(&doc["tools"], "name", "cancel_order");
     assert_eq!(cancel["operation"]["kind"], "state_change");
     assert_eq!(cancel["id_param"], "order_id");
     let bad = sparring().args(["world", "nope.yaml"]).run();

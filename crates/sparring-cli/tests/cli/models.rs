@@ -802,12 +802,7 @@ fn failing_writer_and_person_fall_back_to_templates() {
         assert!(!row["messages"][3]["content"].as_str().unwrap().is_empty());
     }
     let summary = run_json(&out);
-    let degraded: Vec<&str> = summary["degraded"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d.as_str().unwrap())
-        .collect();
+    let degraded = strs(&summary["degraded"]);
     assert!(degraded.contains(&"generator_fallback"), "{summary}");
     assert!(degraded.contains(&"person_fallback"), "{summary}");
     let errors = summary["search"]["writer_errors"].as_array().unwrap();
@@ -903,8 +898,7 @@ fn one_backend_in_two_roles_is_same_model() {
 /// An ungraded run of the example agent, for the judge tests.
 fn example_rows(dir: &Path) -> PathBuf {
     let out = dir.join("run");
-    let o = simulate_example(&out, &["--budget", "8", "--quiet"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate_example(&out, &["--budget", "8", "--quiet"]).run_ok();
     out.join("rows.jsonl")
 }
 
@@ -959,11 +953,7 @@ fn trust(rows: &Path, judge: &str, rubric: &Path) -> (Value, Output) {
 fn model_judges_grade_and_their_probes_catch_the_hackable_ones() {
     let dir = tempfile::tempdir().unwrap();
     let rows = example_rows(dir.path());
-    let rubric = write(
-        dir.path(),
-        "rubric.txt",
-        "Pass when the agent did what was asked.\n",
-    );
+    let rubric = rubric(dir.path());
     let mut shares = BTreeMap::new();
     for kind in ["honest", "biased", "injectable"] {
         let f = fake(FakeOptions {
@@ -1055,11 +1045,7 @@ fn judge_trust_names_a_judge_that_is_the_agent() {
         })
         .collect();
     let rows_path = write(dir.path(), "same.jsonl", &rows);
-    let rubric = write(
-        dir.path(),
-        "rubric.txt",
-        "Pass when the agent did what was asked.\n",
-    );
+    let rubric = rubric(dir.path());
     let (report, o) = trust(
         &rows_path,
         &format!("openai:judge@{base}#key=SPARRING_TEST_KEY"),

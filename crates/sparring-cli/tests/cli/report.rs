@@ -22,8 +22,7 @@ fn bad_rows_name_the_line() {
 fn a_torn_last_line_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let o = simulate_example(&out, &["--budget", "3", "--grade"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate_example(&out, &["--budget", "3", "--grade"]).run_ok();
     let rows = std::fs::read_to_string(out.join("rows.jsonl")).unwrap();
     let torn = &rows[..rows.len() - 20];
     let p = write(dir.path(), "torn.jsonl", torn);

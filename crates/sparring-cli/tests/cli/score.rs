@@ -485,8 +485,7 @@ fn eval_variance_per_eval_run() {
 fn simulated_run_report_order_and_self_delta() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let o = simulate_example(&out, &["--grade", "--repeats", "4"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate_example(&out, &["--grade", "--repeats", "4"]).run_ok();
     let r = json_of(&sparring().arg("report").arg(&out).arg("--json").run());
     let p1 = f(&r["pass_at_1"]["value"]);
     assert!(p1 > 0.0 && p1 < 1.0, "{p1}");

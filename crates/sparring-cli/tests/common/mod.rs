@@ -105,6 +105,24 @@ pub(crate) fn read_rows(path: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// The texts of a JSON array.
+pub(crate) fn strs(list: &Value) -> Vec<&str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect()
+}
+
+/// The first object of a JSON array whose `key` is `value`.
+pub(crate) fn entry<'a>(list: &'a Value, key: &str, value: &str) -> &'a Value {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e[key] == value)
+        .unwrap_or_else(|| panic!("no `{key}` `{value}` in {list}"))
+}
+
 /// The `run.json` of a run directory.
 pub(crate) fn run_json(out: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
