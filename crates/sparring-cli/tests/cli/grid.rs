@@ -199,10 +199,7 @@ fn asks_prints_situations_with_their_phrasings() {
         .arg(example_spec())
         .args(["--n", "5", "--phrasings", "3", "--json"])
         .run_ok();
-    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&String::from_utf8_lossy(&o.stdout));
     assert_eq!(lines.len(), 5);
     assert_eq!(
         lines[0]["phrasings"][0],

@@ -12,8 +12,8 @@
 mod common;
 
 use common::{
-    Run, agent_script, entry, example_agent, example_spec, read_rows, run_json, simulate_cmd,
-    sparring, stderr, strs, workspace,
+    Run, agent_script, entry, example_agent, example_spec, json_lines, read_rows, run_json,
+    simulate_cmd, sparring, stderr, strs, warns, workspace,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};

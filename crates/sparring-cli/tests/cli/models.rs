@@ -283,13 +283,7 @@ fn command_agents_warn_about_model_options() {
         stderr(&o)
     );
     let summary = run_json(&out);
-    let warnings = summary["warnings"].as_array().unwrap();
-    assert!(
-        warnings
-            .iter()
-            .any(|w| w.as_str().unwrap().contains("temperature")),
-        "{warnings:?}"
-    );
+    assert!(warns(&summary["warnings"], "temperature"), "{summary}");
 }
 
 /// A fake server that answers every agent request with `reply`.
@@ -1219,10 +1213,7 @@ fn asks_shows_what_a_model_writer_makes() {
         ])
         .env("SPARRING_TEST_KEY", KEY)
         .run_ok();
-    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&String::from_utf8_lossy(&o.stdout));
     assert_eq!(lines.len(), 12);
     let mut model = 0;
     for l in &lines {

@@ -450,10 +450,7 @@ fn asks_shows_as_many_situations_as_asked() {
             .arg(example_spec())
             .args([flag, &n.to_string(), "--json"])
             .run_ok();
-        let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let lines = json_lines(&String::from_utf8_lossy(&o.stdout));
         assert_eq!(lines.len(), n, "{flag} {n}");
     }
 }
@@ -491,13 +488,7 @@ fn report_puts_warnings_first_and_names_an_ungraded_run() {
     assert!(!text.contains("pass@k"), "{text}");
     let o = run(dir.path(), &["report", out.to_str().unwrap(), "--json"]).run();
     let json: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let warnings = json["warnings"].as_array().unwrap();
-    assert!(
-        warnings
-            .iter()
-            .any(|w| w.as_str().unwrap().contains("cannot pay")),
-        "{warnings:?}"
-    );
+    assert!(warns(&json["warnings"], "cannot pay"), "{json}");
 }
 
 /// A single format or a cut that keeps nothing writes no file and says

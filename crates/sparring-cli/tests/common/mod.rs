@@ -98,9 +98,12 @@ pub(crate) fn stderr(o: &Output) -> String {
 
 /// Each line of a JSON Lines file, parsed.
 pub(crate) fn read_rows(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
+    json_lines(&std::fs::read_to_string(path).unwrap())
+}
+
+/// Each line of JSON Lines text (a file, a command's stdout), parsed.
+pub(crate) fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("line is not JSON ({e}): {l}")))
         .collect()
 }
@@ -112,6 +115,11 @@ pub(crate) fn strs(list: &Value) -> Vec<&str> {
         .iter()
         .map(|v| v.as_str().unwrap())
         .collect()
+}
+
+/// Whether a JSON list of warnings holds one containing `needle`.
+pub(crate) fn warns(warnings: &Value, needle: &str) -> bool {
+    strs(warnings).iter().any(|w| w.contains(needle))
 }
 
 /// The first object of a JSON array whose `key` is `value`.
