@@ -18,6 +18,20 @@ fn simulate(out: &Path, agent: &str, extra: &[&str]) -> Command {
     c
 }
 
+/// An agent that answers its first three requests with an error, then
+/// slowly.
+const LATE_AGENT: &str = "import json, sys, time\nn = 0\nfor line in sys.stdin:\n    r = json.loads(line)\n    n += 1\n    if n <= 3:\n        print(json.dumps({'id': r['id'], 'error': 'warming up'}), flush=True)\n        continue\n    time.sleep(0.3)\n    print(json.dumps({'id': r['id'], 'message': {'role': 'assistant', 'content': 'All done.'}}), flush=True)\n";
+
+/// An agent whose tool call carries no `id`.
+const NOID_AGENT: &str = "import json, sys\nfor line in sys.stdin:\n    r = json.loads(line)\n    if r['messages'][-1]['role'] == 'tool':\n        m = {'role': 'assistant', 'content': 'Here is what I found.'}\n    else:\n        m = {'role': 'assistant', 'tool_calls': [{'type': 'function', 'function': {'name': 'get_order', 'arguments': '{\"order_id\": \"#W1001\"}'}}]}\n    print(json.dumps({'id': r['id'], 'message': m}), flush=True)\n";
+
+/// A Python agent with this source, written to `dir/NAME.py`, as the
+/// command that runs it.
+fn python_agent(dir: &Path, name: &str, source: &str) -> String {
+    let script = write(dir, &format!("{name}.py"), source);
+    format!("python3 {}", script.display())
+}
+
 fn files(out: &Path) -> BTreeMap<String, Vec<u8>> {
     ["rows.jsonl", "run.json", "run.log"]
         .into_iter()
@@ -270,19 +284,9 @@ fn a_dead_model_agent_stops_early_and_its_rows_fail() {
 #[test]
 fn the_agent_unavailable_warning_counts_right() {
     let dir = tempfile::tempdir().unwrap();
-    let agent = dir.path().join("late.py");
-    std::fs::write(
-        &agent,
-        "import json, sys, time\nn = 0\nfor line in sys.stdin:\n    r = json.loads(line)\n    n += 1\n    if n <= 3:\n        print(json.dumps({'id': r['id'], 'error': 'warming up'}), flush=True)\n        continue\n    time.sleep(0.3)\n    print(json.dumps({'id': r['id'], 'message': {'role': 'assistant', 'content': 'All done.'}}), flush=True)\n",
-    )
-    .unwrap();
+    let agent = python_agent(dir.path(), "late", LATE_AGENT);
     let out = dir.path().join("out");
-    let o = simulate(
-        &out,
-        &format!("python3 {}", agent.display()),
-        &["--concurrency", "6", "--budget", "30"],
-    )
-    .run();
+    let o = simulate(&out, &agent, &["--concurrency", "6", "--budget", "30"]).run();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let rows = read_rows(&out.join("rows.jsonl"));
     let replied = rows
@@ -296,11 +300,9 @@ fn the_agent_unavailable_warning_counts_right() {
         })
         .count();
     assert!(rows.len() > 3 && replied > 0, "{rows:?}");
-    let warning = run_json(&out)["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w.as_str().unwrap().to_owned())
+    let summary = run_json(&out);
+    let warning = strs(&summary["warnings"])
+        .into_iter()
         .find(|w| w.starts_with("stopped after"))
         .unwrap();
     assert!(
@@ -319,19 +321,9 @@ fn the_agent_unavailable_warning_counts_right() {
 #[test]
 fn a_tool_call_without_an_id_is_filled_in() {
     let dir = tempfile::tempdir().unwrap();
-    let agent = dir.path().join("noid.py");
-    std::fs::write(
-        &agent,
-        "import json, sys\nfor line in sys.stdin:\n    r = json.loads(line)\n    if r['messages'][-1]['role'] == 'tool':\n        m = {'role': 'assistant', 'content': 'Here is what I found.'}\n    else:\n        m = {'role': 'assistant', 'tool_calls': [{'type': 'function', 'function': {'name': 'get_order', 'arguments': '{\"order_id\": \"#W1001\"}'}}]}\n    print(json.dumps({'id': r['id'], 'message': m}), flush=True)\n",
-    )
-    .unwrap();
+    let agent = python_agent(dir.path(), "noid", NOID_AGENT);
     let out = dir.path().join("out");
-    simulate(
-        &out,
-        &format!("python3 {}", agent.display()),
-        &["--budget", "3"],
-    )
-    .run_ok();
+    simulate(&out, &agent, &["--budget", "3"]).run_ok();
     for r in read_rows(&out.join("rows.jsonl")) {
         assert_ne!(r["ended_by"], "agent_error", "{r}");
         let msgs = r["messages"].as_array().unwrap();
