@@ -4,22 +4,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use common::{Run, entry, read_rows, sparring, stderr, strs, workspace};
 use serde_json::Value;
 use sparring::types::Row;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn sparring() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_sparring"));
-    c.current_dir(workspace());
-    c
-}
-
-use sparring_testkit::workspace;
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn write_rows(dir: &Path, name: &str, rows: &[Row]) -> PathBuf {
     let path = dir.join(name);
@@ -31,24 +22,16 @@ fn write_rows(dir: &Path, name: &str, rows: &[Row]) -> PathBuf {
     path
 }
 
-fn lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 /// Each line of a training file with its trace (`row_id`, `task_id`,
 /// `reward` …): from the line, or from the `<file>.index.jsonl` sidecar
 /// the OpenAI formats write.
 fn traced(path: &Path) -> Vec<(Value, Value)> {
-    let ls = lines(path);
+    let ls = read_rows(path);
     let index = sparring::io::export::index_path(path);
     if !index.exists() {
         return ls.into_iter().map(|l| (l.clone(), l)).collect();
     }
-    let entries = lines(&index);
+    let entries = read_rows(&index);
     assert_eq!(
         entries.len(),
         ls.len(),
@@ -62,29 +45,32 @@ fn traced(path: &Path) -> Vec<(Value, Value)> {
 }
 
 fn export(args: &[&str]) -> Output {
-    sparring().arg("export").args(args).output().unwrap()
+    sparring().arg("export").args(args).run()
+}
+
+/// The export fixture as `rows.jsonl` in `dir`.
+fn fixture_rows(dir: &Path) -> PathBuf {
+    write_rows(dir, "rows.jsonl", &sparring_testkit::export_fixture())
+}
+
+/// `sparring export ROWS --format FORMAT -o OUT` with `extra` after, which
+/// must succeed.
+fn export_ok(rows: &Path, format: &str, out: &Path, extra: &[&str]) -> Output {
+    sparring()
+        .arg("export")
+        .arg(rows)
+        .args(["--format", format, "-o"])
+        .arg(out)
+        .args(extra)
+        .run_ok()
 }
 
 #[test]
 fn every_format_keeps_row_id_task_id_and_reward() {
     let dir = tempfile::tempdir().unwrap();
-    let rows = write_rows(
-        dir.path(),
-        "rows.jsonl",
-        &sparring_testkit::export_fixture(),
-    );
+    let rows = fixture_rows(dir.path());
     let out = dir.path().join("all");
-    let o = export(&[
-        rows.to_str().unwrap(),
-        "--format",
-        "all",
-        "-o",
-        out.to_str().unwrap(),
-        "--holdout-fraction",
-        "0",
-        "--json",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = export_ok(&rows, "all", &out, &["--holdout-fraction", "0", "--json"]);
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(report["exports"].as_array().unwrap().len(), 8);
     for format in [
@@ -118,17 +104,9 @@ fn every_format_keeps_row_id_task_id_and_reward() {
     }
     // `--inline-trace` puts the trace back on the OpenAI lines.
     let inline = dir.path().join("inline.jsonl");
-    let inlined = export(&[
-        rows.to_str().unwrap(),
-        "-f",
-        "openai-dpo",
-        "-o",
-        inline.to_str().unwrap(),
-        "--inline-trace",
-    ]);
-    assert!(inlined.status.success(), "{}", stderr(&inlined));
+    export_ok(&rows, "openai-dpo", &inline, &["--inline-trace"]);
     assert!(!sparring::io::export::index_path(&inline).exists());
-    for l in lines(&inline) {
+    for l in read_rows(&inline) {
         for key in ["row_id", "task_id", "reward", "rejected_row_id", "margin"] {
             assert!(l.get(key).is_some(), "{key}: {l}");
         }
@@ -165,7 +143,7 @@ fn every_format_keeps_row_id_task_id_and_reward() {
         }
     }
     // TRL: arguments are objects.
-    let trl = lines(&out.join("trl-sft/train-00000-of-00001.jsonl"));
+    let trl = read_rows(&out.join("trl-sft/train-00000-of-00001.jsonl"));
     let args: Vec<&Value> = trl
         .iter()
         .flat_map(|l| l["messages"].as_array().unwrap())
@@ -179,7 +157,7 @@ fn every_format_keeps_row_id_task_id_and_reward() {
         .collect();
     assert!(!args.is_empty() && args.iter().all(|a| a.is_object()));
     // GRPO keeps only the group in the band, with its reward-function columns.
-    let grpo = lines(&out.join("trl-grpo/train-00000-of-00001.jsonl"));
+    let grpo = read_rows(&out.join("trl-grpo/train-00000-of-00001.jsonl"));
     let tasks: Vec<&str> = grpo
         .iter()
         .map(|l| l["task_id"].as_str().unwrap())
@@ -201,23 +179,10 @@ fn every_format_keeps_row_id_task_id_and_reward() {
 #[test]
 fn last_exchange_mask_splits_prompt_and_completion() {
     let dir = tempfile::tempdir().unwrap();
-    let rows = write_rows(
-        dir.path(),
-        "rows.jsonl",
-        &sparring_testkit::export_fixture(),
-    );
+    let rows = fixture_rows(dir.path());
     let trl = dir.path().join("sft.jsonl");
-    let o = export(&[
-        rows.to_str().unwrap(),
-        "-f",
-        "trl-sft",
-        "-o",
-        trl.to_str().unwrap(),
-        "--mask",
-        "last-exchange",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let refund = lines(&trl)
+    export_ok(&rows, "trl-sft", &trl, &["--mask", "last-exchange"]);
+    let refund = read_rows(&trl)
         .into_iter()
         .find(|l| l["task_id"] == "t_refund")
         .unwrap();
@@ -226,16 +191,7 @@ fn last_exchange_mask_splits_prompt_and_completion() {
     assert!(refund["completion"][0]["tool_calls"].is_array());
     assert!(refund.get("messages").is_none());
     let openai = dir.path().join("openai.jsonl");
-    let o = export(&[
-        rows.to_str().unwrap(),
-        "-f",
-        "openai-sft",
-        "-o",
-        openai.to_str().unwrap(),
-        "--mask",
-        "last-exchange",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    export_ok(&rows, "openai-sft", &openai, &["--mask", "last-exchange"]);
     let (refund, _) = traced(&openai)
         .into_iter()
         .find(|(_, t)| t["task_id"] == "t_refund")
@@ -259,14 +215,7 @@ fn missing_tool_schemas_warn_and_tools_and_system_prompt_supply_them() {
     }
     let rows = write_rows(dir.path(), "rows.jsonl", &fixture);
     let out = dir.path().join("sft.jsonl");
-    let o = export(&[
-        rows.to_str().unwrap(),
-        "-f",
-        "trl-sft",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = export_ok(&rows, "trl-sft", &out, &[]);
     assert!(
         stderr(&o).contains("warning: 3 exported rows call tools but carry no tool schemas"),
         "{}",
@@ -274,20 +223,19 @@ fn missing_tool_schemas_warn_and_tools_and_system_prompt_supply_them() {
     );
 
     let spec = workspace().join("examples/support-desk/spec.yaml");
-    let o = export(&[
-        rows.to_str().unwrap(),
-        "-f",
+    let o = export_ok(
+        &rows,
         "trl-sft",
-        "-o",
-        out.to_str().unwrap(),
-        "--tools",
-        spec.to_str().unwrap(),
-        "--system-prompt",
-        "Be brief.",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+        &out,
+        &[
+            "--tools",
+            spec.to_str().unwrap(),
+            "--system-prompt",
+            "Be brief.",
+        ],
+    );
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
-    for l in lines(&out) {
+    for l in read_rows(&out) {
         assert_eq!(l["messages"][0]["content"], "Be brief.");
         assert!(!l["tools"].as_array().unwrap().is_empty());
     }
@@ -310,19 +258,18 @@ fn holdout_tasks_and_near_copies_never_reach_training() {
     )
     .unwrap();
     let out = dir.path().join("ds");
-    let o = export(&[
-        rows.to_str().unwrap(),
-        "-f",
+    let o = export_ok(
+        &rows,
         "all",
-        "-o",
-        out.to_str().unwrap(),
-        "--holdout",
-        holdout.to_str().unwrap(),
-        "--traces",
-        traces.to_str().unwrap(),
-        "--json",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+        &out,
+        &[
+            "--holdout",
+            holdout.to_str().unwrap(),
+            "--traces",
+            traces.to_str().unwrap(),
+            "--json",
+        ],
+    );
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     let d = &report["decontaminate"];
     let dropped: Vec<&str> = d["dropped"]
@@ -343,19 +290,14 @@ fn holdout_tasks_and_near_copies_never_reach_training() {
     assert!(out.join("openai-sft/train-00000-of-00001.jsonl").exists());
     // r_status_0 was one of t_status's 4 rollouts: the GRPO cut leaves the
     // rest of the group out whole, and says so.
-    let grpo = report["exports"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["format"] == "trl-grpo")
-        .unwrap();
+    let grpo = entry(&report["exports"], "format", "trl-grpo");
     assert_eq!(
         grpo["cut"]["excluded"]["group_decontaminated"]["count"], 1,
         "{grpo}"
     );
     let grpo_file = out.join("trl-grpo/train-00000-of-00001.jsonl");
     if grpo_file.exists() {
-        for l in lines(&grpo_file) {
+        for l in read_rows(&grpo_file) {
             assert_ne!(l["task_id"], "t_status", "{l}");
         }
     }
@@ -378,42 +320,20 @@ fn holdout_tasks_and_near_copies_never_reach_training() {
         }
     }
     // The held-out rows are the Parquet holdout split.
-    let e = report["exports"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["format"] == "parquet")
-        .unwrap();
+    let e = entry(&report["exports"], "format", "parquet");
     assert_eq!(e["written"], d["rows_out"].as_u64().unwrap() + 1);
 }
 
 #[test]
 fn dataset_folder_holdout_tasks_never_reach_its_training_files() {
     let dir = tempfile::tempdir().unwrap();
-    let rows = write_rows(
-        dir.path(),
-        "rows.jsonl",
-        &sparring_testkit::export_fixture(),
-    );
+    let rows = fixture_rows(dir.path());
     let out = dir.path().join("ds");
-    let o = export(&[
-        rows.to_str().unwrap(),
-        "-f",
-        "all",
-        "-o",
-        out.to_str().unwrap(),
-        "--json",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = export_ok(&rows, "all", &out, &["--json"]);
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     let exports = report["exports"].as_array().unwrap();
-    let parquet = exports.iter().find(|e| e["format"] == "parquet").unwrap();
-    let held: Vec<&str> = parquet["holdout_tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap())
-        .collect();
+    let parquet = entry(&report["exports"], "format", "parquet");
+    let held = strs(&parquet["holdout_tasks"]);
     // Four tasks and the default share 0.1: at least one task is held out.
     assert!(!held.is_empty(), "{parquet}");
     assert!(out.join("data/holdout-00000-of-00001.parquet").exists());
@@ -440,27 +360,14 @@ fn dataset_folder_holdout_tasks_never_reach_its_training_files() {
     }
     assert!(files >= 5, "{files}");
     // Exporting again with nothing held out removes the stale holdout file.
-    let o = export(&[
-        rows.to_str().unwrap(),
-        "-f",
-        "parquet",
-        "-o",
-        out.to_str().unwrap(),
-        "--holdout-fraction",
-        "0",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    export_ok(&rows, "parquet", &out, &["--holdout-fraction", "0"]);
     assert!(!out.join("data/holdout-00000-of-00001.parquet").exists());
 }
 
 #[test]
 fn select_writes_the_kept_rows_of_each_cut() {
     let dir = tempfile::tempdir().unwrap();
-    let rows = write_rows(
-        dir.path(),
-        "rows.jsonl",
-        &sparring_testkit::export_fixture(),
-    );
+    let rows = fixture_rows(dir.path());
     let select = |cut: &str, extra: &[&str]| {
         let out = dir.path().join(format!("{cut}.jsonl"));
         let o = sparring()
@@ -468,11 +375,10 @@ fn select_writes_the_kept_rows_of_each_cut() {
             .arg(&out)
             .arg("--json")
             .args(extra)
-            .output()
-            .unwrap();
+            .run();
         assert!(o.status.success(), "{cut}: {}", stderr(&o));
         let report: Value = serde_json::from_slice(&o.stdout).unwrap();
-        (lines(&out), report, stderr(&o))
+        (read_rows(&out), report, stderr(&o))
     };
     // SFT: one passing row per task with a pass.
     let (sft, report, err) = select("sft", &[]);
@@ -499,12 +405,10 @@ fn select_writes_the_kept_rows_of_each_cut() {
     let (graded, _, _) = select("graded", &[]);
     assert_eq!(graded.len(), 9);
     // The output is a rows file: `sparring report` reads it.
-    let o = sparring()
+    sparring()
         .args(["report", "--json"])
         .arg(dir.path().join("graded.jsonl"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     // Held-out tasks never reach a cut.
     let holdout = write_rows(
         dir.path(),
@@ -517,8 +421,7 @@ fn select_writes_the_kept_rows_of_each_cut() {
     let o = sparring()
         .args(["select", rows.to_str().unwrap(), "--cut", "ppo", "-o"])
         .arg(dir.path().join("x.jsonl"))
-        .output()
-        .unwrap();
+        .run();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -528,11 +431,7 @@ fn select_writes_the_kept_rows_of_each_cut() {
 #[test]
 fn bad_input_is_a_one_line_error_with_exit_code_2() {
     let dir = tempfile::tempdir().unwrap();
-    let rows = write_rows(
-        dir.path(),
-        "rows.jsonl",
-        &sparring_testkit::export_fixture(),
-    );
+    let rows = fixture_rows(dir.path());
     let out = dir.path().join("x.jsonl");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["-f", "csv"], "unknown format `csv`"),
@@ -682,8 +581,7 @@ fn run_script(
         .env("HF_HUB_OFFLINE", "1")
         .env("HF_HOME", home)
         .env("TRANSFORMERS_VERBOSITY", "error")
-        .output()
-        .unwrap();
+        .run();
     let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
     (o.status.success(), text)
 }
@@ -704,25 +602,9 @@ fn fixture_with_big_seeds() -> Vec<Row> {
 fn export_fixture_everywhere(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     let rows = write_rows(dir, "rows.jsonl", &fixture_with_big_seeds());
     let out = dir.join("ds");
-    let o = export(&[
-        rows.to_str().unwrap(),
-        "-f",
-        "all",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    export_ok(&rows, "all", &out, &[]);
     let split = dir.join("sft-last.jsonl");
-    let o = export(&[
-        rows.to_str().unwrap(),
-        "-f",
-        "trl-sft",
-        "--mask",
-        "last-exchange",
-        "-o",
-        split.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    export_ok(&rows, "trl-sft", &split, &["--mask", "last-exchange"]);
     (rows, out, split)
 }
 
@@ -756,7 +638,7 @@ fn exports_load_in_datasets_and_render_with_trl_templates() {
     // The same on a real run of the shipped example (whose deterministic
     // agent gives no preference pairs: empty cuts are allowed there).
     let run = dir.path().join("run");
-    let o = sparring()
+    sparring()
         .args([
             "simulate",
             "examples/support-desk/spec.yaml",
@@ -769,18 +651,9 @@ fn exports_load_in_datasets_and_render_with_trl_templates() {
             "--out",
         ])
         .arg(&run)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     let demo = dir.path().join("demo");
-    let o = export(&[
-        run.to_str().unwrap(),
-        "-f",
-        "all",
-        "-o",
-        demo.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    export_ok(&run, "all", &demo, &[]);
     let (ok, text) = run_script(
         &python,
         "check_exports.py",
@@ -920,8 +793,7 @@ fn request_bodies_conform_to_the_openai_and_anthropic_definitions() {
             .env("TEST_KEY", key)
             .env("ANTHROPIC_API_KEY", key)
             .env_remove("OPENAI_BASE_URL")
-            .output()
-            .unwrap();
+            .run();
         assert!(o.status.success(), "{name}: {}", stderr(&o));
         let sent = server.requests();
         assert!(sent.len() > before, "{name}: no request");

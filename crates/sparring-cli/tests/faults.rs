@@ -10,31 +10,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use common::{Run, agent_script, example_spec, simulate_cmd, sparring};
 use serde_json::Value;
 use sparring_testkit::fake_llm::{BackgroundFake as Fake, Behaviour, FakeOptions, Reply};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-
-use sparring_testkit::workspace;
-
-fn sparring() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_sparring"));
-    c.current_dir(workspace());
-    c.env("NO_PROGRESS", "1");
-    c
-}
-
-fn spec() -> PathBuf {
-    workspace().join("examples/support-desk/spec.yaml")
-}
-
-fn agent_script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/agents")
-        .join(name)
-}
 
 /// What a run left behind.
 #[derive(Debug)]
@@ -125,18 +109,46 @@ fn outcome(out: &Path, o: &Output, seconds: f64) -> Outcome {
 
 const BUDGET: &str = "24";
 
+/// The example run of the fault tests with `agent` into `out`: seed 5,
+/// [`BUDGET`] rows, eight at a time.
+fn fault_run(agent: &str, out: &Path) -> Command {
+    let mut c = simulate_cmd(example_spec(), agent, out);
+    c.args([
+        "--budget",
+        BUDGET,
+        "--concurrency",
+        "8",
+        "--seed",
+        "5",
+        "--quiet",
+    ]);
+    c
+}
+
 fn simulate(agent: &str, out: &Path, extra: &[&str]) -> Outcome {
     let started = Instant::now();
-    let o = sparring()
-        .arg("simulate")
-        .arg(spec())
-        .args(["--agent", agent, "--budget", BUDGET, "--concurrency", "8"])
-        .args(["--seed", "5", "--quiet", "--out"])
-        .arg(out)
-        .args(extra)
-        .output()
-        .unwrap();
+    let o = fault_run(agent, out).args(extra).run();
     outcome(out, &o, started.elapsed().as_secs_f64())
+}
+
+/// `tests/agents/faults.py` in `mode`, with its culprit marker in `dir`.
+fn faults_agent(mode: &str, dir: &Path) -> String {
+    format!(
+        "python3 {} {mode} {}",
+        agent_script("faults.py").display(),
+        dir.join("culprit").display()
+    )
+}
+
+/// A run of the faults agent that does nothing wrong into `dir/run`, which
+/// must succeed: for the tests that break something afterwards. Returns
+/// the agent and the run directory.
+fn clean_run(dir: &Path) -> (String, PathBuf) {
+    let agent = faults_agent("ok", dir);
+    let run = dir.join("run");
+    let o = simulate(&agent, &run, &[]);
+    assert_eq!(o.exit, Some(0), "{}", o.stderr);
+    (agent, run)
 }
 
 /// Each agent fault, at concurrency 8, with a one-at-a-time agent whose
@@ -156,11 +168,7 @@ fn agent_faults_cost_their_own_row_only() {
         "closeout",
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let agent = format!(
-            "python3 {} {mode} {}",
-            agent_script("faults.py").display(),
-            dir.path().join("culprit").display()
-        );
+        let agent = faults_agent(mode, dir.path());
         let out = dir.path().join("run");
         let o = simulate(&agent, &out, &["--agent-timeout", "3"]);
         o.print(&format!("agent: {mode}"));
@@ -307,11 +315,8 @@ fn children_die_with_sparring_even_under_kill_9() {
         agent_script("faults.py").display(),
         dir.path().join("culprit").display()
     );
-    let mut child = sparring()
-        .arg("simulate")
-        .arg(spec())
-        .args(["--agent", &agent, "--budget", "4", "--quiet", "--out"])
-        .arg(dir.path().join("run"))
+    let mut child = simulate_cmd(example_spec(), &agent, dir.path().join("run"))
+        .args(["--budget", "4", "--quiet"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -413,20 +418,9 @@ fn run_clean(dir: &Path, envs: &[(&str, String)], args: &[String], stdin: Option
         c.env(k, v);
     }
     let o = if let Some(input) = stdin {
-        use std::io::Write as _;
-        c.stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let mut child = c.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        c.run_with_stdin(input)
     } else {
-        c.output().unwrap()
+        c.run()
     };
     let shown = format!("`sparring {}`", args.join(" "));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -468,7 +462,7 @@ fn no_secret_reaches_any_output_of_any_verb() {
         ("OPENAI_BASE_URL", with_password(&echo)),
     ];
     let run = |args: &[&str]| run_clean(d, &envs, &words(args), None);
-    let spec = spec().display().to_string();
+    let spec = example_spec().display().to_string();
     let script = agent_script("secrets_agent.py").display().to_string();
     let agent = format!(
         "AUTH={AUTH_VALUE} python3 {script} --api-key {FLAG_KEY} --header 'Authorization: Bearer {HEADER_KEY}' -H 'x-api-key: {HEADER_KEY}' --url=http://u:{URL_PASSWORD}@h/v1 {STRIPE_KEY} {AWS_KEY}"
@@ -666,20 +660,9 @@ fn no_secret_reaches_any_output_of_any_verb() {
 #[test]
 fn a_dead_judge_stops_the_grading_pass() {
     let dir = tempfile::tempdir().unwrap();
-    let agent = format!(
-        "python3 {} ok {}",
-        agent_script("faults.py").display(),
-        dir.path().join("culprit").display()
-    );
-    let run = dir.path().join("run");
-    let o = simulate(&agent, &run, &[]);
-    assert_eq!(o.exit, Some(0), "{}", o.stderr);
+    let (_, run) = clean_run(dir.path());
     // A port that was free a moment ago: nothing listens there.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = sparring_testkit::closed_port();
     std::fs::write(dir.path().join("rubric.txt"), "Pass when the agent helps.").unwrap();
     let graded = dir.path().join("graded.jsonl");
     let started = Instant::now();
@@ -694,8 +677,7 @@ fn a_dead_judge_stops_the_grading_pass() {
         .arg(dir.path().join("rubric.txt"))
         .arg("-o")
         .arg(&graded)
-        .output()
-        .unwrap();
+        .run();
     let seconds = started.elapsed().as_secs_f64();
     let err = String::from_utf8_lossy(&out.stderr);
     let written = std::fs::read_to_string(&graded).unwrap().lines().count();
@@ -716,27 +698,24 @@ fn a_dead_judge_stops_the_grading_pass() {
 #[test]
 fn resume_refuses_a_planted_duplicate() {
     let dir = tempfile::tempdir().unwrap();
-    let agent = format!(
-        "python3 {} ok {}",
-        agent_script("faults.py").display(),
-        dir.path().join("culprit").display()
-    );
-    let run = dir.path().join("run");
-    let o = simulate(&agent, &run, &[]);
-    assert_eq!(o.exit, Some(0), "{}", o.stderr);
+    let (agent, run) = clean_run(dir.path());
     let rows = run.join("rows.jsonl");
     let text = std::fs::read_to_string(&rows).unwrap();
     let first = text.lines().next().unwrap().to_owned();
     std::fs::write(&rows, format!("{text}{first}\n")).unwrap();
     let planted = text.lines().count() + 1;
-    let resumed = sparring()
-        .arg("simulate")
-        .arg(spec())
-        .args(["--agent", &agent, "--budget", "30", "--concurrency", "8"])
-        .args(["--seed", "5", "--quiet", "--resume", "--out"])
-        .arg(&run)
-        .output()
-        .unwrap();
+    let resumed = simulate_cmd(example_spec(), &agent, &run)
+        .args([
+            "--budget",
+            "30",
+            "--concurrency",
+            "8",
+            "--seed",
+            "5",
+            "--quiet",
+            "--resume",
+        ])
+        .run();
     let err = String::from_utf8_lossy(&resumed.stderr);
     assert_eq!(resumed.status.code(), Some(2), "{err}");
     let line = err.lines().next().unwrap();
@@ -755,8 +734,7 @@ fn resume_refuses_a_planted_duplicate() {
             .arg(&rows)
             .args(&verb[1..])
             .current_dir(dir.path())
-            .output()
-            .unwrap();
+            .run();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{verb:?}: {err}");
         assert!(err.contains("also on line 1"), "{verb:?}: {err}");
@@ -787,13 +765,8 @@ fn start_slow(out: &Path, pidfile: &Path, resume: bool) -> std::process::Child {
         pidfile.display(),
         agent_script("slow.py").display()
     );
-    let mut c = sparring();
-    c.arg("simulate")
-        .arg(spec())
-        .args(["--agent", &agent, "--budget", BUDGET, "--concurrency", "8"])
-        .args(["--seed", "5", "--quiet", "--out"])
-        .arg(out)
-        .stdout(std::process::Stdio::null())
+    let mut c = fault_run(&agent, out);
+    c.stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .process_group(0);
     if resume {

@@ -8,36 +8,24 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use common::{Run, example_spec, simulate_cmd};
 use sparring_testkit::golden::{golden_dir, normalise};
-use sparring_testkit::workspace;
-use std::process::Command;
 
 /// Runs `sparring simulate` on the example with `args` and compares its
 /// rows and summary with `tests/golden/<name>/`.
 fn check(name: &str, args: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let ws = workspace();
-    let output = Command::new(env!("CARGO_BIN_EXE_sparring"))
-        .current_dir(&ws)
-        .env("NO_PROGRESS", "1")
-        .arg("simulate")
-        .arg(ws.join("examples/support-desk/spec.yaml"))
-        .args([
-            "--agent",
-            "python3 examples/support-desk/agent.py",
-            "--quiet",
-        ])
-        .arg("--out")
-        .arg(&out)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    simulate_cmd(
+        example_spec(),
+        "python3 examples/support-desk/agent.py",
+        &out,
+    )
+    .arg("--quiet")
+    .args(args)
+    .run_ok();
     let golden = golden_dir(name);
     for (file, sort) in [("rows.jsonl", true), ("run.json", false)] {
         let got = normalise(&std::fs::read_to_string(out.join(file)).unwrap(), sort);

@@ -311,13 +311,7 @@ pub fn rubric_hash(rubric: &str, settings: &JudgeSettings) -> String {
 /// words around it are tolerated), with a score or probability in 0..=1 and
 /// a failure class from the vocabulary.
 pub fn parse_verdict(text: &str, settings: &JudgeSettings) -> Result<JudgeVerdict, String> {
-    let start = text.find('{').ok_or("no JSON object in the reply")?;
-    let end = text.rfind('}').ok_or("no JSON object in the reply")?;
-    if end < start {
-        return Err("no JSON object in the reply".to_owned());
-    }
-    let value: Value =
-        serde_json::from_str(&text[start..=end]).map_err(|e| format!("not JSON: {e}"))?;
+    let value = crate::text::json_object(text)?;
     let key = match settings.kind {
         JudgeKind::Score => "score",
         JudgeKind::Decision => "probability",

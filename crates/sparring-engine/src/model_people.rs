@@ -263,13 +263,7 @@ pub fn writer_prompt(
 
 /// Checks a writer's reply and returns `n` phrasings.
 pub fn parse_phrasings(text: &str, task: &Task, n: usize) -> Result<Vec<String>, String> {
-    let start = text.find('{').ok_or("no JSON object in the reply")?;
-    let end = text.rfind('}').ok_or("no JSON object in the reply")?;
-    if end < start {
-        return Err("no JSON object in the reply".to_owned());
-    }
-    let value: Value =
-        serde_json::from_str(&text[start..=end]).map_err(|e| format!("not JSON: {e}"))?;
+    let value = crate::text::json_object(text)?;
     let list = value
         .get("phrasings")
         .and_then(Value::as_array)

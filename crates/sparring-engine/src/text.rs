@@ -1,4 +1,5 @@
-//! Small text helpers shared by the person and the conduct checks.
+//! Small text helpers shared by the person, the conduct checks and the
+//! readers of model replies.
 
 /// Splits text into sentences at `.`, `!`, `?` and line breaks, keeping the
 /// terminator.
@@ -43,6 +44,17 @@ pub(crate) fn words(text: &str) -> Vec<String> {
 /// Whether the text asks the reader something.
 pub(crate) fn asks_question(text: &str) -> bool {
     sentences(text).iter().any(|s| s.ends_with('?'))
+}
+
+/// The JSON object a model's reply holds: from its first `{` to its last
+/// `}`, so code fences and words around it are tolerated.
+pub(crate) fn json_object(text: &str) -> Result<serde_json::Value, String> {
+    let start = text.find('{').ok_or("no JSON object in the reply")?;
+    let end = text.rfind('}').ok_or("no JSON object in the reply")?;
+    if end < start {
+        return Err("no JSON object in the reply".to_owned());
+    }
+    serde_json::from_str(&text[start..=end]).map_err(|e| format!("not JSON: {e}"))
 }
 
 #[cfg(test)]

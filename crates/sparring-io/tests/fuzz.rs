@@ -19,15 +19,8 @@ use sparring_io::command_agent::{ReplyLine, read_reply_line};
 use sparring_io::rows::parse_rows;
 use sparring_io::spec_file::load_spec;
 use sparring_score::input::parse_score_rows;
+use sparring_testkit::fuzz_cases;
 use std::path::{Path, PathBuf};
-
-/// Random inputs per target.
-fn cases(default: u32) -> u32 {
-    std::env::var("SPARRING_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -178,7 +171,7 @@ fn spec_parser() {
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         }
     }
-    runner(cases(1000))
+    runner(fuzz_cases(1000))
         .run(&inputs(corpus), |(i, bytes)| {
             spec_case(dir.path(), &exts[i], &bytes);
             Ok(())
@@ -218,7 +211,7 @@ fn rows_readers() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("line 2") && e.contains("also on line 1"), "{e}");
-    runner(cases(5000))
+    runner(fuzz_cases(5000))
         .run(&inputs(corpus), |(_, bytes)| {
             rows_case(&bytes);
             Ok(())
@@ -279,7 +272,7 @@ fn agent_protocol_reader() {
             ),
         }
     }
-    runner(cases(20000))
+    runner(fuzz_cases(20000))
         .run(&inputs(corpus), |(_, bytes)| {
             protocol_case(&bytes);
             Ok(())

@@ -24,9 +24,9 @@
 //! without it ([`crate::settings`]).
 
 use crate::backend::Resolved;
+use crate::client::ModelClient;
 use crate::defaults;
-use crate::http::{Transport, label};
-use crate::settings::{self, ANTHROPIC_ADJUSTABLE, BackendOptions, Rejected, Sampling};
+use crate::settings::{ANTHROPIC_ADJUSTABLE, BackendOptions};
 use serde_json::{Map, Value, json};
 use sparring_types::{
     Agent, AgentError, AgentReply, AgentRequest, BoxFuture, Finish, FunctionCall, Message, Role,
@@ -34,34 +34,17 @@ use sparring_types::{
 };
 
 /// An agent that is a model behind the Anthropic Messages API.
+#[derive(Debug)]
 pub struct AnthropicAgent {
-    model: String,
-    url: String,
-    describe: String,
-    sampling: Sampling,
+    client: ModelClient,
     max_tokens: u32,
-    transport: Transport,
-    rejected: Rejected,
-}
-
-impl std::fmt::Debug for AnthropicAgent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicAgent")
-            .field("backend", &self.describe)
-            .finish_non_exhaustive()
-    }
 }
 
 impl AnthropicAgent {
     /// An agent for a resolved `anthropic:` endpoint. Asking it for
     /// log-probabilities is an error: the API has none.
     pub fn new(resolved: Resolved, options: BackendOptions) -> Result<Self, crate::Error> {
-        let Resolved {
-            endpoint,
-            base_url,
-            key,
-        } = resolved;
-        let describe = endpoint.describe();
+        let describe = resolved.endpoint.describe();
         if options.sampling.logprobs {
             return Err(crate::Error::Unsupported {
                 spec: describe,
@@ -79,26 +62,19 @@ impl AnthropicAgent {
                 ),
             });
         }
-        let model = endpoint.model.clone();
-        let transport = Transport::new(
-            label("anthropic", &model, &base_url),
-            &base_url,
-            key,
-            options.timeout,
-            options.retry,
-            options.limiter,
-        )?;
+        let max_tokens = options
+            .sampling
+            .max_tokens
+            .unwrap_or(defaults::ANTHROPIC_MAX_TOKENS);
         Ok(Self {
-            url: format!("{base_url}/messages"),
-            describe,
-            model,
-            max_tokens: options
-                .sampling
-                .max_tokens
-                .unwrap_or(defaults::ANTHROPIC_MAX_TOKENS),
-            sampling: options.sampling,
-            transport,
-            rejected: Rejected::new(ANTHROPIC_ADJUSTABLE),
+            client: ModelClient::new(
+                "anthropic",
+                "messages",
+                ANTHROPIC_ADJUSTABLE,
+                resolved,
+                options,
+            )?,
+            max_tokens,
         })
     }
 
@@ -109,12 +85,12 @@ impl AnthropicAgent {
         Value::Object(self.body(request))
     }
 
-    /// The full request body; [`settings::exchange`] leaves out what the
-    /// server rejects.
+    /// The full request body; [`ModelClient::exchange`] leaves out what
+    /// the server rejects.
     fn body(&self, request: &AgentRequest) -> Map<String, Value> {
         let (system, messages) = to_messages(&request.messages);
         let mut body = Map::new();
-        body.insert("model".into(), json!(self.model));
+        body.insert("model".into(), json!(self.client.model));
         body.insert("max_tokens".into(), json!(self.max_tokens));
         if !system.is_empty() {
             body.insert("system".into(), json!(system));
@@ -126,10 +102,10 @@ impl AnthropicAgent {
                 Value::Array(request.tools.iter().map(to_tool).collect()),
             );
         }
-        if let Some(t) = self.sampling.temperature {
+        if let Some(t) = self.client.sampling.temperature {
             body.insert("temperature".into(), json!(t));
         }
-        if let Some(p) = self.sampling.top_p {
+        if let Some(p) = self.client.sampling.top_p {
             body.insert("top_p".into(), json!(p));
         }
         body
@@ -137,20 +113,15 @@ impl AnthropicAgent {
 
     async fn ask(&self, request: AgentRequest) -> Result<AgentReply, AgentError> {
         let mut headers = vec![("anthropic-version", defaults::ANTHROPIC_VERSION.to_owned())];
-        if let Some(key) = self.transport.key() {
+        if let Some(key) = self.client.transport.key() {
             headers.push(("x-api-key", key.expose().to_owned()));
         }
-        let exchange = settings::exchange(
-            &self.transport,
-            &self.rejected,
-            &self.url,
-            &headers,
-            &request.id,
-            &self.body(&request),
-            |reply| finish(reply).stop,
-        )
-        .await?;
-        let sampling = settings::record("anthropic", &self.model, &self.sampling, &exchange);
+        let (exchange, sampling) = self
+            .client
+            .exchange(&headers, &request.id, &self.body(&request), |reply| {
+                finish(reply).stop
+            })
+            .await?;
         let value = &exchange.reply;
         from_reply(value)
             .map(|message| AgentReply {
@@ -160,9 +131,7 @@ impl AnthropicAgent {
                 logprobs: None,
                 usage: exchange.usage,
             })
-            .map_err(|e| {
-                AgentError::backend(self.transport.redact(&format!("{}: {e}", self.describe)))
-            })
+            .map_err(|e| self.client.unreadable(&e))
     }
 }
 
@@ -198,7 +167,7 @@ impl Agent for AnthropicAgent {
     }
 
     fn describe(&self) -> String {
-        self.describe.clone()
+        self.client.describe.clone()
     }
 }
 

@@ -97,10 +97,7 @@ impl HttpGrader {
     }
 
     async fn ask(&self, row: &Row) -> Result<GraderVerdict, GraderError> {
-        let mut headers = Vec::new();
-        if let Some(key) = self.transport.key() {
-            headers.push(("authorization", format!("Bearer {}", key.expose())));
-        }
+        let headers = self.transport.bearer();
         let body = json!({"id": row.row_id, "row": row});
         let value = self
             .transport

@@ -177,6 +177,14 @@ impl Transport {
         self.key.as_ref()
     }
 
+    /// `Authorization: Bearer` with the transport's key, when it has one.
+    pub(crate) fn bearer(&self) -> Vec<(&'static str, String)> {
+        self.key
+            .iter()
+            .map(|key| ("authorization", format!("Bearer {}", key.expose())))
+            .collect()
+    }
+
     /// Removes every credential the transport knows from any text that may
     /// leave the crate.
     pub(crate) fn redact(&self, text: &str) -> String {

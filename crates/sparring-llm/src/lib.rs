@@ -52,6 +52,7 @@
 
 mod anthropic;
 mod backend;
+mod client;
 pub mod defaults;
 mod error;
 mod grader;

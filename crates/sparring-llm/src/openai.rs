@@ -18,8 +18,8 @@
 //! reply ([`Finish`]): `length`, `content_filter` and a refusal end the row.
 
 use crate::backend::Resolved;
-use crate::http::{Transport, label};
-use crate::settings::{self, BackendOptions, OPENAI_ADJUSTABLE, Rejected, Sampling};
+use crate::client::ModelClient;
+use crate::settings::{BackendOptions, OPENAI_ADJUSTABLE};
 use serde_json::{Map, Value, json};
 use sparring_types::{
     Agent, AgentError, AgentReply, AgentRequest, BoxFuture, Finish, FunctionCall, Message, Role,
@@ -27,51 +27,26 @@ use sparring_types::{
 };
 
 /// An agent that is a model behind an OpenAI-compatible endpoint.
+#[derive(Debug)]
 pub struct OpenAiAgent {
-    model: String,
-    url: String,
-    describe: String,
-    sampling: Sampling,
+    client: ModelClient,
     /// `max_completion_tokens` or `max_tokens` (module docs).
     max_tokens_param: &'static str,
-    transport: Transport,
-    rejected: Rejected,
-}
-
-impl std::fmt::Debug for OpenAiAgent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiAgent")
-            .field("backend", &self.describe)
-            .finish_non_exhaustive()
-    }
 }
 
 impl OpenAiAgent {
     /// An agent for a resolved `openai:` endpoint.
     pub fn new(resolved: Resolved, options: BackendOptions) -> Result<Self, crate::Error> {
-        let Resolved {
-            endpoint,
-            base_url,
-            key,
-        } = resolved;
-        let model = endpoint.model.clone();
-        let max_tokens_param = max_tokens_param(&base_url);
-        let transport = Transport::new(
-            label("openai", &model, &base_url),
-            &base_url,
-            key,
-            options.timeout,
-            options.retry,
-            options.limiter,
-        )?;
+        let max_tokens_param = max_tokens_param(&resolved.base_url);
         Ok(Self {
-            url: format!("{base_url}/chat/completions"),
-            describe: endpoint.describe(),
-            model,
-            sampling: options.sampling,
+            client: ModelClient::new(
+                "openai",
+                "chat/completions",
+                OPENAI_ADJUSTABLE,
+                resolved,
+                options,
+            )?,
             max_tokens_param,
-            transport,
-            rejected: Rejected::new(OPENAI_ADJUSTABLE),
         })
     }
 
@@ -82,11 +57,12 @@ impl OpenAiAgent {
         Value::Object(self.body(request))
     }
 
-    /// The full request body; [`settings::exchange`] leaves out or renames
-    /// what the server rejects.
+    /// The full request body; [`ModelClient::exchange`] leaves out or
+    /// renames what the server rejects.
     fn body(&self, request: &AgentRequest) -> Map<String, Value> {
+        let sampling = &self.client.sampling;
         let mut body = Map::new();
-        body.insert("model".into(), json!(self.model));
+        body.insert("model".into(), json!(self.client.model));
         body.insert(
             "messages".into(),
             Value::Array(request.messages.iter().map(wire_message).collect()),
@@ -95,21 +71,21 @@ impl OpenAiAgent {
             body.insert("tools".into(), Value::Array(request.tools.to_vec()));
             body.insert("tool_choice".into(), json!("auto"));
         }
-        if let Some(t) = self.sampling.temperature {
+        if let Some(t) = sampling.temperature {
             body.insert("temperature".into(), json!(t));
         }
-        if let Some(p) = self.sampling.top_p {
+        if let Some(p) = sampling.top_p {
             body.insert("top_p".into(), json!(p));
         }
-        if let Some(m) = self.sampling.max_tokens {
+        if let Some(m) = sampling.max_tokens {
             body.insert(self.max_tokens_param.into(), json!(m));
         }
-        if let Some(s) = self.sampling.seed {
+        if let Some(s) = sampling.seed {
             body.insert("seed".into(), json!(request_seed(s, &request.id)));
         }
-        if self.sampling.logprobs {
+        if sampling.logprobs {
             body.insert("logprobs".into(), json!(true));
-            if let Some(k) = self.sampling.top_logprobs {
+            if let Some(k) = sampling.top_logprobs {
                 body.insert("top_logprobs".into(), json!(k));
             }
         }
@@ -117,23 +93,15 @@ impl OpenAiAgent {
     }
 
     async fn ask(&self, request: AgentRequest) -> Result<AgentReply, AgentError> {
-        let mut headers = Vec::new();
-        if let Some(key) = self.transport.key() {
-            headers.push(("authorization", format!("Bearer {}", key.expose())));
-        }
-        let exchange = settings::exchange(
-            &self.transport,
-            &self.rejected,
-            &self.url,
-            &headers,
-            &request.id,
-            &self.body(&request),
-            |reply| finish(reply).stop,
-        )
-        .await?;
-        let sampling = settings::record("openai", &self.model, &self.sampling, &exchange);
+        let headers = self.client.transport.bearer();
+        let (exchange, sampling) = self
+            .client
+            .exchange(&headers, &request.id, &self.body(&request), |reply| {
+                finish(reply).stop
+            })
+            .await?;
         let value = &exchange.reply;
-        parse_reply(value, self.sampling.logprobs)
+        parse_reply(value, self.client.sampling.logprobs)
             .map(|(message, logprobs)| AgentReply {
                 message,
                 sampling: Some(sampling),
@@ -141,9 +109,7 @@ impl OpenAiAgent {
                 usage: exchange.usage,
                 finish: Some(finish(value)),
             })
-            .map_err(|e| {
-                AgentError::backend(self.transport.redact(&format!("{}: {e}", self.describe)))
-            })
+            .map_err(|e| self.client.unreadable(&e))
     }
 }
 
@@ -200,7 +166,7 @@ impl Agent for OpenAiAgent {
     }
 
     fn describe(&self) -> String {
-        self.describe.clone()
+        self.client.describe.clone()
     }
 }
 

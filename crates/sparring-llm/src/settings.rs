@@ -233,21 +233,39 @@ pub(crate) struct Exchange {
     pub(crate) usage: Option<Usage>,
 }
 
+/// Where one request of an exchange goes: every body of it (the first, one
+/// per rejected parameter, one with more room) is posted the same way.
+pub(crate) struct Post<'a> {
+    pub(crate) transport: &'a Transport,
+    pub(crate) url: &'a str,
+    pub(crate) headers: &'a [(&'a str, String)],
+    pub(crate) request_id: &'a str,
+}
+
+impl Post<'_> {
+    async fn send(&self, body: &Map<String, Value>) -> Result<Value, Failure> {
+        self.transport
+            .post(
+                self.url,
+                self.headers,
+                &Value::Object(body.clone()),
+                self.request_id,
+            )
+            .await
+    }
+}
+
 /// Sends `body`, adjusting the parameters the server rejects (module
 /// docs), and asks once more with more room when the reply was cut at the
 /// token limit (`stop` reads a reply's end). A failure is the backend's
 /// error, already redacted.
 pub(crate) async fn exchange(
-    transport: &Transport,
+    post: &Post<'_>,
     rejected: &Rejected,
-    url: &str,
-    headers: &[(&str, String)],
-    request_id: &str,
     body: &Map<String, Value>,
     stop: impl Fn(&Value) -> Stop,
 ) -> Result<Exchange, AgentError> {
-    let (reply, sent, adjust) =
-        post_adjusting(transport, rejected, url, headers, request_id, body).await?;
+    let (reply, sent, adjust) = post_adjusting(post, rejected, body).await?;
     let mut usage = Usage::from_response(&reply);
     if stop(&reply) == Stop::Truncated
         && let Some((key, limit)) = token_limit(&sent)
@@ -257,10 +275,7 @@ pub(crate) async fn exchange(
         roomier.insert(key.to_owned(), json!(room));
         // A server that refuses the larger limit (past the model's own
         // maximum) leaves the first, truncated reply in place.
-        if let Ok(again) = transport
-            .post(url, headers, &Value::Object(roomier.clone()), request_id)
-            .await
-        {
+        if let Ok(again) = post.send(&roomier).await {
             usage = sum_usage(usage, Usage::from_response(&again));
             return Ok(Exchange {
                 reply: again,
@@ -302,21 +317,15 @@ fn token_limit(sent: &Map<String, Value>) -> Option<(&'static str, u64)> {
 }
 
 async fn post_adjusting(
-    transport: &Transport,
+    post: &Post<'_>,
     rejected: &Rejected,
-    url: &str,
-    headers: &[(&str, String)],
-    request_id: &str,
     body: &Map<String, Value>,
 ) -> Result<(Value, Map<String, Value>, Adjust), AgentError> {
     let mut adjust = rejected.get();
     let mut tried: Vec<Param> = Vec::new();
     loop {
         let sent = adjust.apply(body);
-        match transport
-            .post(url, headers, &Value::Object(sent.clone()), request_id)
-            .await
-        {
+        match post.send(&sent).await {
             Ok(v) => return Ok((v, sent, adjust)),
             Err(Failure::Status {
                 status: 400 | 422,

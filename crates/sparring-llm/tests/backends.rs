@@ -286,13 +286,7 @@ async fn server_errors_back_off_then_succeed() {
 
 #[tokio::test(start_paused = true)]
 async fn give_up_after_the_retry_budget() {
-    let server = FakeLlm::with(FakeOptions {
-        behaviour: Behaviour::Status(500),
-        record: true,
-        ..FakeOptions::default()
-    })
-    .await
-    .unwrap();
+    let server = FakeLlm::behaving(Behaviour::Status(500)).await.unwrap();
     let agent = openai(&server, options(Sampling::default(), 2));
     let e = agent.respond(request("a")).await.unwrap_err();
     assert_eq!(e.kind, AgentErrorKind::Backend);
@@ -355,10 +349,7 @@ async fn slow_replies_time_out_and_are_retried() {
 
 #[tokio::test(start_paused = true)]
 async fn connection_refused_is_retried_then_reported() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = sparring_testkit::closed_port();
     let spec = format!("openai:m@http://127.0.0.1:{port}/v1");
     let BackendSpec::Model(endpoint) = BackendSpec::parse(&spec).unwrap() else {
         panic!()
@@ -435,13 +426,7 @@ async fn requests_per_minute_are_spaced() {
 
 #[tokio::test]
 async fn the_key_never_appears_in_errors_or_descriptions() {
-    let server = FakeLlm::with(FakeOptions {
-        behaviour: Behaviour::EchoKey(401),
-        record: true,
-        ..FakeOptions::default()
-    })
-    .await
-    .unwrap();
+    let server = FakeLlm::behaving(Behaviour::EchoKey(401)).await.unwrap();
     let agent = openai(&server, options(Sampling::default(), 0));
     let e = agent.respond(request("a")).await.unwrap_err();
     assert!(

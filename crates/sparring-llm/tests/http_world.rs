@@ -84,11 +84,7 @@ async fn bad_urls_and_silent_hosts_are_errors_without_secrets() {
         .unwrap_err();
     assert!(e.to_string().contains("http:// or https://"), "{e}");
     // A port nothing listens on (bound, then released).
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = sparring_testkit::closed_port();
     let url = format!("http://user:hunter2@127.0.0.1:{port}/world?key=sk-secret");
     let e = HttpWorld::start(&url, Duration::from_secs(2), None)
         .await

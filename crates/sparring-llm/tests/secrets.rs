@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use sparring_llm::{BackendOptions, BackendSpec, Limiter, RetryPolicy, Sampling, model_agent};
-use sparring_testkit::fake_llm::{Behaviour, FakeLlm, FakeOptions};
+use sparring_testkit::fake_llm::{Behaviour, FakeLlm};
 use sparring_types::secrets::base64;
 use sparring_types::{Agent, AgentRequest, Message, Role};
 use std::sync::Arc;
@@ -75,13 +75,7 @@ async fn without_a_key_the_url_credentials_are_sent_as_basic_auth_alone() {
 /// row would store names none of them, in any form.
 #[tokio::test]
 async fn every_credential_is_scrubbed_from_errors() {
-    let server = FakeLlm::with(FakeOptions {
-        behaviour: Behaviour::EchoKey(401),
-        record: true,
-        ..FakeOptions::default()
-    })
-    .await
-    .unwrap();
+    let server = FakeLlm::behaving(Behaviour::EchoKey(401)).await.unwrap();
     let forms = [
         KEY.to_owned(),
         PASSWORD.to_owned(),

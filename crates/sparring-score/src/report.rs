@@ -212,12 +212,7 @@ pub fn render(report: &Report) -> String {
             out,
             "no row is graded: run `sparring grade` or `simulate --grade`"
         );
-        let ended: Vec<String> = report
-            .ended_by
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        let _ = write!(out, "\nended by: {}\n", ended.join(", "));
+        let _ = write!(out, "\nended by: {}\n", counts(&report.ended_by));
         return out;
     }
     let _ = writeln!(
@@ -308,19 +303,9 @@ pub fn render(report: &Report) -> String {
             );
         }
     }
-    let ended: Vec<String> = report
-        .ended_by
-        .iter()
-        .map(|(k, v)| format!("{k} {v}"))
-        .collect();
-    let _ = write!(out, "\nended by: {}\n", ended.join(", "));
+    let _ = write!(out, "\nended by: {}\n", counts(&report.ended_by));
     if !report.failures.is_empty() {
-        let f: Vec<String> = report
-            .failures
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        let _ = writeln!(out, "failures: {}", f.join(", "));
+        let _ = writeln!(out, "failures: {}", counts(&report.failures));
     }
     if report.n_overturned > 0 {
         let _ = writeln!(
@@ -330,4 +315,12 @@ pub fn render(report: &Report) -> String {
         );
     }
     out
+}
+
+/// Each name with its count: `agent_done 12, max_turns 3`.
+fn counts(map: &BTreeMap<String, u64>) -> String {
+    map.iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

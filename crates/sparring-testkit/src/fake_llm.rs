@@ -277,7 +277,14 @@ impl Drop for FakeLlm {
 impl FakeLlm {
     /// Starts a server on `127.0.0.1:0` that records requests.
     pub async fn start() -> std::io::Result<Self> {
+        Self::behaving(FakeOptions::default().behaviour).await
+    }
+
+    /// Starts a server on `127.0.0.1:0` that records requests and answers
+    /// with `behaviour`.
+    pub async fn behaving(behaviour: Behaviour) -> std::io::Result<Self> {
         Self::with(FakeOptions {
+            behaviour,
             record: true,
             ..FakeOptions::default()
         })

@@ -5,7 +5,9 @@
 //! - [`shop_spec`]: a small online-shop spec (orders, refunds, cancellation)
 //!   with fixtures, built in code.
 //! - [`support_desk_dir`]: where the shipped support-desk example lives.
-//! - [`workspace`]: the workspace root.
+//! - [`workspace`]: the workspace root; [`closed_port`]: a port nobody
+//!   answers on; [`fuzz_cases`]: how many random inputs a fuzz target
+//!   runs.
 //! - [`golden`]: the golden files and their normalisation.
 //! - [`tau2`]: tau2-bench's tasks (read from `../shared/data/tau2`), their
 //!   gold actions, a retail or airline database per task built from them,
@@ -171,6 +173,25 @@ fn unreachable_spec(e: &sparring_types::SpecError) -> Spec {
 pub fn workspace() -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     root.canonicalize().unwrap_or(root)
+}
+
+/// A loopback port nothing listens on (bound, then released): for what a
+/// client does when no server answers.
+#[allow(clippy::panic)]
+pub fn closed_port() -> u16 {
+    // A machine that cannot bind a loopback port cannot run these tests.
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_or_else(|e| panic!("no loopback port to bind: {e}"), |a| a.port())
+}
+
+/// Random inputs per fuzz target: `SPARRING_FUZZ_CASES` when it is set to
+/// a number, else `default` (what a normal `cargo test` runs).
+pub fn fuzz_cases(default: u32) -> u32 {
+    std::env::var("SPARRING_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// Where the shipped support-desk example lives.

@@ -11,7 +11,9 @@
 //! ([`retail_db`]) is shaped the way tau2's records are (an order with a
 //! nested `address`, `items`, `payment_history` and `user_id`; a user with
 //! `orders`), with the states its gold actions need (an order that is
-//! cancelled or modified is pending, one returned or exchanged delivered).
+//! cancelled or modified is pending, one returned or exchanged delivered);
+//! the airline database ([`airline_db`]) holds reservations with `flights`
+//! and `passengers`, flights, payments and a user with `reservations`.
 //! The world's replay (`sparring-world`'s `tau2_replay` example) and the
 //! goal check's test over every retail task both build on it.
 

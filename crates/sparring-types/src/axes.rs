@@ -19,7 +19,7 @@
 //! (lowercase words joined by `-`, [`crate::policy::is_rule_id`]) or
 //! `none`; the engine checks that the rule exists.
 
-use crate::spec::SpecError;
+use crate::spec::{SpecError, did_you_mean, err, escape, quoted};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -108,21 +108,6 @@ impl AxesSpec {
     }
 }
 
-fn err(pointer: impl Into<String>, message: impl Into<String>) -> SpecError {
-    SpecError {
-        pointer: pointer.into(),
-        message: message.into(),
-    }
-}
-
-fn quoted(names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// The values an axis may take as far as the spec tells: `None` for
 /// `policy_rule` (checked by shape, see [`check_value`]).
 fn known_values<'a>(axis: &str, tools: &'a [String]) -> Option<Vec<&'a str>> {
@@ -146,13 +131,12 @@ fn check_value(axis: &str, value: &str, tools: &[String], pointer: &str) -> Resu
         if known.contains(&value) {
             return Ok(());
         }
-        let hint = crate::closest(value, &known).map_or_else(
-            || format!("; expected one of {}", quoted(&known)),
-            |c| format!("; did you mean `{c}`?"),
-        );
         return Err(err(
             pointer,
-            format!("`{value}` is not a value of axis `{axis}`{hint}"),
+            format!(
+                "`{value}` is not a value of axis `{axis}`{}",
+                did_you_mean(value, &known)
+            ),
         ));
     }
     let well_formed = value == "none" || crate::policy::is_rule_id(value);
@@ -216,7 +200,7 @@ pub(crate) fn parse(value: &Value, tools: &[String]) -> Result<AxesSpec, SpecErr
     };
     let mut spec = AxesSpec::default();
     for (key, v) in map {
-        let pointer = format!("/axes/{}", key.replace('~', "~0").replace('/', "~1"));
+        let pointer = format!("/axes/{}", escape(key));
         if key == "forbid" {
             spec.forbid = parse_forbid(v, tools)?;
             continue;
@@ -266,13 +250,12 @@ fn parse_forbid(value: &Value, tools: &[String]) -> Result<Vec<ForbiddenPair>, S
         };
         let mut sides: Vec<(String, Vec<String>)> = Vec::new();
         for (axis, v) in map {
-            let at = format!("{pointer}/{}", axis.replace('~', "~0").replace('/', "~1"));
+            let at = format!("{pointer}/{}", escape(axis));
             if !ALL_AXES.contains(&axis.as_str()) {
-                let hint = crate::closest(axis, ALL_AXES).map_or_else(
-                    || format!("; expected one of {}", quoted(ALL_AXES)),
-                    |c| format!("; did you mean `{c}`?"),
-                );
-                return Err(err(at, format!("unknown axis `{axis}`{hint}")));
+                return Err(err(
+                    at,
+                    format!("unknown axis `{axis}`{}", did_you_mean(axis, ALL_AXES)),
+                ));
             }
             let values = values_of(v, &at, "a side of a forbidden pair")?;
             for (j, value) in values.iter().enumerate() {

@@ -27,9 +27,8 @@
 //!
 //! [`GoalKind::Expected`]: crate::GoalKind::Expected
 
-use crate::spec::{SpecError, err, escape, kind, object};
+use crate::spec::{SpecError, check_keys, did_you_mean, err, escape, kind, object};
 use crate::tool::ToolSpec;
-use crate::world_spec::did_you_mean;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -95,11 +94,7 @@ pub(crate) fn parse_seeds(
         match item {
             Value::String(s) if !s.trim().is_empty() => asks.push(s.clone()),
             Value::Object(map) => {
-                for key in map.keys() {
-                    if !SEED_KEYS.contains(&key.as_str()) {
-                        return Err(unknown(&pointer, key, SEED_KEYS));
-                    }
-                }
+                check_keys(map, &pointer, SEED_KEYS)?;
                 match map.get("ask") {
                     Some(Value::String(s)) if !s.trim().is_empty() => asks.push(s.clone()),
                     None => {
@@ -142,13 +137,6 @@ fn found(value: &Value) -> &'static str {
     }
 }
 
-fn unknown(pointer: &str, key: &str, known: &[&str]) -> SpecError {
-    err(
-        format!("{pointer}/{}", escape(key)),
-        format!("unknown key `{key}`{}", did_you_mean(key, known)),
-    )
-}
-
 fn parse_expect(
     value: &Value,
     tools: &[ToolSpec],
@@ -156,11 +144,7 @@ fn parse_expect(
     pointer: &str,
 ) -> Result<Expect, SpecError> {
     let map = object(value, pointer, "`expect`")?;
-    for key in map.keys() {
-        if !EXPECT_KEYS.contains(&key.as_str()) {
-            return Err(unknown(pointer, key, EXPECT_KEYS));
-        }
-    }
+    check_keys(map, pointer, EXPECT_KEYS)?;
     if map.is_empty() {
         return Err(err(
             pointer,
@@ -219,11 +203,7 @@ fn parse_expect(
 
 fn parse_call(value: &Value, tools: &[ToolSpec], pointer: &str) -> Result<ExpectedCall, SpecError> {
     let map = object(value, pointer, "an expected call")?;
-    for key in map.keys() {
-        if !CALL_KEYS.contains(&key.as_str()) {
-            return Err(unknown(pointer, key, CALL_KEYS));
-        }
-    }
+    check_keys(map, pointer, CALL_KEYS)?;
     let name = match map.get("tool") {
         Some(Value::String(s)) => s,
         None => {

@@ -24,9 +24,9 @@
 //!       tools: [get_customer]                 # optional: else read from the text
 //! ```
 
-use crate::spec::{SpecError, err, escape, object};
+use crate::spec::{SpecError, check_keys, did_you_mean, err, escape, object};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// What kind of rule a policy sentence is, and so which check (if any)
 /// looks after it.
@@ -208,34 +208,6 @@ const KEYS: &[&str] = &["add", "drop", "reclassify"];
 const ADD_KEYS: &[&str] = &["text", "class", "tools"];
 const CHANGE_KEYS: &[&str] = &["class", "tools"];
 
-fn hint(word: &str, known: &[&str]) -> String {
-    crate::closest(word, known).map_or_else(
-        || {
-            format!(
-                "; expected one of {}",
-                known
-                    .iter()
-                    .map(|k| format!("`{k}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        },
-        |c| format!("; did you mean `{c}`?"),
-    )
-}
-
-fn keys(map: &Map<String, Value>, pointer: &str, known: &[&str]) -> Result<(), SpecError> {
-    for key in map.keys() {
-        if !known.contains(&key.as_str()) {
-            return Err(err(
-                format!("{pointer}/{}", escape(key)),
-                format!("unknown key `{key}`{}", hint(key, known)),
-            ));
-        }
-    }
-    Ok(())
-}
-
 fn class(value: &Value, pointer: &str) -> Result<RuleClass, SpecError> {
     let Value::String(name) = value else {
         return Err(err(
@@ -251,7 +223,7 @@ fn class(value: &Value, pointer: &str) -> Result<RuleClass, SpecError> {
             pointer,
             format!(
                 "`{name}` is not a rule class{}",
-                hint(name, &RuleClass::names())
+                did_you_mean(name, &RuleClass::names())
             ),
         )
     })
@@ -283,7 +255,7 @@ fn tools(value: &Value, pointer: &str, names: &[String]) -> Result<Vec<String>, 
         if !known.contains(&name.as_str()) {
             return Err(err(
                 at,
-                format!("no tool is named `{name}`{}", hint(name, &known)),
+                format!("no tool is named `{name}`{}", did_you_mean(name, &known)),
             ));
         }
         if let Some(first) = out.iter().position(|o| o == name) {
@@ -317,7 +289,7 @@ pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesS
         "/policy_rules",
         "`policy_rules` (`add`, `drop`, `reclassify`)",
     )?;
-    keys(map, "/policy_rules", KEYS)?;
+    check_keys(map, "/policy_rules", KEYS)?;
     let mut out = PolicyRulesSpec::default();
     if let Some(v) = map.get("add") {
         let Value::Array(items) = v else {
@@ -332,7 +304,7 @@ pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesS
         for (i, item) in items.iter().enumerate() {
             let pointer = format!("/policy_rules/add/{i}");
             let rule = object(item, &pointer, "an added rule")?;
-            keys(rule, &pointer, ADD_KEYS)?;
+            check_keys(rule, &pointer, ADD_KEYS)?;
             let text = match rule.get("text") {
                 Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_owned(),
                 Some(other) => {
@@ -358,7 +330,7 @@ pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesS
                         format!("{pointer}/class"),
                         format!(
                             "missing: an added rule needs a class{}",
-                            hint("", &RuleClass::names())
+                            did_you_mean("", &RuleClass::names())
                         ),
                     ));
                 }
@@ -423,7 +395,7 @@ pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesS
             let (class, tools) = match change {
                 Value::String(_) => (Some(class(change, &pointer)?), None),
                 Value::Object(m) => {
-                    keys(m, &pointer, CHANGE_KEYS)?;
+                    check_keys(m, &pointer, CHANGE_KEYS)?;
                     if m.is_empty() {
                         return Err(err(pointer, "is empty: give a `class`, `tools` or both"));
                     }

@@ -91,25 +91,6 @@ pub(crate) fn err(pointer: impl Into<String>, message: impl Into<String>) -> Spe
     }
 }
 
-fn unknown_key(pointer: &str, key: &str, known: &[&str]) -> SpecError {
-    let hint = crate::closest(key, known).map_or_else(
-        || format!("; expected one of {}", list(known)),
-        |c| format!("; did you mean `{c}`?"),
-    );
-    err(
-        format!("{pointer}/{key}"),
-        format!("unknown key `{key}`{hint}"),
-    )
-}
-
-fn list(names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 pub(crate) fn object<'a>(
     value: &'a Value,
     pointer: &str,
@@ -140,11 +121,7 @@ impl Spec {
     /// been replaced by the files' contents.
     pub fn from_value(value: &Value) -> Result<Self, SpecError> {
         let top = object(value, "", "a spec")?;
-        for key in top.keys() {
-            if !SPEC_KEYS.contains(&key.as_str()) {
-                return Err(unknown_key("", key, SPEC_KEYS));
-            }
-        }
+        check_keys(top, "", SPEC_KEYS)?;
         let name = match top.get("name") {
             None => return Err(err("/name", "missing: every spec needs a `name`")),
             Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
@@ -281,6 +258,41 @@ pub(crate) fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
+/// Names in backticks, comma-separated: `` `a`, `b` ``.
+pub(crate) fn quoted(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `; did you mean `x`?` for the closest known name, else the list of
+/// known names (nothing when there are none).
+pub(crate) fn did_you_mean(word: &str, known: &[&str]) -> String {
+    match crate::closest(word, known) {
+        Some(c) => format!("; did you mean `{c}`?"),
+        None if known.is_empty() => String::new(),
+        None => format!("; expected one of {}", quoted(known)),
+    }
+}
+
+/// Fails on the first key of `map` that is not in `known`, naming it where
+/// it stands (`{pointer}/{key}`) with the closest known key.
+pub(crate) fn check_keys(
+    map: &Map<String, Value>,
+    pointer: &str,
+    known: &[&str],
+) -> Result<(), SpecError> {
+    match map.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(key) => Err(err(
+            format!("{pointer}/{}", escape(key)),
+            format!("unknown key `{key}`{}", did_you_mean(key, known)),
+        )),
+        None => Ok(()),
+    }
+}
+
 const OPENAI_TOOL_KEYS: &[&str] = &["type", "function"];
 const OPENAI_FUNCTION_KEYS: &[&str] = &["name", "description", "parameters", "strict"];
 const MCP_TOOL_KEYS: &[&str] = &[
@@ -329,11 +341,7 @@ fn parse_tools(value: &Value) -> Result<Vec<ToolSpec>, SpecError> {
 }
 
 fn parse_openai(map: &Map<String, Value>, pointer: &str) -> Result<ToolSpec, SpecError> {
-    for key in map.keys() {
-        if !OPENAI_TOOL_KEYS.contains(&key.as_str()) {
-            return Err(unknown_key(pointer, key, OPENAI_TOOL_KEYS));
-        }
-    }
+    check_keys(map, pointer, OPENAI_TOOL_KEYS)?;
     match map.get("type") {
         Some(Value::String(t)) if t == "function" => {}
         Some(other) => {
@@ -354,11 +362,7 @@ fn parse_openai(map: &Map<String, Value>, pointer: &str) -> Result<ToolSpec, Spe
         Some(f) => object(f, &fpointer, "`function`")?,
         None => return Err(err(fpointer, "missing: an OpenAI tool needs `function`")),
     };
-    for key in function.keys() {
-        if !OPENAI_FUNCTION_KEYS.contains(&key.as_str()) {
-            return Err(unknown_key(&fpointer, key, OPENAI_FUNCTION_KEYS));
-        }
-    }
+    check_keys(function, &fpointer, OPENAI_FUNCTION_KEYS)?;
     let name = tool_name(function.get("name"), &fpointer)?;
     let description = description(function.get("description"), &fpointer)?;
     let parameters = parameters(
@@ -374,11 +378,7 @@ fn parse_openai(map: &Map<String, Value>, pointer: &str) -> Result<ToolSpec, Spe
 }
 
 fn parse_mcp(map: &Map<String, Value>, pointer: &str) -> Result<ToolSpec, SpecError> {
-    for key in map.keys() {
-        if !MCP_TOOL_KEYS.contains(&key.as_str()) {
-            return Err(unknown_key(pointer, key, MCP_TOOL_KEYS));
-        }
-    }
+    check_keys(map, pointer, MCP_TOOL_KEYS)?;
     let name = tool_name(map.get("name"), pointer)?;
     let description = description(map.get("description"), pointer)?;
     let parameters = parameters(map.get("inputSchema"), &format!("{pointer}/inputSchema"))?;
@@ -587,7 +587,7 @@ fn parse_fixtures(value: &Value) -> Result<BTreeMap<String, Vec<Value>>, SpecErr
                     rpointer,
                     format!(
                         "a record needs an id field ({})",
-                        list(&id_keys.iter().map(String::as_str).collect::<Vec<_>>())
+                        quoted(&id_keys.iter().map(String::as_str).collect::<Vec<_>>())
                     ),
                 ));
             };

@@ -22,7 +22,7 @@
 //! names are errors with the JSON pointer and a did-you-mean. What each rule
 //! means at call time is the world's (`sparring-world`, `docs/world.md`).
 
-use crate::spec::{SpecError, kind};
+use crate::spec::{SpecError, check_keys, did_you_mean, err, escape, kind};
 use crate::tool::ToolSpec;
 use serde::Serialize;
 use serde_json::Value;
@@ -206,35 +206,6 @@ pub struct Effect {
     pub text: String,
 }
 
-fn err(pointer: impl Into<String>, message: impl Into<String>) -> SpecError {
-    SpecError {
-        pointer: pointer.into(),
-        message: message.into(),
-    }
-}
-
-/// `; did you mean `x`?` for the closest known name, else the list of
-/// known names (nothing when there are none).
-pub(crate) fn did_you_mean(word: &str, known: &[&str]) -> String {
-    match crate::closest(word, known) {
-        Some(c) => format!("; did you mean `{c}`?"),
-        None if known.is_empty() => String::new(),
-        None => format!(
-            "; expected one of {}",
-            known
-                .iter()
-                .map(|k| format!("`{k}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
-/// Escapes a key for a JSON pointer (RFC 6901).
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
 /// The stem of an id parameter (`order` for `order_id`, `from_account` for
 /// `from_account_id`), if the name ends like an id.
 fn id_stem(param: &str) -> Option<String> {
@@ -317,14 +288,7 @@ fn parse_tool(
             ),
         ));
     };
-    for key in map.keys() {
-        if !TOOL_KEYS.contains(&key.as_str()) {
-            return Err(err(
-                format!("{pointer}/{}", escape(key)),
-                format!("unknown key `{key}`{}", did_you_mean(key, TOOL_KEYS)),
-            ));
-        }
-    }
+    check_keys(map, pointer, TOOL_KEYS)?;
     let params = tool.parameter_names();
     let mut world = ToolWorld::default();
     if let Some(ids) = map.get("ids") {

@@ -8,7 +8,7 @@
 //! read, and the same calls on a world of the same seed must answer the
 //! same.
 //!
-//! [`cases`] random sequences run in a normal `cargo test` (about a
+//! 500 random sequences run in a normal `cargo test` (about a
 //! second); `SPARRING_FUZZ_CASES=N` runs N.
 
 use proptest::prelude::*;
@@ -17,13 +17,6 @@ use serde_json::{Map, Value, json};
 use sparring_types::Spec;
 use sparring_world::World;
 use std::path::Path;
-
-fn cases(default: u32) -> u32 {
-    std::env::var("SPARRING_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn spec() -> Spec {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/support-desk/spec.yaml");
@@ -138,7 +131,7 @@ fn world_arguments() {
         ],
     );
     let mut runner = TestRunner::new(Config {
-        cases: cases(500),
+        cases: sparring_testkit::fuzz_cases(500),
         source_file: Some(file!()),
         ..Config::default()
     });

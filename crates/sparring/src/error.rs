@@ -40,6 +40,18 @@ impl Error {
         Self::new(ErrorKind::Input, message)
     }
 
+    /// A file that could not be read or written: "cannot `what` `path`: why".
+    pub(crate) fn io(what: &str, path: &std::path::Path, e: &std::io::Error) -> Self {
+        Self::new(
+            ErrorKind::Io,
+            format!(
+                "cannot {what} `{}`: {}",
+                path.display(),
+                e.to_string().to_lowercase()
+            ),
+        )
+    }
+
     /// What kind of failure this is.
     pub fn kind(&self) -> ErrorKind {
         self.kind

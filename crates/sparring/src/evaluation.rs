@@ -17,7 +17,7 @@
 //! # Ok::<(), sparring::Error>(())
 //! ```
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::simulation::{Simulation, SimulationResult};
 use serde::Serialize;
 use serde_json::Value;
@@ -72,16 +72,8 @@ impl EvalSet {
     /// An unreadable file, or an entry that is not an ask, naming the file
     /// and the line or index.
     pub fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Error::new(
-                ErrorKind::Io,
-                format!(
-                    "cannot read eval set `{}`: {}",
-                    path.display(),
-                    e.to_string().to_lowercase()
-                ),
-            )
-        })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| Error::io("read eval set", path, &e))?;
         let at = |what: String| Error::input(format!("eval set `{}`: {what}", path.display()));
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         let asks = match ext {
@@ -400,6 +392,6 @@ mod tests {
         let e = EvalSet::read(&jsonl).unwrap_err();
         assert!(e.message().contains("line 3"), "{e}");
         let e = EvalSet::read(&dir.path().join("missing.txt")).unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::Io);
+        assert_eq!(e.kind(), crate::ErrorKind::Io);
     }
 }

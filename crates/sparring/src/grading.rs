@@ -448,27 +448,17 @@ pub async fn grade_file(
             return Err(e);
         }
     };
-    let io = |what: &str, path: &Path, e: &std::io::Error| {
-        Error::new(
-            crate::ErrorKind::Io,
-            format!(
-                "cannot {what} `{}`: {}",
-                path.display(),
-                e.to_string().to_lowercase()
-            ),
-        )
-    };
     let mut done = GradedFile {
         in_place,
         ..GradedFile::default()
     };
     if in_place && summary.stopped.is_some() {
-        std::fs::remove_file(&partial).map_err(|e| io("remove", &partial, &e))?;
+        std::fs::remove_file(&partial).map_err(|e| Error::io("remove", &partial, &e))?;
         done.kept_input = true;
         done.summary = summary;
         return Ok(done);
     }
-    std::fs::rename(&partial, out).map_err(|e| io("write", out, &e))?;
+    std::fs::rename(&partial, out).map_err(|e| Error::io("write", out, &e))?;
     let dir = out.parent().filter(|p| !p.as_os_str().is_empty());
     let run_json = dir.map_or_else(|| PathBuf::from("run.json"), |d| d.join("run.json"));
     if out.file_name().is_some_and(|n| n == "rows.jsonl") && run_json.exists() {
@@ -492,16 +482,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 /// Rewrites the `counts` of a `run.json` from its rows file.
 fn update_counts(run_json: &Path, rows: &Path) -> Result<()> {
-    let text = std::fs::read_to_string(run_json).map_err(|e| {
-        Error::new(
-            crate::ErrorKind::Io,
-            format!(
-                "cannot read `{}`: {}",
-                run_json.display(),
-                e.to_string().to_lowercase()
-            ),
-        )
-    })?;
+    let text = std::fs::read_to_string(run_json).map_err(|e| Error::io("read", run_json, &e))?;
     let mut summary: sparring_types::RunSummary = serde_json::from_str(&text).map_err(|e| {
         Error::input(format!(
             "`{}` is not a run summary: {e}",

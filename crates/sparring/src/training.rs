@@ -338,16 +338,7 @@ pub fn write_selection(selection: &Selection, path: &Path) -> Result<Option<Stri
 /// When the file cannot be written.
 pub fn write_rows(rows: &[Row], path: &Path) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| {
-            Error::new(
-                crate::ErrorKind::Io,
-                format!(
-                    "cannot create `{}`: {}",
-                    parent.display(),
-                    e.to_string().to_lowercase()
-                ),
-            )
-        })?;
+        std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, &e))?;
     }
     let mut writer = RowWriter::create(path)?;
     for row in rows {
@@ -400,9 +391,9 @@ pub fn export(prepared: Prepared, format: Option<Format>, out: &Path) -> Result<
                     file.clone()
                 };
                 if report.written == 0 {
-                    std::fs::remove_file(&file).map_err(|e| io_error("remove", &file, &e))?;
+                    std::fs::remove_file(&file).map_err(|e| Error::io("remove", &file, &e))?;
                 } else {
-                    std::fs::rename(&file, &to).map_err(|e| io_error("write", &to, &e))?;
+                    std::fs::rename(&file, &to).map_err(|e| Error::io("write", &to, &e))?;
                     files.push(to);
                 }
             }
@@ -418,15 +409,4 @@ pub fn export(prepared: Prepared, format: Option<Format>, out: &Path) -> Result<
         }
         None => sparring_io::export::export_all(rows, holdout.as_deref(), &options, out)?,
     })
-}
-
-fn io_error(what: &str, path: &Path, e: &std::io::Error) -> Error {
-    Error::new(
-        crate::ErrorKind::Io,
-        format!(
-            "cannot {what} `{}`: {}",
-            path.display(),
-            e.to_string().to_lowercase()
-        ),
-    )
 }

@@ -5,27 +5,12 @@ use super::*;
 fn run_flaky(mode: &str) -> (Vec<Value>, Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            &flaky(mode, dir.path()),
-            "--budget",
-            "8",
-            "--concurrency",
-            "1",
-            "--grade",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = simulate_cmd(example_spec(), &flaky(mode, dir.path()), &out)
+        .args(["--budget", "8", "--concurrency", "1", "--grade"])
+        .run();
     assert!(o.status.success(), "{mode}: {}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
-    assert_valid_rows(&rows);
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let rows = valid_rows(&out);
+    let summary = run_json(&out);
     let log = std::fs::read_to_string(out.join("run.log")).unwrap();
     (rows, summary, log)
 }
@@ -111,26 +96,16 @@ fn stderr_goes_to_the_log_not_stdout() {
 fn replies_out_of_order_are_matched_by_id() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/shuffle.py");
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            &format!("python3 {}", script.display()),
-            "--repeats",
-            "4",
-            "--concurrency",
-            "16",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
+    let script = agent_script("shuffle.py");
+    simulate_cmd(
+        example_spec(),
+        &format!("python3 {}", script.display()),
+        &out,
+    )
+    .args(["--repeats", "4", "--concurrency", "16"])
+    .run_ok();
+    let rows = valid_rows(&out);
     assert!(rows.len() > 100, "{}", rows.len());
-    assert_valid_rows(&rows);
     assert!(
         rows.iter().all(|r| r["ended_by"] == "agent_done"),
         "every reply reached its own row"
@@ -143,25 +118,13 @@ fn replies_out_of_order_are_matched_by_id() {
 fn an_agent_that_never_works_stops_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            "python3 -c 'import sys; sys.exit(1)'",
-            "--concurrency",
-            "1",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = simulate_cmd(example_spec(), "python3 -c 'import sys; sys.exit(1)'", &out)
+        .args(["--concurrency", "1"])
+        .run();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("never replied"), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
+    let rows = valid_rows(&out);
     assert_eq!(rows.len(), 3);
-    assert_valid_rows(&rows);
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let summary = run_json(&out);
     assert_eq!(summary["stopped_because"], "agent_unavailable");
 }

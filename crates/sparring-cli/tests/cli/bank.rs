@@ -9,7 +9,7 @@ use super::*;
 fn the_teller_moves_money_and_a_later_read_shows_the_new_balance() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("bank");
-    let o = sparring()
+    sparring()
         .args([
             "simulate",
             "examples/bank/spec.yaml",
@@ -18,11 +18,8 @@ fn the_teller_moves_money_and_a_later_read_shows_the_new_balance() {
         ])
         .args(["--budget", "3", "--out"])
         .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
-    assert_valid_rows(&rows);
+        .run_ok();
+    let rows = valid_rows(&out);
     assert_eq!(rows.len(), 3);
     for row in &rows {
         let results: Vec<Value> = row["messages"]
@@ -52,19 +49,9 @@ fn the_teller_moves_money_and_a_later_read_shows_the_new_balance() {
 fn explain_shows_read_and_declared_rules() {
     let o = sparring()
         .args(["world", "examples/bank/spec.yaml", "--explain"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     let explain: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let tool = |name: &str| {
-        explain["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["name"] == name)
-            .unwrap()
-            .clone()
-    };
+    let tool = |name: &str| entry(&explain["tools"], "name", name).clone();
     let transfer = tool("transfer_money").to_string();
     assert!(
         transfer.contains("Never move money out of an account that is frozen."),
@@ -85,11 +72,6 @@ fn a_bad_world_section_is_one_line_with_its_pointer() {
         .replace("payee.total_paid += amount", "payee.total_paid += amout")
         .replace("system_prompt: {file: policy.md}", "system_prompt: be kind");
     let spec = write(dir.path(), "spec.yaml", &text);
-    let o = sparring()
-        .arg("world")
-        .arg(&spec)
-        .arg("--explain")
-        .output()
-        .unwrap();
+    let o = sparring().arg("world").arg(&spec).arg("--explain").run();
     assert_usage_error(&o, &["/world/pay_payee/effects/0", "did you mean `amount`"]);
 }

@@ -62,8 +62,7 @@ fn a_bad_eval_set_is_a_usage_error_naming_the_ask() {
         .arg("--eval-set")
         .arg(&set)
         .args(["--agent", "true"])
-        .output()
-        .unwrap();
+        .run();
     assert_usage_error(&o, &["asks.txt", "ask 3 repeats ask 1"]);
     let o = sparring()
         .arg("evaluate")
@@ -71,8 +70,7 @@ fn a_bad_eval_set_is_a_usage_error_naming_the_ask() {
         .arg("--eval-set")
         .arg(dir.path().join("missing.txt"))
         .args(["--agent", "true"])
-        .output()
-        .unwrap();
+        .run();
     assert_usage_error(&o, &["cannot read eval set", "missing.txt"]);
 }
 
@@ -80,7 +78,7 @@ fn a_bad_eval_set_is_a_usage_error_naming_the_ask() {
 fn the_seeds_flag_names_reach_the_options() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let o = sparring()
+    sparring()
         .arg("simulate")
         .arg(example_spec())
         .args(["--backend", &example_agent()])
@@ -95,11 +93,8 @@ fn the_seeds_flag_names_reach_the_options() {
         .args(["--dimensions", "stance=hurried", "--budget", "3", "--quiet"])
         .arg("--out")
         .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let run: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        .run_ok();
+    let run = run_json(&out);
     let options = &run["options"];
     assert_eq!(options["writer"], "template");
     assert_eq!(options["agent_timeout"], 7.0);
@@ -107,11 +102,6 @@ fn the_seeds_flag_names_reach_the_options() {
     for row in read_rows(&out.join("rows.jsonl")) {
         assert_eq!(row["situation"]["axes"]["stance"], "hurried", "{row}");
     }
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args(["--agent", "true", "--dimensions", "stanse=hurried"])
-        .output()
-        .unwrap();
+    let o = simulate_spec_with(&example_spec(), &["--dimensions", "stanse=hurried"]);
     assert_usage_error(&o, &["dimensions", "did you mean `stance`"]);
 }

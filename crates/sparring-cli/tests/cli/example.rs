@@ -6,15 +6,13 @@ use super::*;
 fn support_desk_runs_graded_and_reports() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("demo");
-    let o = simulate_example(&out, &["--grade"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = simulate_example(&out, &["--grade"]).run_ok();
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("pass@1"), "{stdout}");
     assert!(stderr(&o).contains("simulated "), "{}", stderr(&o));
 
-    let rows = read_rows(&out.join("rows.jsonl"));
+    let rows = valid_rows(&out);
     assert!(rows.len() >= 20, "{} rows", rows.len());
-    assert_valid_rows(&rows);
     assert!(
         rows.iter()
             .all(|r| r["usage"].is_null() && r["requests"].is_null() && r["sampling"].is_null()),
@@ -42,8 +40,7 @@ fn support_desk_runs_graded_and_reports() {
         .collect();
     assert_eq!(seeds.len(), 2);
     assert!(seeds.contains(&"Where is my package? The order is #W1002."));
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let summary = run_json(&out);
     assert_eq!(summary["counts"]["rows"], rows.len());
     for key in [
         "stopped_because",
@@ -59,13 +56,7 @@ fn support_desk_runs_graded_and_reports() {
     assert_eq!(summary["options"]["max_turns"], 8, "spec options apply");
 
     // The report reads the run back, as a table and as JSON.
-    let o = sparring()
-        .arg("report")
-        .arg(&out)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = sparring().arg("report").arg(&out).arg("--json").run_ok();
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(report["n_rows"], rows.len());
     let passed = rows.len() - failed.len();
@@ -87,7 +78,7 @@ fn command_line_wins_over_spec_options_and_seed_is_reproducible() {
     let dir = tempfile::tempdir().unwrap();
     let run = |name: &str, concurrency: &str| {
         let out = dir.path().join(name);
-        let o = simulate_example(
+        simulate_example(
             &out,
             &[
                 "--budget",
@@ -98,8 +89,8 @@ fn command_line_wins_over_spec_options_and_seed_is_reproducible() {
                 concurrency,
                 "--quiet",
             ],
-        );
-        assert!(o.status.success(), "{}", stderr(&o));
+        )
+        .run_ok();
         let mut rows: Vec<Value> = read_rows(&out.join("rows.jsonl"));
         for r in &mut rows {
             r["timings"] = Value::Null;

@@ -25,41 +25,35 @@ fn calls(row: &Value) -> Vec<(String, Value)> {
     out
 }
 
-fn simulate(spec: &Path, world: &str, out: &Path, budget: &str) -> Output {
-    sparring()
-        .arg("simulate")
-        .arg(spec)
-        .args(["--agent", &example_agent(), "--execute", world])
-        .args(["--budget", budget, "--out"])
-        .arg(out)
-        .output()
+/// The first user message's words: the prompt a world sees with each call.
+fn first_ask(row: &Value) -> Value {
+    row["messages"]
+        .as_array()
         .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .clone()
+}
+
+fn simulate(spec: &Path, world: &str, out: &Path, budget: &str) -> Output {
+    simulate_cmd(spec, &example_agent(), out)
+        .args(["--execute", world, "--budget", budget])
+        .run()
 }
 
 #[test]
 fn a_command_world_answers_every_call() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let world = format!(
-        "python3 {}",
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/agents/world.py")
-            .display()
-    );
+    let world = format!("python3 {}", agent_script("world.py").display());
     let o = simulate(&example_spec(), &world, &out, "10");
     assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
+    let rows = valid_rows(&out);
     assert_eq!(rows.len(), 10);
-    assert_valid_rows(&rows);
     let mut answered = 0;
     for row in &rows {
-        let prompt = row["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["role"] == "user")
-            .unwrap()["content"]
-            .clone();
+        let prompt = first_ask(row);
         for (tool, answer) in calls(row) {
             if answer["ok"] == true {
                 // Never the sandbox: every answer is the command's, for
@@ -72,8 +66,7 @@ fn a_command_world_answers_every_call() {
         }
     }
     assert!(answered >= 5, "{answered} calls answered");
-    let run: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let run = run_json(&out);
     assert_eq!(run["counts"]["rows"], 10, "{run}");
 }
 
@@ -91,20 +84,13 @@ fn an_http_world_answers_after_scheduled_faults() {
     let out = dir.path().join("out");
     let o = simulate(&spec, &fake.url(), &out, "12");
     assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
+    let rows = valid_rows(&out);
     assert_eq!(rows.len(), 12);
-    assert_valid_rows(&rows);
     let sent = fake.requests();
     assert!(!sent.is_empty());
     let mut faulted = 0;
     for row in &rows {
-        let prompt = row["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["role"] == "user")
-            .unwrap()["content"]
-            .clone();
+        let prompt = first_ask(row);
         // A fault on tool `none` hits the first call of any tool (`fired_on`).
         let target = row["situation"]["faults"]
             .get(0)
@@ -138,11 +124,7 @@ fn an_http_world_answers_after_scheduled_faults() {
 
 #[test]
 fn an_http_world_nobody_serves_is_a_usage_error() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = sparring_testkit::closed_port();
     let dir = tempfile::tempdir().unwrap();
     let o = simulate(
         &example_spec(),

@@ -12,8 +12,7 @@ fn script(name: &str, mode: &str) -> String {
 /// An ungraded run of the example, shared by the grading tests.
 fn ungraded_run(dir: &Path) -> PathBuf {
     let out = dir.join("run");
-    let o = simulate_example(&out, &["--budget", "12", "--quiet"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate_example(&out, &["--budget", "12", "--quiet"]).run_ok();
     out.join("rows.jsonl")
 }
 
@@ -21,13 +20,9 @@ fn ungraded_run(dir: &Path) -> PathBuf {
 fn conduct_grader_and_judge_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let rows = ungraded_run(dir.path());
-    let rubric = write(
-        dir.path(),
-        "rubric.txt",
-        "Pass when the agent did what was asked.\n",
-    );
+    let rubric = rubric(dir.path());
     let out = dir.path().join("graded.jsonl");
-    let o = sparring()
+    sparring()
         .arg("grade")
         .arg(&rows)
         .args(["--grader", &script("grader.py", "ok")])
@@ -39,9 +34,7 @@ fn conduct_grader_and_judge_in_order() {
         .arg(&rubric)
         .arg("-o")
         .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     let graded = read_rows(&out);
     assert_eq!(graded.len(), 12);
     assert_valid_rows(&graded);
@@ -61,14 +54,12 @@ fn conduct_grader_and_judge_in_order() {
     }
     // Conduct alone (the default) fails some of the example's planted failures.
     let out2 = dir.path().join("conduct.jsonl");
-    let o = sparring()
+    sparring()
         .arg("grade")
         .arg(&rows)
         .arg("-o")
         .arg(&out2)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     let conduct = read_rows(&out2);
     assert_valid_rows(&conduct);
     assert!(conduct.iter().any(|r| r["reward"] == 0.0));
@@ -80,7 +71,7 @@ fn judge_without_a_rubric_grades_against_the_policys_judge_rules() {
     let dir = tempfile::tempdir().unwrap();
     let rows = ungraded_run(dir.path());
     let out = dir.path().join("judged.jsonl");
-    let o = sparring()
+    sparring()
         .arg("grade")
         .arg(&rows)
         .args([
@@ -89,9 +80,7 @@ fn judge_without_a_rubric_grades_against_the_policys_judge_rules() {
         ])
         .arg("-o")
         .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     let judged = read_rows(&out);
     assert_eq!(judged.len(), 12);
     let hashes: std::collections::BTreeSet<&str> = judged
@@ -118,8 +107,7 @@ fn judge_without_a_rubric_grades_against_the_policys_judge_rules() {
         ])
         .arg("-o")
         .arg(dir.path().join("x.jsonl"))
-        .output()
-        .unwrap();
+        .run();
     assert_usage_error(&o, &["--judge", "no rule for the judge", "--rubric"]);
 }
 
@@ -148,8 +136,7 @@ fn grader_crashes_and_timeouts_cost_only_their_row() {
                 "-o",
             ])
             .arg(&out)
-            .output()
-            .unwrap();
+            .run();
         assert!(o.status.success(), "{mode}: {}", stderr(&o));
         let graded = read_rows(&out);
         assert_eq!(graded.len(), 12);
@@ -191,15 +178,13 @@ fn labels_attach_and_judge_trust() {
         .collect();
     let labels = write(dir.path(), "labels.jsonl", &labels);
     let out = dir.path().join("labelled.jsonl");
-    let o = sparring()
+    sparring()
         .args(["labels", "attach"])
         .arg(&rows_file)
         .arg(&labels)
         .args(["--kind", "human", "--author", "ana", "-o"])
         .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     let labelled = read_rows(&out);
     assert_valid_rows(&labelled);
     assert!(
@@ -221,15 +206,10 @@ fn labels_attach_and_judge_trust() {
         .arg(&bad)
         .args(["--kind", "human", "--author", "ana", "-o"])
         .arg(dir.path().join("x.jsonl"))
-        .output()
-        .unwrap();
+        .run();
     assert_usage_error(&o, &["row_0000000000000000", "not in"]);
 
-    let rubric = write(
-        dir.path(),
-        "rubric.txt",
-        "Pass when the agent did what was asked.\n",
-    );
+    let rubric = rubric(dir.path());
     let o = sparring()
         .arg("judge-trust")
         .arg(&out)
@@ -240,9 +220,7 @@ fn labels_attach_and_judge_trust() {
         .arg("--rubric")
         .arg(&rubric)
         .args(["--probe-rows", "3", "--json"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(report["gold_rows"], 12);
     assert_eq!(report["halves"].as_array().unwrap().len(), 2);
@@ -252,7 +230,7 @@ fn labels_attach_and_judge_trust() {
     assert!(stderr(&o).contains("injection"), "{}", stderr(&o));
 
     // A judge that never gives a verdict leaves rows ungraded, not the run.
-    let o = sparring()
+    sparring()
         .arg("grade")
         .arg(&out)
         .args([
@@ -264,9 +242,7 @@ fn labels_attach_and_judge_trust() {
         .arg(&rubric)
         .arg("-o")
         .arg(dir.path().join("ungraded.jsonl"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     let ungraded = read_rows(&dir.path().join("ungraded.jsonl"));
     assert!(ungraded.iter().all(|r| r["reward"].is_null()));
     assert!(
@@ -290,16 +266,14 @@ fn bad_grading_input() {
         .arg(dir.path().join("o.jsonl"))
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
-        .output()
-        .unwrap();
+        .run();
     assert_usage_error(&o, &["--judge", "`OPENAI_API_KEY` is not set"]);
     let o = sparring()
         .arg("grade")
         .arg(&rows)
         .args(["--grader", "http://127.0.0.1:9/grade#token=X", "-o"])
         .arg(dir.path().join("o.jsonl"))
-        .output()
-        .unwrap();
+        .run();
     assert_usage_error(&o, &["--grader", "unknown suffix"]);
     // Without --rubric the judge takes the policy's judge rules
     // (`judge_without_a_rubric_…`); a rubric without a judge is an error.
@@ -310,15 +284,13 @@ fn bad_grading_input() {
         .arg(write(dir.path(), "r2.txt", "criteria"))
         .arg("-o")
         .arg(dir.path().join("o.jsonl"))
-        .output()
-        .unwrap();
+        .run();
     assert_usage_error(&o, &["--rubric needs --judge"]);
     let o = sparring()
         .arg("grade")
         .arg(&rows)
         .args(["--grader", "no-such-grader-xyz", "-o"])
         .arg(dir.path().join("o.jsonl"))
-        .output()
-        .unwrap();
+        .run();
     assert_usage_error(&o, &["no-such-grader-xyz", "not found"]);
 }

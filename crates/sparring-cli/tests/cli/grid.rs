@@ -8,9 +8,7 @@ fn spec_grid_lists_axes_rules_and_covers_every_pair() {
         .arg("grid")
         .arg(example_spec())
         .arg("--json")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     let g: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(g["pairs_covered"], g["pairs_planned"]);
     assert!(g["rules"].as_array().unwrap().iter().any(|r| {
@@ -37,13 +35,7 @@ fn spec_pins_and_forbidden_pairs_shape_the_grid() {
         dir.path(),
         "  stance: [hurried, manipulative]\n  tool_condition: [ok, timeout]\n  forbid:\n    - {tool: refund_order, stance: manipulative}\n    - {history: [returning, handed_off], world_state: missing}",
     );
-    let o = sparring()
-        .arg("grid")
-        .arg(&spec)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = sparring().arg("grid").arg(&spec).arg("--json").run_ok();
     let g: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
         g["axes"]["stance"],
@@ -93,14 +85,9 @@ fn simulate_honours_pins_and_forbidden_pairs() {
         "  stance: [frustrated, skeptical]\n  tool_condition: [timeout]\n  forbid:\n    - {tool: cancel_order, stance: skeptical}",
     );
     let out = dir.path().join("out");
-    let o = sparring()
-        .arg("simulate")
-        .arg(&spec)
-        .args(["--agent", &example_agent(), "--budget", "16", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate_cmd(&spec, &example_agent(), &out)
+        .args(["--budget", "16"])
+        .run_ok();
     let rows = read_rows(&out.join("rows.jsonl"));
     assert_eq!(rows.len(), 16);
     for r in &rows {
@@ -116,8 +103,7 @@ fn simulate_honours_pins_and_forbidden_pairs() {
             assert_eq!(r["situation"]["faults"][0]["kind"], "timeout");
         }
     }
-    let run: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let run = run_json(&out);
     assert_eq!(
         run["coverage"]["axes"]["stance"],
         serde_json::json!(["frustrated", "skeptical"])
@@ -155,7 +141,7 @@ fn bad_axes_in_a_spec_are_named_with_where() {
         ),
     ] {
         let spec = spec_with_axes(dir.path(), axes);
-        let o = sparring().arg("grid").arg(&spec).output().unwrap();
+        let o = sparring().arg("grid").arg(&spec).run();
         assert_usage_error(&o, needles);
         let o = simulate_spec(&spec);
         assert_usage_error(&o, needles);
@@ -166,18 +152,13 @@ fn bad_axes_in_a_spec_are_named_with_where() {
 fn raw_levels_mode() {
     let o = sparring()
         .args(["grid", "--levels", "3^4", "--json"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     let g: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(g["n_rows"], 9, "3^4 has an optimal 9-row array");
     assert_eq!(g["pairs_covered"], 54);
-    let o = sparring()
-        .args(["grid", "--levels", "3^x"])
-        .output()
-        .unwrap();
+    let o = sparring().args(["grid", "--levels", "3^x"]).run();
     assert_usage_error(&o, &["--levels"]);
-    let o = sparring().args(["grid"]).output().unwrap();
+    let o = sparring().args(["grid"]).run();
     assert_usage_error(&o, &["--levels"]);
 }
 
@@ -194,16 +175,9 @@ fn coverage_gap_names_untouched_tools_and_rules() {
         .arg(example_spec())
         .arg(&asks)
         .arg("--json")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     let g: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let tools: Vec<&str> = g["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap())
-        .collect();
+    let tools = strs(&g["tools"]);
     assert!(
         tools.contains(&"cancel_order") && tools.contains(&"update_shipping_address"),
         "{tools:?}"
@@ -214,8 +188,7 @@ fn coverage_gap_names_untouched_tools_and_rules() {
         .arg("coverage-gap")
         .arg(example_spec())
         .arg(&empty)
-        .output()
-        .unwrap();
+        .run();
     assert_usage_error(&o, &["empty.txt", "no asks"]);
 }
 
@@ -225,13 +198,8 @@ fn asks_prints_situations_with_their_phrasings() {
         .arg("asks")
         .arg(example_spec())
         .args(["--n", "5", "--phrasings", "3", "--json"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+        .run_ok();
+    let lines = json_lines(&String::from_utf8_lossy(&o.stdout));
     assert_eq!(lines.len(), 5);
     assert_eq!(
         lines[0]["phrasings"][0],

@@ -8,62 +8,37 @@
     clippy::float_cmp
 )]
 
+#[path = "../common/mod.rs"]
+mod common;
+
+use common::{
+    Run, agent_script, entry, example_agent, example_spec, json_lines, read_rows, run_json,
+    simulate_cmd, sparring, stderr, strs, warns, workspace,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn sparring() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_sparring"));
-    c.current_dir(workspace());
-    c.env("NO_PROGRESS", "1");
+/// `sparring simulate` of the example spec with its shipped agent into `out`,
+/// with `args`.
+fn simulate_example(out: impl AsRef<Path>, args: &[&str]) -> Command {
+    let mut c = simulate_cmd(example_spec(), &example_agent(), out);
+    c.args(args);
     c
 }
 
-use sparring_testkit::workspace;
-
-fn example_spec() -> PathBuf {
-    workspace().join("examples/support-desk/spec.yaml")
-}
-
-fn example_agent() -> String {
-    format!(
-        "python3 {}",
-        workspace().join("examples/support-desk/agent.py").display()
-    )
-}
-
-/// `sparring simulate` of the example spec with its shipped agent into `out`,
-/// with `args` between the agent and `--out`.
-fn simulate_example(out: impl AsRef<Path>, args: &[&str]) -> Output {
-    sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args(["--agent", &example_agent()])
-        .args(args)
-        .arg("--out")
-        .arg(out.as_ref())
-        .output()
-        .unwrap()
-}
-
 fn flaky(mode: &str, dir: &Path) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/flaky.py");
     format!(
         "python3 {} {mode} {}",
-        script.display(),
+        agent_script("flaky.py").display(),
         dir.join("marker").display()
     )
 }
 
 /// Runs `sparring` with `args`, which must succeed, and parses its stdout.
 fn json_out(args: &[&std::ffi::OsStr]) -> Value {
-    let o = sparring().args(args).output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = sparring().args(args).run_ok();
     serde_json::from_slice(&o.stdout).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// A bad-input failure: exit 2, one line on stderr, naming what and where.
@@ -81,12 +56,27 @@ fn assert_usage_error(o: &Output, must_contain: &[&str]) {
 /// `sparring simulate SPEC --agent true`: for specs that must fail before
 /// the agent matters.
 fn simulate_spec(spec: &Path) -> Output {
+    simulate_spec_with(spec, &[])
+}
+
+/// `sparring simulate SPEC --agent true ARGS`: for options that must fail
+/// before the agent matters.
+fn simulate_spec_with(spec: &Path, args: &[&str]) -> Output {
     sparring()
         .arg("simulate")
         .arg(spec)
         .args(["--agent", "true"])
-        .output()
-        .unwrap()
+        .args(args)
+        .run()
+}
+
+/// A judge's rubric, `rubric.txt` in `dir`.
+fn rubric(dir: &Path) -> PathBuf {
+    write(
+        dir,
+        "rubric.txt",
+        "Pass when the agent did what was asked.\n",
+    )
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -100,9 +90,10 @@ fn spec_with_axes(dir: &Path, axes: &str) -> PathBuf {
     spec_with(dir, &format!("axes:\n{axes}"))
 }
 
-/// The example spec with a block of YAML added at the top level.
-fn spec_with(dir: &Path, block: &str) -> PathBuf {
-    let text = std::fs::read_to_string(example_spec()).unwrap().replace(
+/// The example spec's text with its policy file named by its full path, so
+/// that a copy elsewhere reads the same policy.
+fn example_spec_text() -> String {
+    std::fs::read_to_string(example_spec()).unwrap().replace(
         "{file: policy.md}",
         &format!(
             "{{file: {}}}",
@@ -110,16 +101,13 @@ fn spec_with(dir: &Path, block: &str) -> PathBuf {
                 .join("examples/support-desk/policy.md")
                 .display()
         ),
-    );
-    write(dir, "spec.yaml", &format!("{text}\n{block}\n"))
+    )
 }
 
-fn read_rows(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("line is not JSON ({e}): {l}")))
-        .collect()
+/// The example spec with a block of YAML added at the top level.
+fn spec_with(dir: &Path, block: &str) -> PathBuf {
+    let text = example_spec_text();
+    write(dir, "spec.yaml", &format!("{text}\n{block}\n"))
 }
 
 fn row_validator() -> jsonschema::Validator {
@@ -128,6 +116,14 @@ fn row_validator() -> jsonschema::Validator {
     )
     .unwrap();
     jsonschema::validator_for(&schema).unwrap()
+}
+
+/// The rows a run wrote into `out`, each checked against
+/// docs/row.schema.json.
+fn valid_rows(out: &Path) -> Vec<Value> {
+    let rows = read_rows(&out.join("rows.jsonl"));
+    assert_valid_rows(&rows);
+    rows
 }
 
 fn assert_valid_rows(rows: &[Value]) {
@@ -152,14 +148,7 @@ fn spec_with_tools(tools: &str) -> String {
 
 #[test]
 fn world_answers_lines_with_shared_memory_and_explains() {
-    use std::io::Write as _;
-    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/support-desk/spec.yaml");
-    let mut child = sparring()
-        .args(["world", spec.to_str().unwrap(), "--seed", "3"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let spec = example_spec();
     let input = [
         r##"{"tool": "cancel_order", "arguments": {"order_id": "#W1001"}}"##,
         r##"{"tool": "get_order", "arguments": {"order_id": "#W1001"}}"##,
@@ -171,13 +160,9 @@ fn world_answers_lines_with_shared_memory_and_explains() {
         "not json",
     ]
     .join("\n");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = sparring()
+        .args(["world", spec.to_str().unwrap(), "--seed", "3"])
+        .run_with_stdin(&input);
     assert!(out.status.success());
     let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
         .unwrap()
@@ -204,20 +189,14 @@ fn world_answers_lines_with_shared_memory_and_explains() {
     );
     let explain = sparring()
         .args(["world", spec.to_str().unwrap(), "--explain"])
-        .output()
-        .unwrap();
+        .run();
     assert!(explain.status.success());
     let doc: serde_json::Value = serde_json::from_slice(&explain.stdout).unwrap();
     assert_eq!(doc["entities"]["orders"]["records"]["from"], "fixtures");
-    let cancel = doc["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "cancel_order")
-        .unwrap();
+    let cancel = entry(&doc["tools"], "name", "cancel_order");
     assert_eq!(cancel["operation"]["kind"], "state_change");
     assert_eq!(cancel["id_param"], "order_id");
-    let bad = sparring().args(["world", "nope.yaml"]).output().unwrap();
+    let bad = sparring().args(["world", "nope.yaml"]).run();
     assert_eq!(bad.status.code(), Some(2));
 }
 

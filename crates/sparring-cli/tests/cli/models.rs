@@ -27,19 +27,16 @@ fn fake(options: FakeOptions) -> Fake {
     }
 }
 
-fn simulate(agent: &str, out: &Path, extra: &[&str]) -> Output {
-    sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args(["--agent", agent, "--out"])
-        .arg(out)
-        .args(extra)
+/// `sparring simulate` of the example with `agent` into `out`, the test
+/// key in the environment and OpenAI's variables out of it.
+fn simulate(agent: &str, out: &Path, extra: &[&str]) -> Command {
+    let mut c = simulate_cmd(example_spec(), agent, out);
+    c.args(extra)
         .env("SPARRING_TEST_KEY", KEY)
         .env("ANTHROPIC_API_KEY", KEY)
         .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .output()
-        .unwrap()
+        .env_remove("OPENAI_BASE_URL");
+    c
 }
 
 #[test]
@@ -50,11 +47,8 @@ fn openai_agent_runs_the_tool_loop_and_records_sampling() {
     });
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let agent = format!(
-        "openai:fake-model@{}#key=SPARRING_TEST_KEY",
-        f.server.base_url()
-    );
-    let o = simulate(
+    let agent = openai_spec(&f);
+    simulate(
         &agent,
         &out,
         &[
@@ -69,11 +63,10 @@ fn openai_agent_runs_the_tool_loop_and_records_sampling() {
             "5",
             "--grade",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
+    )
+    .run_ok();
+    let rows = valid_rows(&out);
     assert_eq!(rows.len(), 6);
-    assert_valid_rows(&rows);
     for row in &rows {
         assert_eq!(row["ended_by"], "agent_done", "{row}");
         // The fake calls the first tool, gets the world's answer, replies.
@@ -118,8 +111,7 @@ fn openai_agent_runs_the_tool_loop_and_records_sampling() {
         );
     }
     assert_eq!(f.server.count(), 12);
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let summary = run_json(&out);
     assert_eq!(summary["options"]["temperature"], 0.4);
     assert_eq!(summary["options"]["logprobs"], true);
     assert_eq!(summary["options"]["retries"], 5);
@@ -136,10 +128,7 @@ fn avg_turns_caps_each_model_rollout_at_its_own_drawn_cap() {
     });
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let agent = format!(
-        "openai:fake-model@{}#key=SPARRING_TEST_KEY",
-        f.server.base_url()
-    );
+    let agent = openai_spec(&f);
     let args = |avg: &'static str| {
         vec![
             "--avg-turns",
@@ -157,11 +146,9 @@ fn avg_turns_caps_each_model_rollout_at_its_own_drawn_cap() {
             "--quiet",
         ]
     };
-    let o = simulate(&agent, &out, &args("2.5"));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
+    simulate(&agent, &out, &args("2.5")).run_ok();
+    let rows = valid_rows(&out);
     assert_eq!(rows.len(), 48);
-    assert_valid_rows(&rows);
     let mut caps = Vec::new();
     for row in &rows {
         assert_eq!(row["ended_by"], "max_turns", "{row}");
@@ -186,37 +173,32 @@ fn avg_turns_caps_each_model_rollout_at_its_own_drawn_cap() {
             row["row_id"]
         );
     }
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let summary = run_json(&out);
     assert_eq!(summary["options"]["avg_turns"], 2.5);
     assert_eq!(summary["options"]["max_turns"], 6);
     assert_eq!(summary["counts"]["ended_by"]["max_turns"], 48);
 
     // The same options resume the finished run (nothing more to do);
     // another avg_turns is another run and is refused.
-    let o = simulate(&agent, &out, &[args("2.5"), vec!["--resume"]].concat());
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate(&agent, &out, &[args("2.5"), vec!["--resume"]].concat()).run_ok();
     assert_eq!(read_rows(&out.join("rows.jsonl")).len(), 48);
-    let o = simulate(&agent, &out, &[args("3"), vec!["--resume"]].concat());
+    let o = simulate(&agent, &out, &[args("3"), vec!["--resume"]].concat()).run();
     assert_usage_error(&o, &["holds rows of run", "same spec and options"]);
     let mut no_avg = args("2.5");
     no_avg.drain(..2);
-    let o = simulate(&agent, &out, &[no_avg.clone(), vec!["--resume"]].concat());
+    let o = simulate(&agent, &out, &[no_avg.clone(), vec!["--resume"]].concat()).run();
     assert_usage_error(&o, &["holds rows of run"]);
 
     // Without avg_turns every conversation runs to max_turns and rows
     // carry no turn_cap.
     let plain = dir.path().join("plain");
-    let o = simulate(&agent, &plain, &no_avg);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&plain.join("rows.jsonl"));
-    assert_valid_rows(&rows);
+    simulate(&agent, &plain, &no_avg).run_ok();
+    let rows = valid_rows(&plain);
     for row in &rows {
         assert!(row.get("turn_cap").is_none(), "{row}");
         assert_eq!(row["markers"]["turns"], 6.0);
     }
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(plain.join("run.json")).unwrap()).unwrap();
+    let summary = run_json(&plain);
     assert!(summary["options"].get("avg_turns").is_none());
 }
 
@@ -228,19 +210,15 @@ fn backend_errors_end_rows_and_stop_the_run_without_leaking_the_key() {
     });
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let agent = format!(
-        "openai:fake-model@{}#key=SPARRING_TEST_KEY",
-        f.server.base_url()
-    );
-    let o = simulate(&agent, &out, &["--budget", "5", "--retries", "1"]);
+    let agent = openai_spec(&f);
+    let o = simulate(&agent, &out, &["--budget", "5", "--retries", "1"]).run();
     // A backend that fails every request stops the run as a dead command
     // agent does: exit 1, `agent_unavailable`; the rollouts in flight at
     // the stop (all 5 at concurrency 8) are recorded.
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("never replied"), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
+    let rows = valid_rows(&out);
     assert_eq!(rows.len(), 5, "every row in flight recorded");
-    assert_valid_rows(&rows);
     for row in &rows {
         assert_eq!(row["ended_by"], "backend_error");
         let e = row["error"].as_str().unwrap();
@@ -266,11 +244,9 @@ fn anthropic_agent_runs() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let agent = format!("anthropic:claude-fake@{}", f.server.base_url());
-    let o = simulate(&agent, &out, &["--budget", "4"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
+    simulate(&agent, &out, &["--budget", "4"]).run_ok();
+    let rows = valid_rows(&out);
     assert_eq!(rows.len(), 4);
-    assert_valid_rows(&rows);
     for row in &rows {
         assert_eq!(row["ended_by"], "agent_done", "{row}");
         assert_eq!(row["sampling"]["backend"], "anthropic");
@@ -299,22 +275,15 @@ fn command_agents_warn_about_model_options() {
         &example_agent(),
         &out,
         &["--budget", "2", "--temperature", "0.5"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     assert!(
         stderr(&o).contains("`temperature` only apply to model agents"),
         "{}",
         stderr(&o)
     );
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
-    let warnings = summary["warnings"].as_array().unwrap();
-    assert!(
-        warnings
-            .iter()
-            .any(|w| w.as_str().unwrap().contains("temperature")),
-        "{warnings:?}"
-    );
+    let summary = run_json(&out);
+    assert!(warns(&summary["warnings"], "temperature"), "{summary}");
 }
 
 /// A fake server that answers every agent request with `reply`.
@@ -356,11 +325,9 @@ fn refusals_and_the_content_filter_end_rows_that_fail_the_grade() {
         } else {
             format!("anthropic:claude-fake@{}", f.server.base_url())
         };
-        let o = simulate(&agent, &out, &["--budget", "3", "--grade", "--quiet"]);
-        assert!(o.status.success(), "{}", stderr(&o));
-        let rows = read_rows(&out.join("rows.jsonl"));
+        simulate(&agent, &out, &["--budget", "3", "--grade", "--quiet"]).run_ok();
+        let rows = valid_rows(&out);
         assert_eq!(rows.len(), 3);
-        assert_valid_rows(&rows);
         for row in &rows {
             assert_eq!(row["ended_by"], ended, "{row}");
             // Graded a failure, whatever the conversation says.
@@ -383,7 +350,7 @@ fn refusals_and_the_content_filter_end_rows_that_fail_the_grade() {
                 assert!(row["error"].as_str().unwrap().contains("content filter"));
             }
         }
-        let summary = summary_of(&out);
+        let summary = run_json(&out);
         assert_eq!(summary["counts"]["ended_by"][ended], 3, "{summary}");
         assert_eq!(summary["counts"]["passed"], 0, "{summary}");
     }
@@ -406,14 +373,13 @@ fn a_truncated_reply_is_retried_with_more_room_or_ends_the_row_unexecuted() {
     ));
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let o = simulate(
+    simulate(
         &openai_spec(&f),
         &out,
         &["--budget", "3", "--max-tokens", "50", "--grade", "--quiet"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
-    assert_valid_rows(&rows);
+    )
+    .run_ok();
+    let rows = valid_rows(&out);
     for row in &rows {
         assert_eq!(row["ended_by"], "truncated", "{row}");
         assert_eq!(row["reward"], 0.0);
@@ -453,14 +419,13 @@ fn a_truncated_reply_is_retried_with_more_room_or_ends_the_row_unexecuted() {
         ..FakeOptions::default()
     });
     let out = dir.path().join("room");
-    let o = simulate(
+    simulate(
         &openai_spec(&f),
         &out,
         &["--budget", "3", "--max-tokens", "100", "--grade", "--quiet"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
-    assert_valid_rows(&rows);
+    )
+    .run_ok();
+    let rows = valid_rows(&out);
     for row in &rows {
         assert_eq!(row["ended_by"], "agent_done", "{row}");
         for request in row["requests"].as_array().unwrap() {
@@ -481,7 +446,7 @@ fn rejected_top_p_and_max_tokens_are_adjusted_and_every_row_says_so() {
         });
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
-        let o = simulate(
+        simulate(
             &openai_spec(&f),
             &out,
             &[
@@ -496,11 +461,10 @@ fn rejected_top_p_and_max_tokens_are_adjusted_and_every_row_says_so() {
                 "1",
                 "--quiet",
             ],
-        );
-        assert!(o.status.success(), "{}", stderr(&o));
-        let rows = read_rows(&out.join("rows.jsonl"));
+        )
+        .run_ok();
+        let rows = valid_rows(&out);
         assert_eq!(rows.len(), 4);
-        assert_valid_rows(&rows);
         for row in &rows {
             assert_eq!(row["ended_by"], "agent_done", "plain {plain}: {row}");
             assert!(row["error"].is_null(), "{row}");
@@ -597,8 +561,7 @@ fn bad_model_input_is_refused_before_any_file() {
                 "ANTHROPIC_API_KEY",
                 if args.contains(&"--person") { "" } else { KEY },
             )
-            .output()
-            .unwrap();
+            .run();
         assert_usage_error(&o, needles);
         assert!(!out.exists(), "{args:?} wrote files");
     }
@@ -658,10 +621,6 @@ fn asking_agent(request: &Value) -> Reply {
     })
 }
 
-fn summary_of(out: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
-}
-
 fn assert_no_key(out: &Path, o: &Output) {
     for file in ["rows.jsonl", "run.json", "run.log"] {
         let text = std::fs::read_to_string(out.join(file)).unwrap();
@@ -700,11 +659,10 @@ fn model_writer_and_person_write_the_words() {
             "--patience",
             "endless",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
+    )
+    .run_ok();
+    let rows = valid_rows(&out);
     assert_eq!(rows.len(), 8);
-    assert_valid_rows(&rows);
     let mut written = 0;
     for row in &rows {
         assert!(
@@ -742,7 +700,7 @@ fn model_writer_and_person_write_the_words() {
         );
     }
     assert!(written > 0);
-    let summary = summary_of(&out);
+    let summary = run_json(&out);
     assert_eq!(summary["degraded"], serde_json::json!([]), "{summary}");
     assert_eq!(
         summary["options"]["person"].as_str().unwrap(),
@@ -825,11 +783,10 @@ fn failing_writer_and_person_fall_back_to_templates() {
             "--patience",
             "endless",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let rows = read_rows(&out.join("rows.jsonl"));
+    )
+    .run_ok();
+    let rows = valid_rows(&out);
     assert_eq!(rows.len(), 6);
-    assert_valid_rows(&rows);
     for row in &rows {
         // Template asks, template answers.
         assert_eq!(row["writer_model"], "template", "{row}");
@@ -838,13 +795,8 @@ fn failing_writer_and_person_fall_back_to_templates() {
         assert_eq!(row["messages"][3]["role"], "user");
         assert!(!row["messages"][3]["content"].as_str().unwrap().is_empty());
     }
-    let summary = summary_of(&out);
-    let degraded: Vec<&str> = summary["degraded"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d.as_str().unwrap())
-        .collect();
+    let summary = run_json(&out);
+    let degraded = strs(&summary["degraded"]);
     assert!(degraded.contains(&"generator_fallback"), "{summary}");
     assert!(degraded.contains(&"person_fallback"), "{summary}");
     let errors = summary["search"]["writer_errors"].as_array().unwrap();
@@ -901,9 +853,9 @@ fn one_backend_in_two_roles_is_same_model() {
             "--person",
             &format!("{model}#key=SPARRING_TEST_KEY"),
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let summary = summary_of(&out);
+    )
+    .run_ok();
+    let summary = run_json(&out);
     assert_eq!(
         summary["degraded"],
         serde_json::json!(["same_model"]),
@@ -923,7 +875,7 @@ fn one_backend_in_two_roles_is_same_model() {
     assert!(stderr(&o).contains("both the agent and the person"));
     // Different models on one server are different backends.
     let out2 = dir.path().join("out2");
-    let o = simulate(
+    simulate(
         &model,
         &out2,
         &[
@@ -932,16 +884,15 @@ fn one_backend_in_two_roles_is_same_model() {
             "--person",
             &format!("openai:other@{}", f.server.base_url()),
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(summary_of(&out2)["degraded"], serde_json::json!([]));
+    )
+    .run_ok();
+    assert_eq!(run_json(&out2)["degraded"], serde_json::json!([]));
 }
 
 /// An ungraded run of the example agent, for the judge tests.
 fn example_rows(dir: &Path) -> PathBuf {
     let out = dir.join("run");
-    let o = simulate_example(&out, &["--budget", "8", "--quiet"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate_example(&out, &["--budget", "8", "--quiet"]).run_ok();
     out.join("rows.jsonl")
 }
 
@@ -988,9 +939,7 @@ fn trust(rows: &Path, judge: &str, rubric: &Path) -> (Value, Output) {
         .arg(rubric)
         .args(["--probe-rows", "4", "--json"])
         .env("SPARRING_TEST_KEY", KEY)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     (serde_json::from_slice(&o.stdout).unwrap(), o)
 }
 
@@ -998,11 +947,7 @@ fn trust(rows: &Path, judge: &str, rubric: &Path) -> (Value, Output) {
 fn model_judges_grade_and_their_probes_catch_the_hackable_ones() {
     let dir = tempfile::tempdir().unwrap();
     let rows = example_rows(dir.path());
-    let rubric = write(
-        dir.path(),
-        "rubric.txt",
-        "Pass when the agent did what was asked.\n",
-    );
+    let rubric = rubric(dir.path());
     let mut shares = BTreeMap::new();
     for kind in ["honest", "biased", "injectable"] {
         let f = fake(FakeOptions {
@@ -1051,7 +996,7 @@ fn model_judges_grade_and_their_probes_catch_the_hackable_ones() {
         "openai:judge-honest@{}#key=SPARRING_TEST_KEY",
         f.server.base_url()
     );
-    let o = sparring()
+    sparring()
         .arg("grade")
         .arg(&rows)
         .args(["--judge", &judge, "--rubric"])
@@ -1059,9 +1004,7 @@ fn model_judges_grade_and_their_probes_catch_the_hackable_ones() {
         .arg("-o")
         .arg(&out)
         .env("SPARRING_TEST_KEY", KEY)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     let graded = read_rows(&out);
     assert_valid_rows(&graded);
     for r in &graded {
@@ -1096,11 +1039,7 @@ fn judge_trust_names_a_judge_that_is_the_agent() {
         })
         .collect();
     let rows_path = write(dir.path(), "same.jsonl", &rows);
-    let rubric = write(
-        dir.path(),
-        "rubric.txt",
-        "Pass when the agent did what was asked.\n",
-    );
+    let rubric = rubric(dir.path());
     let (report, o) = trust(
         &rows_path,
         &format!("openai:judge@{base}#key=SPARRING_TEST_KEY"),
@@ -1154,9 +1093,7 @@ fn http_graders_grade_each_row_and_failures_cost_only_that_row() {
         .args(["--no-conduct", "--grader", &url, "-o"])
         .arg(&out)
         .env("SPARRING_TEST_KEY", KEY)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     let graded = read_rows(&out);
     assert_eq!(graded.len(), n);
     assert_valid_rows(&graded);
@@ -1212,8 +1149,7 @@ fn resume_keeps_the_asks_a_model_writer_wrote() {
     let url = f.server.base_url();
     let writer = format!("openai:writer-model@{url}");
     let agent = format!("openai:agent-model@{url}");
-    let o = simulate(&agent, &out, &["--budget", "8", "--writer", &writer]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate(&agent, &out, &["--budget", "8", "--writer", &writer]).run_ok();
     // As if the run had been killed after four rows.
     let path = out.join("rows.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
@@ -1226,12 +1162,12 @@ fn resume_keeps_the_asks_a_model_writer_wrote() {
             .all(|r| r["writer_model"] != "template" || r["lineage"]["arm"] == "seed")
     );
     broken.store(true, std::sync::atomic::Ordering::SeqCst);
-    let o = simulate(
+    simulate(
         &agent,
         &out,
         &["--budget", "8", "--writer", &writer, "--resume"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     let rows = read_rows(&out.join("rows.jsonl"));
     assert_eq!(rows.len(), 8, "the first 4 tasks were not run again");
     let ids: std::collections::BTreeSet<&str> = rows
@@ -1276,13 +1212,8 @@ fn asks_shows_what_a_model_writer_makes() {
             &writer,
         ])
         .env("SPARRING_TEST_KEY", KEY)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+        .run_ok();
+    let lines = json_lines(&String::from_utf8_lossy(&o.stdout));
     assert_eq!(lines.len(), 12);
     let mut model = 0;
     for l in &lines {

@@ -5,23 +5,31 @@
 use super::*;
 use std::collections::{BTreeMap, BTreeSet};
 
-fn run(dir: &Path, args: &[&str]) -> Output {
-    sparring().args(args).current_dir(dir).output().unwrap()
+/// `sparring ARGS` in `dir`.
+fn run(dir: &Path, args: &[&str]) -> Command {
+    let mut c = sparring();
+    c.args(args).current_dir(dir);
+    c
 }
 
-fn simulate(out: &Path, agent: &str, extra: &[&str]) -> Output {
-    sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args(["--agent", agent, "--quiet", "--out"])
-        .arg(out)
-        .args(extra)
-        .output()
-        .unwrap()
+fn simulate(out: &Path, agent: &str, extra: &[&str]) -> Command {
+    let mut c = simulate_cmd(example_spec(), agent, out);
+    c.arg("--quiet").args(extra);
+    c
 }
 
-fn summary(out: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+/// An agent that answers its first three requests with an error, then
+/// slowly.
+const LATE_AGENT: &str = "import json, sys, time\nn = 0\nfor line in sys.stdin:\n    r = json.loads(line)\n    n += 1\n    if n <= 3:\n        print(json.dumps({'id': r['id'], 'error': 'warming up'}), flush=True)\n        continue\n    time.sleep(0.3)\n    print(json.dumps({'id': r['id'], 'message': {'role': 'assistant', 'content': 'All done.'}}), flush=True)\n";
+
+/// An agent whose tool call carries no `id`.
+const NOID_AGENT: &str = "import json, sys\nfor line in sys.stdin:\n    r = json.loads(line)\n    if r['messages'][-1]['role'] == 'tool':\n        m = {'role': 'assistant', 'content': 'Here is what I found.'}\n    else:\n        m = {'role': 'assistant', 'tool_calls': [{'type': 'function', 'function': {'name': 'get_order', 'arguments': '{\"order_id\": \"#W1001\"}'}}]}\n    print(json.dumps({'id': r['id'], 'message': m}), flush=True)\n";
+
+/// A Python agent with this source, written to `dir/NAME.py`, as the
+/// command that runs it.
+fn python_agent(dir: &Path, name: &str, source: &str) -> String {
+    let script = write(dir, &format!("{name}.py"), source);
+    format!("python3 {}", script.display())
 }
 
 fn files(out: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -39,14 +47,13 @@ fn files(out: &Path) -> BTreeMap<String, Vec<u8>> {
 fn a_finished_run_is_never_replaced_by_accident() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let o = simulate(&out, &example_agent(), &["--budget", "6", "--grade"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate(&out, &example_agent(), &["--budget", "6", "--grade"]).run_ok();
     let before = files(&out);
     assert!(!before["run.log"].is_empty());
 
     // A typo in the agent's path: refused, nothing changed.
     let typo = "python3 examples/support-desk/agnet.py";
-    let o = simulate(&out, typo, &["--budget", "10"]);
+    let o = simulate(&out, typo, &["--budget", "10"]).run();
     assert_usage_error(
         &o,
         &["holds a finished run", "6 rows", "nothing was changed"],
@@ -59,7 +66,8 @@ fn a_finished_run_is_never_replaced_by_accident() {
         &out,
         "/no/such/agent-binary",
         &["--budget", "10", "--force"],
-    );
+    )
+    .run();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_eq!(
         files(&out),
@@ -69,15 +77,14 @@ fn a_finished_run_is_never_replaced_by_accident() {
     assert!(!out.join("run.log.new").exists());
 
     // --force with an agent that starts replaces the run.
-    let o = simulate(&out, &example_agent(), &["--budget", "3", "--force"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate(&out, &example_agent(), &["--budget", "3", "--force"]).run_ok();
     assert_eq!(read_rows(&out.join("rows.jsonl")).len(), 3);
-    assert_eq!(summary(&out)["counts"]["rows"], 3);
+    assert_eq!(run_json(&out)["counts"]["rows"], 3);
     assert!(!out.join("run.log.new").exists());
 
     // The rows of a run that did not finish are refused too.
     std::fs::remove_file(out.join("run.json")).unwrap();
-    let o = simulate(&out, &example_agent(), &["--budget", "3"]);
+    let o = simulate(&out, &example_agent(), &["--budget", "3"]).run();
     assert_usage_error(&o, &["did not finish", "nothing was changed"]);
     assert!(stderr(&o).contains("--resume"), "{}", stderr(&o));
 
@@ -89,8 +96,7 @@ fn a_finished_run_is_never_replaced_by_accident() {
             .arg(example_spec())
             .args(["--agent", agent, "--budget", "2", "--quiet"])
             .current_dir(cwd.path())
-            .output()
-            .unwrap()
+            .run()
     };
     let o = default(&example_agent());
     assert!(o.status.success(), "{}", stderr(&o));
@@ -105,26 +111,9 @@ fn a_finished_run_is_never_replaced_by_accident() {
 fn one_process_per_run_directory() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let slow = format!(
-        "python3 {} 0.2",
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/agents/slow.py")
-            .display()
-    );
-    let mut first = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            &slow,
-            "--budget",
-            "40",
-            "--concurrency",
-            "2",
-            "--quiet",
-            "--out",
-        ])
-        .arg(&out)
+    let slow = format!("python3 {} 0.2", agent_script("slow.py").display());
+    let mut first = simulate_cmd(example_spec(), &slow, &out)
+        .args(["--budget", "40", "--concurrency", "2", "--quiet"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -139,7 +128,7 @@ fn one_process_per_run_directory() {
     }
     let pid = first.id().to_string();
     for extra in [&["--resume"][..], &[][..], &["--force"][..]] {
-        let o = simulate(&out, &example_agent(), extra);
+        let o = simulate(&out, &example_agent(), extra).run();
         assert_usage_error(
             &o,
             &["is in use by another sparring", &format!("pid {pid}")],
@@ -154,12 +143,12 @@ fn one_process_per_run_directory() {
     first.kill().unwrap();
     first.wait().unwrap();
     // The dead run's pid is still in the file; its lock is gone.
-    let o = simulate(
+    simulate(
         &out,
         &slow,
         &["--budget", "40", "--concurrency", "2", "--resume"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     let rows = read_rows(&out.join("rows.jsonl"));
     let ids: BTreeSet<&str> = rows.iter().map(|r| r["row_id"].as_str().unwrap()).collect();
     assert_eq!((rows.len(), ids.len()), (40, 40));
@@ -179,8 +168,7 @@ fn foreign_conversations_are_graded_selected_and_exported() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     write(d, "chat.jsonl", FOREIGN);
-    let o = run(d, &["grade", "chat.jsonl", "-o", "graded.jsonl"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run(d, &["grade", "chat.jsonl", "-o", "graded.jsonl"]).run_ok();
     let graded = read_rows(&d.join("graded.jsonl"));
     assert_eq!(graded.len(), 3);
     // The derived ids are sparring's shapes (the third line keeps its own).
@@ -202,35 +190,33 @@ fn foreign_conversations_are_graded_selected_and_exported() {
     assert_eq!(graded[0]["reward"], 0.0);
     assert_eq!(graded[0]["failure_class"], "claimed_without_call");
     // Stable: graded again, the same ids.
-    let o = run(d, &["grade", "chat.jsonl", "-o", "again.jsonl"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run(d, &["grade", "chat.jsonl", "-o", "again.jsonl"]).run_ok();
     let again = read_rows(&d.join("again.jsonl"));
     for (a, b) in graded.iter().zip(&again) {
         assert_eq!((&a["row_id"], &a["task_id"]), (&b["row_id"], &b["task_id"]));
     }
-    let o = run(
+    run(
         d,
         &["select", "chat.jsonl", "-c", "graded", "-o", "kept.jsonl"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     assert_eq!(
         read_rows(&d.join("kept.jsonl")).len(),
         1,
         "only the graded line"
     );
-    let o = run(
+    run(
         d,
         &["export", "chat.jsonl", "-f", "trl-kto", "-o", "kto.jsonl"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = run(d, &["report", "chat.jsonl", "--json"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
+    let o = run(d, &["report", "chat.jsonl", "--json"]).run_ok();
     let report: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(report["n_tasks"], 2);
 
     // Unusable lines: every missing field in one error.
     write(d, "bad.jsonl", "{\"conversation\": []}\n");
-    let o = run(d, &["grade", "bad.jsonl", "-o", "x.jsonl"]);
+    let o = run(d, &["grade", "bad.jsonl", "-o", "x.jsonl"]).run();
     assert_usage_error(
         &o,
         &[
@@ -249,7 +235,8 @@ fn foreign_conversations_are_graded_selected_and_exported() {
     let o = run(
         d,
         &["export", "partial.jsonl", "-f", "trl-kto", "-o", "x.jsonl"],
-    );
+    )
+    .run();
     assert_usage_error(
         &o,
         &[
@@ -268,34 +255,17 @@ fn foreign_conversations_are_graded_selected_and_exported() {
 /// graded by `--grade`, get reward 0 with the error as the reason.
 #[test]
 fn a_dead_model_agent_stops_early_and_its_rows_fail() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = sparring_testkit::closed_port();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let agent = format!("openai:m@http://127.0.0.1:{port}/v1");
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            &agent,
-            "--retries",
-            "0",
-            "--concurrency",
-            "1",
-            "--grade",
-            "--out",
-        ])
-        .arg(&out)
+    let o = simulate_cmd(example_spec(), &agent, &out)
+        .args(["--retries", "0", "--concurrency", "1", "--grade"])
         .env("OPENAI_API_KEY", "x")
-        .output()
-        .unwrap();
+        .run();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("never replied"), "{}", stderr(&o));
-    assert_eq!(summary(&out)["stopped_because"], "agent_unavailable");
+    assert_eq!(run_json(&out)["stopped_because"], "agent_unavailable");
     let rows = read_rows(&out.join("rows.jsonl"));
     assert_eq!(rows.len(), 3);
     for r in &rows {
@@ -314,18 +284,9 @@ fn a_dead_model_agent_stops_early_and_its_rows_fail() {
 #[test]
 fn the_agent_unavailable_warning_counts_right() {
     let dir = tempfile::tempdir().unwrap();
-    let agent = dir.path().join("late.py");
-    std::fs::write(
-        &agent,
-        "import json, sys, time\nn = 0\nfor line in sys.stdin:\n    r = json.loads(line)\n    n += 1\n    if n <= 3:\n        print(json.dumps({'id': r['id'], 'error': 'warming up'}), flush=True)\n        continue\n    time.sleep(0.3)\n    print(json.dumps({'id': r['id'], 'message': {'role': 'assistant', 'content': 'All done.'}}), flush=True)\n",
-    )
-    .unwrap();
+    let agent = python_agent(dir.path(), "late", LATE_AGENT);
     let out = dir.path().join("out");
-    let o = simulate(
-        &out,
-        &format!("python3 {}", agent.display()),
-        &["--concurrency", "6", "--budget", "30"],
-    );
+    let o = simulate(&out, &agent, &["--concurrency", "6", "--budget", "30"]).run();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let rows = read_rows(&out.join("rows.jsonl"));
     let replied = rows
@@ -339,11 +300,9 @@ fn the_agent_unavailable_warning_counts_right() {
         })
         .count();
     assert!(rows.len() > 3 && replied > 0, "{rows:?}");
-    let warning = summary(&out)["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w.as_str().unwrap().to_owned())
+    let summary = run_json(&out);
+    let warning = strs(&summary["warnings"])
+        .into_iter()
         .find(|w| w.starts_with("stopped after"))
         .unwrap();
     assert!(
@@ -362,19 +321,9 @@ fn the_agent_unavailable_warning_counts_right() {
 #[test]
 fn a_tool_call_without_an_id_is_filled_in() {
     let dir = tempfile::tempdir().unwrap();
-    let agent = dir.path().join("noid.py");
-    std::fs::write(
-        &agent,
-        "import json, sys\nfor line in sys.stdin:\n    r = json.loads(line)\n    if r['messages'][-1]['role'] == 'tool':\n        m = {'role': 'assistant', 'content': 'Here is what I found.'}\n    else:\n        m = {'role': 'assistant', 'tool_calls': [{'type': 'function', 'function': {'name': 'get_order', 'arguments': '{\"order_id\": \"#W1001\"}'}}]}\n    print(json.dumps({'id': r['id'], 'message': m}), flush=True)\n",
-    )
-    .unwrap();
+    let agent = python_agent(dir.path(), "noid", NOID_AGENT);
     let out = dir.path().join("out");
-    let o = simulate(
-        &out,
-        &format!("python3 {}", agent.display()),
-        &["--budget", "3"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate(&out, &agent, &["--budget", "3"]).run_ok();
     for r in read_rows(&out.join("rows.jsonl")) {
         assert_ne!(r["ended_by"], "agent_error", "{r}");
         let msgs = r["messages"].as_array().unwrap();
@@ -386,18 +335,7 @@ fn a_tool_call_without_an_id_is_filled_in() {
 }
 
 fn other_spec(dir: &Path) -> PathBuf {
-    let text = std::fs::read_to_string(example_spec())
-        .unwrap()
-        .replace("name: support-desk", "name: other-desk")
-        .replace(
-            "{file: policy.md}",
-            &format!(
-                "{{file: {}}}",
-                workspace()
-                    .join("examples/support-desk/policy.md")
-                    .display()
-            ),
-        );
+    let text = example_spec_text().replace("name: support-desk", "name: other-desk");
     write(dir, "other.yaml", &text)
 }
 
@@ -407,7 +345,7 @@ fn other_spec(dir: &Path) -> PathBuf {
 fn pinned_tasks_belong_to_their_spec_and_keep_their_k() {
     let dir = tempfile::tempdir().unwrap();
     let base = dir.path().join("base");
-    let o = simulate(
+    simulate(
         &base,
         &example_agent(),
         &[
@@ -419,32 +357,31 @@ fn pinned_tasks_belong_to_their_spec_and_keep_their_k() {
             "4",
             "--grade",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let k_base = summary(&base)["options"]["repeats"].clone();
+    )
+    .run_ok();
+    let k_base = run_json(&base)["options"]["repeats"].clone();
     assert_eq!(k_base, 4);
-    let o = sparring()
-        .arg("simulate")
-        .arg(other_spec(dir.path()))
-        .args(["--agent", &example_agent(), "--quiet", "--tasks"])
-        .arg(&base)
-        .arg("--out")
-        .arg(dir.path().join("other"))
-        .output()
-        .unwrap();
+    let o = simulate_cmd(
+        other_spec(dir.path()),
+        &example_agent(),
+        dir.path().join("other"),
+    )
+    .args(["--quiet", "--tasks"])
+    .arg(&base)
+    .run();
     assert_usage_error(
         &o,
         &["--tasks", "spec `support-desk`", "spec is `other-desk`"],
     );
     let again = dir.path().join("again");
-    let o = simulate(
+    simulate(
         &again,
         &example_agent(),
         &["--mode", "rl", "--grade", "--tasks", base.to_str().unwrap()],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(summary(&again)["options"]["repeats"], 4);
-    assert_eq!(summary(&again)["search"]["pinned"]["repeats"], 4);
+    )
+    .run_ok();
+    assert_eq!(run_json(&again)["options"]["repeats"], 4);
+    assert_eq!(run_json(&again)["search"]["pinned"]["repeats"], 4);
 }
 
 /// Seeds go first with all their repeats: a budget of seeds × k rows
@@ -458,12 +395,12 @@ fn seeds_take_the_budget_first_and_dropped_means_not_run() {
         ("1", vec![1], 1),
     ] {
         let out = dir.path().join(format!("b{budget}"));
-        let o = simulate(
+        simulate(
             &out,
             &example_agent(),
             &["--repeats", "2", "--budget", budget],
-        );
-        assert!(o.status.success(), "{}", stderr(&o));
+        )
+        .run_ok();
         let rows = read_rows(&out.join("rows.jsonl"));
         let mut per_seed: BTreeMap<u64, usize> = BTreeMap::new();
         for r in &rows {
@@ -480,7 +417,7 @@ fn seeds_take_the_budget_first_and_dropped_means_not_run() {
             seed_rows,
             "budget {budget}"
         );
-        let s = summary(&out);
+        let s = run_json(&out);
         assert_eq!(
             s["search"]["seeds_dropped"].as_array().unwrap().len(),
             dropped,
@@ -504,13 +441,8 @@ fn asks_shows_as_many_situations_as_asked() {
             .arg("asks")
             .arg(example_spec())
             .args([flag, &n.to_string(), "--json"])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
-        let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+            .run_ok();
+        let lines = json_lines(&String::from_utf8_lossy(&o.stdout));
         assert_eq!(lines.len(), n, "{flag} {n}");
     }
 }
@@ -521,10 +453,8 @@ fn asks_shows_as_many_situations_as_asked() {
 fn report_puts_warnings_first_and_names_an_ungraded_run() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let o = simulate(&out, &example_agent(), &["--repeats", "2", "--budget", "3"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = run(dir.path(), &["report", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate(&out, &example_agent(), &["--repeats", "2", "--budget", "3"]).run_ok();
+    let o = run(dir.path(), &["report", out.to_str().unwrap()]).run_ok();
     let text = String::from_utf8_lossy(&o.stdout);
     // Every warning comes before the first figure.
     let lines: Vec<&str> = text.lines().collect();
@@ -548,15 +478,9 @@ fn report_puts_warnings_first_and_names_an_ungraded_run() {
     );
     assert!(!text.contains("--repeats"), "{text}");
     assert!(!text.contains("pass@k"), "{text}");
-    let o = run(dir.path(), &["report", out.to_str().unwrap(), "--json"]);
+    let o = run(dir.path(), &["report", out.to_str().unwrap(), "--json"]).run();
     let json: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let warnings = json["warnings"].as_array().unwrap();
-    assert!(
-        warnings
-            .iter()
-            .any(|w| w.as_str().unwrap().contains("cannot pay")),
-        "{warnings:?}"
-    );
+    assert!(warns(&json["warnings"], "cannot pay"), "{json}");
 }
 
 /// A single format or a cut that keeps nothing writes no file and says
@@ -581,8 +505,8 @@ fn an_empty_cut_writes_nothing_and_says_so() {
             "-o",
             "old.jsonl",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     assert!(
         stderr(&o).contains("warning: the sft cut kept nothing, so no file was written"),
         "{}",
@@ -597,8 +521,8 @@ fn an_empty_cut_writes_nothing_and_says_so() {
     let o = run(
         d,
         &["select", "ungraded.jsonl", "-c", "sft", "-o", "sel.jsonl"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     assert!(
         stderr(&o).contains("warning: the sft cut kept nothing"),
         "{}",
@@ -606,8 +530,7 @@ fn an_empty_cut_writes_nothing_and_says_so() {
     );
     assert!(!d.join("sel.jsonl").exists());
     // DPO over graded rows, one task with a single row.
-    let o = run(d, &["grade", "chat.jsonl", "-o", "graded.jsonl"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run(d, &["grade", "chat.jsonl", "-o", "graded.jsonl"]).run_ok();
     let o = run(
         d,
         &[
@@ -619,14 +542,14 @@ fn an_empty_cut_writes_nothing_and_says_so() {
             "dpo.jsonl",
             "--json",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     let j: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["cut"]["excluded"]["single_row_task"]["count"], 1, "{j}");
 }
 
 fn strict_judge() -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/judge.py");
+    let script = agent_script("judge.py");
     format!(
         "command:sh -c 'echo judge-stderr-line >&2; exec python3 {} strict'",
         script.display()
@@ -658,8 +581,8 @@ fn combine_all_and_overturned_verdicts_are_counted() {
             "-o",
             "last.jsonl",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     assert!(
         stderr(&o).contains("warning: 2 rows passed although an earlier stage failed them"),
         "{}",
@@ -668,10 +591,10 @@ fn combine_all_and_overturned_verdicts_are_counted() {
     assert!(stderr(&o).contains("grader-stderr-line"), "{}", stderr(&o));
     let last = read_rows(&d.join("last.jsonl"));
     assert_eq!(last[0]["reward"], 1.0);
-    let o = run(d, &["report", "last.jsonl", "--json"]);
+    let o = run(d, &["report", "last.jsonl", "--json"]).run();
     let j: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["n_overturned"], 2);
-    let o = run(d, &["report", "last.jsonl"]);
+    let o = run(d, &["report", "last.jsonl"]).run();
     assert!(String::from_utf8_lossy(&o.stdout).contains("overturned: 2 passing rows"));
 
     let o = run(
@@ -686,8 +609,8 @@ fn combine_all_and_overturned_verdicts_are_counted() {
             "-o",
             "all.jsonl",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     assert!(
         !stderr(&o).contains("earlier stage failed"),
         "{}",
@@ -703,7 +626,8 @@ fn combine_all_and_overturned_verdicts_are_counted() {
     let o = run(
         d,
         &["grade", "chat.jsonl", "--combine", "some", "-o", "x.jsonl"],
-    );
+    )
+    .run();
     assert_usage_error(&o, &["--combine `some`", "`last` or `all`"]);
 
     std::fs::write(d.join("rubric.txt"), "Pass when the agent helps.").unwrap();
@@ -719,8 +643,8 @@ fn combine_all_and_overturned_verdicts_are_counted() {
             "-o",
             "j.jsonl",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     assert!(stderr(&o).contains("judge-stderr-line"), "{}", stderr(&o));
 }
 
@@ -731,8 +655,7 @@ fn one_labels_format_and_gold_from_the_rows() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     write(d, "chat.jsonl", FOREIGN);
-    let o = run(d, &["grade", "chat.jsonl", "-o", "graded.jsonl"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run(d, &["grade", "chat.jsonl", "-o", "graded.jsonl"]).run_ok();
     let rows = read_rows(&d.join("graded.jsonl"));
     let id = |i: usize| rows[i]["row_id"].as_str().unwrap().to_owned();
     let labels = format!(
@@ -742,7 +665,7 @@ fn one_labels_format_and_gold_from_the_rows() {
     );
     write(d, "labels.jsonl", &labels);
     // The file judge-agreement reads, attached as it is.
-    let o = run(
+    run(
         d,
         &[
             "labels",
@@ -754,8 +677,8 @@ fn one_labels_format_and_gold_from_the_rows() {
             "-o",
             "labelled.jsonl",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     let labelled = read_rows(&d.join("labelled.jsonl"));
     assert_eq!(labelled[0]["gold_reward"], 0.0);
     assert_eq!(labelled[2]["gold_author"], "bo");
@@ -768,10 +691,9 @@ fn one_labels_format_and_gold_from_the_rows() {
             "labels.jsonl",
             "--json",
         ],
-    );
-    assert!(from_file.status.success(), "{}", stderr(&from_file));
-    let from_rows = run(d, &["judge-agreement", "labelled.jsonl", "--json"]);
-    assert!(from_rows.status.success(), "{}", stderr(&from_rows));
+    )
+    .run_ok();
+    let from_rows = run(d, &["judge-agreement", "labelled.jsonl", "--json"]).run_ok();
     let a: Value = serde_json::from_slice(&from_file.stdout).unwrap();
     let b: Value = serde_json::from_slice(&from_rows.stdout).unwrap();
     assert_eq!(a, b);
@@ -794,9 +716,10 @@ fn one_labels_format_and_gold_from_the_rows() {
             "-o",
             "x.jsonl",
         ],
-    );
+    )
+    .run();
     assert_usage_error(&o, &["old.jsonl", "no `author`", "--author"]);
-    let o = run(
+    run(
         d,
         &[
             "labels",
@@ -810,9 +733,9 @@ fn one_labels_format_and_gold_from_the_rows() {
             "-o",
             "x.jsonl",
         ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = run(d, &["judge-agreement", "graded.jsonl"]);
+    )
+    .run_ok();
+    let o = run(d, &["judge-agreement", "graded.jsonl"]).run();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("labels attach"), "{}", stderr(&o));
 }
@@ -836,7 +759,7 @@ fn help_says_each_default_once() {
         "select",
         "export",
     ] {
-        let o = sparring().args([command, "--help"]).output().unwrap();
+        let o = sparring().args([command, "--help"]).run();
         let text = String::from_utf8_lossy(&o.stdout).replace('\n', " ");
         let words: Vec<&str> = text.split_whitespace().collect();
         let joined = words.join(" ");
@@ -845,7 +768,7 @@ fn help_says_each_default_once() {
             "`{command} --help` says a default twice: {joined}"
         );
     }
-    let o = sparring().args(["simulate", "--help"]).output().unwrap();
+    let o = sparring().args(["simulate", "--help"]).run();
     let text = String::from_utf8_lossy(&o.stdout)
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -858,10 +781,7 @@ fn help_says_each_default_once() {
         )),
         "{effort}"
     );
-    let o = sparring()
-        .args(["simulate", "x.yaml", "--n", "3"])
-        .output()
-        .unwrap();
+    let o = sparring().args(["simulate", "x.yaml", "--n", "3"]).run();
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -870,14 +790,11 @@ fn help_says_each_default_once() {
 fn a_closed_pipe_is_not_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let o = simulate(&out, &example_agent(), &["--budget", "4", "--grade"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate(&out, &example_agent(), &["--budget", "4", "--grade"]).run_ok();
     std::fs::write(dir.path().join("rubric.txt"), "Pass when the agent helps.").unwrap();
     let judge = format!(
         "command:python3 {} strict",
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/agents/judge.py")
-            .display()
+        agent_script("judge.py").display()
     );
     let out_s = out.display().to_string();
     let spec = example_spec().display().to_string();
@@ -943,54 +860,30 @@ fn an_order_not_a_order() {
 fn grade_in_place_resume_counts_and_a_tiny_time_budget() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let o = simulate(&out, &example_agent(), &["--budget", "5"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(summary(&out)["counts"]["graded"], 0);
+    simulate(&out, &example_agent(), &["--budget", "5"]).run_ok();
+    assert_eq!(run_json(&out)["counts"]["graded"], 0);
     let rows = out.join("rows.jsonl");
     let o = run(
         dir.path(),
         &["grade", out.to_str().unwrap(), "-o", rows.to_str().unwrap()],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    )
+    .run_ok();
     assert!(stderr(&o).contains("updated the counts"), "{}", stderr(&o));
-    assert_eq!(summary(&out)["counts"]["graded"], 5);
+    assert_eq!(run_json(&out)["counts"]["graded"], 5);
     assert_eq!(read_rows(&rows).len(), 5);
 
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            &example_agent(),
-            "--budget",
-            "9",
-            "--resume",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = simulate_cmd(example_spec(), &example_agent(), &out)
+        .args(["--budget", "9", "--resume"])
+        .run();
     assert_eq!(
         o.status.code(),
         Some(2),
         "another budget is another run: {}",
         stderr(&o)
     );
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            &example_agent(),
-            "--budget",
-            "5",
-            "--force",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate_cmd(example_spec(), &example_agent(), &out)
+        .args(["--budget", "5", "--force"])
+        .run_ok();
     let kept: Vec<String> = std::fs::read_to_string(&rows)
         .unwrap()
         .lines()
@@ -998,21 +891,9 @@ fn grade_in_place_resume_counts_and_a_tiny_time_budget() {
         .map(str::to_owned)
         .collect();
     std::fs::write(&rows, format!("{}\n", kept.join("\n"))).unwrap();
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            &example_agent(),
-            "--budget",
-            "5",
-            "--resume",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = simulate_cmd(example_spec(), &example_agent(), &out)
+        .args(["--budget", "5", "--resume"])
+        .run_ok();
     assert!(
         stderr(&o).contains("simulated 3 rows (and kept 2 of the earlier attempt: 5 in the file)"),
         "{}",
@@ -1020,20 +901,9 @@ fn grade_in_place_resume_counts_and_a_tiny_time_budget() {
     );
 
     let tiny = dir.path().join("tiny");
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            &example_agent(),
-            "--time-budget",
-            "0.001",
-            "--out",
-        ])
-        .arg(&tiny)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = simulate_cmd(example_spec(), &example_agent(), &tiny)
+        .args(["--time-budget", "0.001"])
+        .run_ok();
     assert!(!stderr(&o).contains("error"), "{}", stderr(&o));
-    assert_eq!(summary(&tiny)["stopped_because"], "time_budget");
+    assert_eq!(run_json(&tiny)["stopped_because"], "time_budget");
 }

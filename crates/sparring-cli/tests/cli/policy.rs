@@ -22,12 +22,7 @@ fn lists_every_rule_with_id_class_check_and_tools() {
             .starts_with("You must confirm")
     );
     assert_eq!(p["classes"]["judge"], 5);
-    let o = sparring()
-        .arg("policy")
-        .arg(example_spec())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = sparring().arg("policy").arg(example_spec()).run_ok();
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
         text.starts_with("10 rules read from the policy of `support-desk`"),
@@ -66,7 +61,7 @@ fn bad_corrections_are_named_with_where() {
     ] {
         let spec = spec_with(dir.path(), block);
         for command in ["policy", "grid"] {
-            let o = sparring().arg(command).arg(&spec).output().unwrap();
+            let o = sparring().arg(command).arg(&spec).run();
             assert_usage_error(&o, needles);
         }
         assert_usage_error(&simulate_spec(&spec), needles);

@@ -5,25 +5,13 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 
 fn slow_agent() -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/slow.py");
+    let script = agent_script("slow.py");
     format!("python3 {}", script.display())
 }
 
 fn simulate_into(out: &Path, resume: bool) -> Command {
-    let mut c = sparring();
-    c.arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            &slow_agent(),
-            "--repeats",
-            "2",
-            "--concurrency",
-            "4",
-            "--grade",
-            "--out",
-        ])
-        .arg(out);
+    let mut c = simulate_cmd(example_spec(), &slow_agent(), out);
+    c.args(["--repeats", "2", "--concurrency", "4", "--grade"]);
     if resume {
         c.arg("--resume");
     }
@@ -64,8 +52,7 @@ fn a_killed_run_resumes_without_duplicates() {
         .unwrap();
     drop(f);
 
-    let o = simulate_into(&out, true).output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = simulate_into(&out, true).run_ok();
     assert!(stderr(&o).contains("repaired"), "{}", stderr(&o));
     let rows = read_rows(&rows_path);
     assert_valid_rows(&rows);
@@ -83,14 +70,12 @@ fn a_killed_run_resumes_without_duplicates() {
     let ids: std::collections::BTreeSet<&str> =
         rows.iter().map(|r| r["row_id"].as_str().unwrap()).collect();
     assert_eq!(ids.len(), rows.len(), "no row twice");
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let summary = run_json(&out);
     assert_eq!(summary["counts"]["rows"], rows.len());
     assert_eq!(summary["stopped_because"], "situations_exhausted");
 
     // Resuming a finished run runs nothing more.
-    let o = simulate_into(&out, true).output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    simulate_into(&out, true).run_ok();
     assert_eq!(read_rows(&rows_path).len(), rows.len());
 }
 
@@ -98,16 +83,11 @@ fn a_killed_run_resumes_without_duplicates() {
 fn resume_refuses_another_run_or_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let o = simulate_into(&out, true).output().unwrap();
+    let o = simulate_into(&out, true).run();
     assert_usage_error(&o, &["nothing to resume"]);
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args(["--agent", &slow_agent(), "--budget", "2", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = simulate_into(&out, true).output().unwrap();
+    simulate_cmd(example_spec(), &slow_agent(), &out)
+        .args(["--budget", "2"])
+        .run_ok();
+    let o = simulate_into(&out, true).run();
     assert_usage_error(&o, &["holds rows of run", "same spec and options"]);
 }

@@ -4,20 +4,10 @@ use super::*;
 use std::collections::{BTreeMap, BTreeSet};
 
 fn simulate(out: &Path, extra: &[&str]) -> Output {
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args(["--agent", &example_agent(), "--quiet", "--out"])
-        .arg(out)
+    simulate_cmd(example_spec(), &example_agent(), out)
+        .arg("--quiet")
         .args(extra)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    o
-}
-
-fn summary(out: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+        .run_ok()
 }
 
 /// Rows by row id without the timing fields.
@@ -60,7 +50,7 @@ fn pinned_reruns_pair_every_task_and_repeat_identically() {
     );
     let base_rows = read_rows(&base.join("rows.jsonl"));
     let base_tasks = tasks(&base_rows);
-    let base_run = summary(&base)["run_id"].as_str().unwrap().to_owned();
+    let base_run = run_json(&base)["run_id"].as_str().unwrap().to_owned();
 
     // Two re-runs of the same tasks with the same agent: an A/B with no
     // change must show no difference. Different concurrency, same rows.
@@ -89,8 +79,7 @@ fn pinned_reruns_pair_every_task_and_repeat_identically() {
     let (rows_a, rows_b) = (untimed(&run_a), untimed(&run_b));
     assert!(!rows_a.is_empty());
     assert_eq!(rows_a, rows_b, "identical rows apart from timing");
-    let rows = read_rows(&run_a.join("rows.jsonl"));
-    assert_valid_rows(&rows);
+    let rows = valid_rows(&run_a);
     let pinned = tasks(&rows);
     assert_eq!(
         pinned.keys().collect::<Vec<_>>(),
@@ -102,7 +91,7 @@ fn pinned_reruns_pair_every_task_and_repeat_identically() {
         rows.iter()
             .all(|r| r["lineage"]["replayed_from_run"] == base_run.as_str())
     );
-    let sum = summary(&run_a);
+    let sum = run_json(&run_a);
     assert_eq!(sum["stopped_because"], "tasks_done");
     assert_eq!(sum["search"]["pinned"]["from_run"], base_run.as_str());
     assert_eq!(sum["options"]["seed"], 5, "the pinned run's seed");
@@ -112,9 +101,7 @@ fn pinned_reruns_pair_every_task_and_repeat_identically() {
         .args(["delta", "--json"])
         .arg(&base)
         .arg(&run_a)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     let delta: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(delta["n_unpaired"], 0, "{delta}");
     assert_eq!(delta["n_paired"], base_tasks.len(), "{delta}");
@@ -152,10 +139,9 @@ fn runs_replay_with_lineage_and_eval_runs() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     simulate(&out, &["--runs", "3", "--budget", "5", "--grade"]);
-    let rows = read_rows(&out.join("rows.jsonl"));
-    assert_valid_rows(&rows);
+    let rows = valid_rows(&out);
     assert_eq!(rows.len(), 15, "budget per run");
-    let s = summary(&out);
+    let s = run_json(&out);
     let run_id = s["run_id"].as_str().unwrap();
     let mut per_run: BTreeMap<u64, BTreeSet<String>> = BTreeMap::new();
     for r in &rows {
@@ -176,9 +162,7 @@ fn runs_replay_with_lineage_and_eval_runs() {
     let o = sparring()
         .args(["eval-variance", "--json"])
         .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+        .run_ok();
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["runs"].as_array().unwrap().len(), 3);
     assert!(
@@ -192,7 +176,7 @@ fn modes_resolve_into_run_json_and_aliases_work() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     simulate(&out, &["--mode", "rl", "--budget", "6", "--grade"]);
-    let s = summary(&out);
+    let s = run_json(&out);
     assert_eq!(s["options"]["mode"], "rl");
     assert_eq!(s["options"]["repeats"], 8);
     assert_eq!(s["options"]["repeat_policy"], "successive");
@@ -211,7 +195,7 @@ fn modes_resolve_into_run_json_and_aliases_work() {
             "100",
         ],
     );
-    let s = summary(&out);
+    let s = run_json(&out);
     assert_eq!(s["options"]["repeats"], 2);
     assert_eq!(s["stopped_because"], "situations_exhausted");
     assert_eq!(s["coverage"]["situations_run"], 2);
@@ -228,15 +212,10 @@ fn modes_resolve_into_run_json_and_aliases_work() {
         ),
     );
     let out = dir.path().join("spec");
-    let o = sparring()
-        .arg("simulate")
-        .arg(&spec)
-        .args(["--agent", &example_agent(), "--quiet", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let s = summary(&out);
+    simulate_cmd(&spec, &example_agent(), &out)
+        .arg("--quiet")
+        .run_ok();
+    let s = run_json(&out);
     assert_eq!(s["options"]["repeats"], 3);
     assert_eq!(s["options"]["unique_situations"], true);
     assert_eq!(s["counts"]["rows"], 12);
@@ -269,23 +248,13 @@ fn bad_run_options_name_the_closest_value() {
             vec!["--tasks", "/nonexistent/run"],
         ),
     ] {
-        let o = sparring()
-            .arg("simulate")
-            .arg(&spec)
-            .args(["--agent", "true", "--out"])
-            .arg(dir.path().join("x"))
+        let o = simulate_cmd(&spec, "true", dir.path().join("x"))
             .args(&args)
-            .output()
-            .unwrap();
+            .run();
         assert_usage_error(&o, &needles);
     }
     // A misspelled flag: clap names the closest.
-    let o = sparring()
-        .arg("simulate")
-        .arg(&spec)
-        .args(["--agent", "true", "--repeat-polcy", "fixed"])
-        .output()
-        .unwrap();
+    let o = simulate_spec_with(&spec, &["--repeat-polcy", "fixed"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--repeat-policy"), "{}", stderr(&o));
     // And in the spec.

@@ -62,8 +62,7 @@ fn report_table_leaves_out_k_no_task_reaches() {
         .map(|t| row(t, Some(1.0), &json!({})))
         .collect();
     let p = rows_file(dir.path(), "rows.jsonl", &lines);
-    let o = sparring().arg("report").arg(&p).output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = sparring().arg("report").arg(&p).run_ok();
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.contains("   1   100.0%   100.0%      3"), "{text}");
     assert!(!text.contains("\n   2  "), "{text}");
@@ -77,7 +76,7 @@ fn report_table_leaves_out_k_no_task_reaches() {
         .map(|t| row(t, Some(1.0), &json!({})))
         .collect();
     let p = rows_file(dir.path(), "rows2.jsonl", &lines);
-    let o = sparring().arg("report").arg(&p).output().unwrap();
+    let o = sparring().arg("report").arg(&p).run();
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.contains("\n   2   100.0%   100.0%      2"), "{text}");
     assert!(text.contains("k = 4: no task"), "{text}");
@@ -93,8 +92,7 @@ fn report_json_contract_with_hand_computed_figures() {
             .arg(&p)
             .arg("--json")
             .args(extra)
-            .output()
-            .unwrap()
+            .run()
     };
     let r = json_of(&run(&[]));
     assert_eq!(r["n_rows"], 10);
@@ -138,7 +136,7 @@ fn report_json_contract_with_hand_computed_figures() {
     assert_eq!(run(&["--k", "0"]).status.code(), Some(2));
 
     // The table.
-    let o = sparring().arg("report").arg(&p).output().unwrap();
+    let o = sparring().arg("report").arg(&p).run();
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("pass@1 50.0% ["), "{text}");
     assert!(text.contains("tool=x"), "{text}");
@@ -170,11 +168,11 @@ fn bad_rows_are_one_line_errors_naming_file_and_line() {
     for (name, text, needles) in cases {
         let p = write(dir.path(), name, &text);
         for command in ["report", "hack-scan", "eval-variance"] {
-            let o = sparring().arg(command).arg(&p).output().unwrap();
+            let o = sparring().arg(command).arg(&p).run();
             assert_usage_error(&o, needles);
         }
         let good = write(dir.path(), "good.jsonl", &ok);
-        let o = sparring().arg("delta").arg(&good).arg(&p).output().unwrap();
+        let o = sparring().arg("delta").arg(&good).arg(&p).run();
         assert_usage_error(&o, needles);
     }
     // Other tools' rows: only task_id and reward, integer ids, no reward.
@@ -183,14 +181,7 @@ fn bad_rows_are_one_line_errors_naming_file_and_line() {
         "foreign.jsonl",
         "{\"task_id\": 1, \"reward\": 1}\n{\"task_id\": 1, \"reward\": null, \"extra\": [1]}\n",
     );
-    let r = json_of(
-        &sparring()
-            .arg("report")
-            .arg(&p)
-            .arg("--json")
-            .output()
-            .unwrap(),
-    );
+    let r = json_of(&sparring().arg("report").arg(&p).arg("--json").run());
     assert_eq!(r["n_ungraded"], 1);
     assert_eq!(r["by_category"], json!({}));
 }
@@ -235,8 +226,7 @@ fn delta_json_contract_and_must_not_regress() {
             .arg(&after)
             .arg("--json")
             .args(extra)
-            .output()
-            .unwrap()
+            .run()
     };
     let d = json_of(&run(&[]));
     assert_eq!(d["n_paired"], 3);
@@ -296,20 +286,10 @@ fn delta_json_contract_and_must_not_regress() {
         "other.jsonl",
         &[row("z", Some(1.0), &json!({}))],
     );
-    let o = sparring()
-        .arg("delta")
-        .arg(&before)
-        .arg(&other)
-        .output()
-        .unwrap();
+    let o = sparring().arg("delta").arg(&before).arg(&other).run();
     assert_usage_error(&o, &["no graded task in common", "other.jsonl"]);
     // The table says the verdict.
-    let o = sparring()
-        .arg("delta")
-        .arg(&before)
-        .arg(&after)
-        .output()
-        .unwrap();
+    let o = sparring().arg("delta").arg(&before).arg(&after).run();
     assert!(String::from_utf8_lossy(&o.stdout).contains("inconclusive"));
 }
 
@@ -327,27 +307,11 @@ fn delta_verdict_improved_when_the_interval_clears_zero() {
         .collect();
     let b = rows_file(dir.path(), "b.jsonl", &before);
     let a = rows_file(dir.path(), "a.jsonl", &after);
-    let d = json_of(
-        &sparring()
-            .arg("delta")
-            .arg(&b)
-            .arg(&a)
-            .arg("--json")
-            .output()
-            .unwrap(),
-    );
+    let d = json_of(&sparring().arg("delta").arg(&b).arg(&a).arg("--json").run());
     assert_eq!(d["verdict"], "improved");
     // 30 non-zero differences: Monte Carlo, p = (1 + 2·~0) / (1 + 100,000).
     assert!(f(&d["p_value"]) < 1e-4);
-    let d = json_of(
-        &sparring()
-            .arg("delta")
-            .arg(&a)
-            .arg(&b)
-            .arg("--json")
-            .output()
-            .unwrap(),
-    );
+    let d = json_of(&sparring().arg("delta").arg(&a).arg(&b).arg("--json").run());
     assert_eq!(d["verdict"], "regressed");
 }
 
@@ -386,8 +350,7 @@ fn judge_agreement_json_contract() {
             .arg("--labels")
             .arg(labels)
             .arg("--json")
-            .output()
-            .unwrap()
+            .run()
     };
     let j = json_of(&run(&labels));
     assert_eq!(j["n"], 5);
@@ -458,14 +421,7 @@ fn hack_scan_flags_a_feature_that_tracks_reward_within_tasks() {
         }
     }
     let p = rows_file(dir.path(), "rows.jsonl", &lines);
-    let h = json_of(
-        &sparring()
-            .arg("hack-scan")
-            .arg(&p)
-            .arg("--json")
-            .output()
-            .unwrap(),
-    );
+    let h = json_of(&sparring().arg("hack-scan").arg(&p).arg("--json").run());
     // Each task: rewards 0/1 half and half, mean 0.5 everywhere.
     assert!((f(&h["within_task_var"]) - 0.25).abs() < EPS);
     assert!(f(&h["between_task_var"]).abs() < EPS);
@@ -481,7 +437,7 @@ fn hack_scan_flags_a_feature_that_tracks_reward_within_tasks() {
     assert_eq!(features.len(), 8);
 
     let ungraded = rows_file(dir.path(), "ungraded.jsonl", &[row("a", None, &json!({}))]);
-    let o = sparring().arg("hack-scan").arg(&ungraded).output().unwrap();
+    let o = sparring().arg("hack-scan").arg(&ungraded).run();
     assert_usage_error(&o, &["ungraded.jsonl", "no graded row"]);
 }
 
@@ -505,14 +461,7 @@ fn eval_variance_per_eval_run() {
     }
     lines.push(row("a", None, &run(3)));
     let p = rows_file(dir.path(), "rows.jsonl", &lines);
-    let v = json_of(
-        &sparring()
-            .arg("eval-variance")
-            .arg(&p)
-            .arg("--json")
-            .output()
-            .unwrap(),
-    );
+    let v = json_of(&sparring().arg("eval-variance").arg(&p).arg("--json").run());
     let runs = v["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 3, "run 3 has no graded row");
     assert_eq!(runs[1]["eval_run"], 1);
@@ -526,8 +475,7 @@ fn eval_variance_per_eval_run() {
             .arg("eval-variance")
             .arg(&one)
             .arg("--json")
-            .output()
-            .unwrap(),
+            .run(),
     );
     assert_eq!(v["std"], Value::Null);
 }
@@ -537,16 +485,8 @@ fn eval_variance_per_eval_run() {
 fn simulated_run_report_order_and_self_delta() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let o = simulate_example(&out, &["--grade", "--repeats", "4"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let r = json_of(
-        &sparring()
-            .arg("report")
-            .arg(&out)
-            .arg("--json")
-            .output()
-            .unwrap(),
-    );
+    simulate_example(&out, &["--grade", "--repeats", "4"]).run_ok();
+    let r = json_of(&sparring().arg("report").arg(&out).arg("--json").run());
     let p1 = f(&r["pass_at_1"]["value"]);
     assert!(p1 > 0.0 && p1 < 1.0, "{p1}");
     for k in ["1", "2", "4"] {
@@ -561,8 +501,7 @@ fn simulated_run_report_order_and_self_delta() {
             .arg(&out)
             .arg(&out)
             .arg("--json")
-            .output()
-            .unwrap(),
+            .run(),
     );
     assert_eq!(d["delta"], 0.0);
     assert_eq!(d["ci95"], json!([0.0, 0.0]));
@@ -570,14 +509,7 @@ fn simulated_run_report_order_and_self_delta() {
     assert_eq!(d["verdict"], "inconclusive");
     assert_eq!(d["n_paired"], r["n_tasks"]);
     assert_eq!(d["n_unpaired"], 0);
-    let h = json_of(
-        &sparring()
-            .arg("hack-scan")
-            .arg(&out)
-            .arg("--json")
-            .output()
-            .unwrap(),
-    );
+    let h = json_of(&sparring().arg("hack-scan").arg(&out).arg("--json").run());
     let total = f(&h["within_task_var"]) + f(&h["between_task_var"]);
     assert!(
         (total - p1 * (1.0 - p1)).abs() < 1e-9,
@@ -588,8 +520,7 @@ fn simulated_run_report_order_and_self_delta() {
             .arg("eval-variance")
             .arg(&out)
             .arg("--json")
-            .output()
-            .unwrap(),
+            .run(),
     );
     assert!((f(&v["mean"]) - p1).abs() < 1e-12);
 }

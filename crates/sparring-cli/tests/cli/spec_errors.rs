@@ -6,8 +6,7 @@ use super::*;
 fn missing_spec_file() {
     let o = sparring()
         .args(["simulate", "no/such/spec.yaml", "--agent", "true"])
-        .output()
-        .unwrap();
+        .run();
     assert_usage_error(&o, &["no/such/spec.yaml", "no such file"]);
 }
 
@@ -141,36 +140,20 @@ fn errors_in_a_tools_file_name_that_file() {
 fn agent_command_not_found_exits_before_any_row() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args(["--agent", "definitely-not-a-command-xyz --flag"])
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = simulate_cmd(example_spec(), "definitely-not-a-command-xyz --flag", &out).run();
     assert_usage_error(&o, &["definitely-not-a-command-xyz", "not found"]);
     assert!(!out.join("rows.jsonl").exists());
 }
 
 #[test]
 fn no_agent_at_all() {
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .output()
-        .unwrap();
+    let o = sparring().arg("simulate").arg(example_spec()).run();
     assert_usage_error(&o, &["no agent", "--agent"]);
 }
 
 #[test]
 fn zero_budget_is_refused() {
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args(["--agent", "true", "--budget", "0"])
-        .output()
-        .unwrap();
+    let o = simulate_spec_with(&example_spec(), &["--budget", "0"]);
     assert_usage_error(&o, &["--budget", "must be an integer from 1 to"]);
 }
 
@@ -196,14 +179,7 @@ fn avg_turns_out_of_range_or_not_a_number_is_refused() {
         (&["--avg-turns", "three"], &["--avg-turns", "three"]),
     ];
     for (args, needles) in cases {
-        let o = sparring()
-            .arg("simulate")
-            .arg(example_spec())
-            .args(["--agent", "true", "--out"])
-            .arg(&out)
-            .args(*args)
-            .output()
-            .unwrap();
+        let o = simulate_cmd(example_spec(), "true", &out).args(*args).run();
         assert_usage_error(&o, needles);
         assert!(!out.exists(), "{args:?} wrote files");
     }
@@ -251,12 +227,7 @@ fn a_seed_expectation_that_breaks_the_tool_schema_is_a_usage_error() {
 /// spec file alike (issue 22: `max_turns: 1e11` once said only ">= 1").
 #[test]
 fn range_errors_name_the_bound_that_was_broken() {
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args(["--agent", "true", "--max-turns", "1e11"])
-        .output()
-        .unwrap();
+    let o = simulate_spec_with(&example_spec(), &["--max-turns", "1e11"]);
     assert_usage_error(&o, &["--max-turns", "must be an integer from 1 to 1000"]);
     let dir = tempfile::tempdir().unwrap();
     for value in ["1e11", "0", "4294967295"] {
@@ -278,19 +249,13 @@ fn range_errors_name_the_bound_that_was_broken() {
 fn a_time_budget_too_short_for_a_row_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let o = sparring()
-        .arg("simulate")
-        .arg(example_spec())
-        .args([
-            "--agent",
-            "python3 -c 'import time; time.sleep(5)'",
-            "--time-budget",
-            "0.001",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = simulate_cmd(
+        example_spec(),
+        "python3 -c 'import time; time.sleep(5)'",
+        &out,
+    )
+    .args(["--time-budget", "0.001"])
+    .run();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(

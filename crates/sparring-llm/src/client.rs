@@ -1,0 +1,96 @@
+//! What the two model agents share, whichever API they speak: the
+//! endpoint's model and URL, the sampling asked for, the transport, the
+//! parameters the server has rejected so far, and one exchange with it.
+//! Each agent keeps only its API's own shapes (the request body, the
+//! reply, how a reply ends).
+
+use crate::backend::Resolved;
+use crate::http::{Transport, label};
+use crate::settings::{self, BackendOptions, Exchange, Param, Post, Rejected, Sampling};
+use serde_json::{Map, Value};
+use sparring_types::{AgentError, Stop};
+
+/// A model endpoint and how to talk to it.
+pub(crate) struct ModelClient {
+    /// `openai` or `anthropic`: the provider in labels and `sampling`.
+    provider: &'static str,
+    pub(crate) model: String,
+    url: String,
+    /// The endpoint as the spec named it (no key).
+    pub(crate) describe: String,
+    pub(crate) sampling: Sampling,
+    pub(crate) transport: Transport,
+    rejected: Rejected,
+}
+
+impl std::fmt::Debug for ModelClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelClient")
+            .field("backend", &self.describe)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ModelClient {
+    /// A client of `provider` for `resolved`, posting to
+    /// `{base_url}/{path}`; `adjustable` are the parameters it may leave
+    /// out or rename when the server rejects them.
+    pub(crate) fn new(
+        provider: &'static str,
+        path: &str,
+        adjustable: &'static [Param],
+        resolved: Resolved,
+        options: BackendOptions,
+    ) -> Result<Self, crate::Error> {
+        let Resolved {
+            endpoint,
+            base_url,
+            key,
+        } = resolved;
+        let model = endpoint.model.clone();
+        let transport = Transport::new(
+            label(provider, &model, &base_url),
+            &base_url,
+            key,
+            options.timeout,
+            options.retry,
+            options.limiter,
+        )?;
+        Ok(Self {
+            provider,
+            url: format!("{base_url}/{path}"),
+            describe: endpoint.describe(),
+            model,
+            sampling: options.sampling,
+            transport,
+            rejected: Rejected::new(adjustable),
+        })
+    }
+
+    /// Sends `body` with `headers` ([`settings::exchange`]: rejected
+    /// parameters adjusted, a truncated reply asked again with more room;
+    /// `stop` reads how a reply ended), and returns the exchange with the
+    /// `sampling` record of what was sent.
+    pub(crate) async fn exchange(
+        &self,
+        headers: &[(&str, String)],
+        request_id: &str,
+        body: &Map<String, Value>,
+        stop: impl Fn(&Value) -> Stop,
+    ) -> Result<(Exchange, Value), AgentError> {
+        let post = Post {
+            transport: &self.transport,
+            url: &self.url,
+            headers,
+            request_id,
+        };
+        let exchange = settings::exchange(&post, &self.rejected, body, stop).await?;
+        let sampling = settings::record(self.provider, &self.model, &self.sampling, &exchange);
+        Ok((exchange, sampling))
+    }
+
+    /// A reply that could not be read, as the backend's error (redacted).
+    pub(crate) fn unreadable(&self, e: &dyn std::fmt::Display) -> AgentError {
+        AgentError::backend(self.transport.redact(&format!("{}: {e}", self.describe)))
+    }
+}
