@@ -528,6 +528,7 @@ pub fn write_spec(domain: &str, dir: &std::path::Path) -> Option<PathBuf> {
         "fixtures": fixtures,
     });
     let path = dir.join(format!("tau2-{domain}.json"));
+    std::fs::create_dir_all(dir).expect("the spec's folder can be made");
     std::fs::write(
         &path,
         serde_json::to_string_pretty(&doc).expect("a JSON value prints"),

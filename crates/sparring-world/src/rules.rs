@@ -414,7 +414,12 @@ pub(crate) fn sentences(text: &str) -> Vec<(Option<String>, String)> {
     for line in text.lines() {
         let line = line.trim();
         if line.is_empty() {
-            flush(&mut block, &heading, &mut out);
+            // A blank line inside a sentence (after a comma, tau2's
+            // "processed or delivered,\n\nit cannot be cancelled") does
+            // not end it.
+            if !block.ends_with([',', ';', ':']) {
+                flush(&mut block, &heading, &mut out);
+            }
             continue;
         }
         if let Some(h) = line.strip_prefix('#') {
@@ -1750,6 +1755,18 @@ mod tests {
                 "Only pending orders can be cancelled.",
                 "Or not at all.",
                 "Next item."
+            ]
+        );
+        // A blank line after a comma continues the sentence; after a full
+        // stop it ends the paragraph.
+        let broken = sentences("Cancel it. If it shipped,\n\nit cannot be cancelled.\n\nNext.");
+        let texts: Vec<&str> = broken.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "Cancel it.",
+                "If it shipped, it cannot be cancelled.",
+                "Next."
             ]
         );
         assert_eq!(
