@@ -42,7 +42,8 @@ pub fn fault_garble(kind: FaultKind, answer: &ToolResult, options: &WorldOptions
         }
         FaultKind::Empty => ToolResult::Ok(match answer {
             ToolResult::Ok(Value::Array(_)) => json!([]),
-            ToolResult::Ok(Value::Object(_)) => json!({}),
+            ToolResult::Records(r) if r.is_list() => json!([]),
+            ToolResult::Ok(Value::Object(_)) | ToolResult::Records(_) => json!({}),
             _ => Value::Null,
         }),
         other => fault_error(other, "tool", options),

@@ -442,7 +442,8 @@ pub(crate) fn agree_person(record: &mut Map<String, Value>, id: &str) {
     let named = ["name", "full_name", "first_name", "last_name"]
         .iter()
         .any(|k| record.contains_key(*k));
-    let Some((first, last)) = name_in_id(id).filter(|_| named).or_else(held) else {
+    let from_id = if named { name_in_id(id) } else { None };
+    let Some((first, last)) = from_id.or_else(held) else {
         return;
     };
     let full = format!("{first} {last}");
@@ -517,17 +518,26 @@ fn uuid(stream: &mut Stream) -> String {
 }
 
 fn word(stream: &mut Stream) -> String {
-    stream
-        .pick(vocab::NOUNS)
-        .copied()
-        .unwrap_or("item")
-        .to_owned()
+    noun(stream).to_owned()
+}
+
+/// One noun, borrowed (what [`word`] copies).
+fn noun(stream: &mut Stream) -> &'static str {
+    stream.pick(vocab::NOUNS).copied().unwrap_or("item")
 }
 
 /// A plausible value for a field known only by its name.
 pub(crate) fn from_name(name: &str, stream: &mut Stream) -> Value {
-    let n = name.to_lowercase();
-    let has = |w: &str| n.contains(w);
+    // Lowercased only when that changes something (names are mostly
+    // snake case), and searched byte by byte: every generated string asks.
+    let n: std::borrow::Cow<'_, str> =
+        if name.is_ascii() && !name.bytes().any(|b| b.is_ascii_uppercase()) {
+            name.into()
+        } else {
+            name.to_lowercase().into()
+        };
+    let n: &str = &n;
+    let has = |w: &str| contains(n, w);
     let first = stream_pick(vocab::FIRST_NAMES);
     if has("email") {
         return Value::String(email(stream));
@@ -554,11 +564,8 @@ pub(crate) fn from_name(name: &str, stream: &mut Stream) -> Value {
         return Value::String(stream_pick(vocab::LAST_NAMES)(stream));
     }
     if n == "name" || n == "full_name" || n == "customer_name" || n == "user_name" {
-        return Value::String(format!(
-            "{} {}",
-            first(stream),
-            stream_pick(vocab::LAST_NAMES)(stream)
-        ));
+        let first = pick(stream, vocab::FIRST_NAMES);
+        return Value::String(format!("{first} {}", pick(stream, vocab::LAST_NAMES)));
     }
     if has("phone") {
         return Value::String(format!(
@@ -589,11 +596,8 @@ pub(crate) fn from_name(name: &str, stream: &mut Stream) -> Value {
         return Value::String("USA".to_owned());
     }
     if n == "address" || n == "address1" || n == "street" || n == "address_line1" {
-        return Value::String(format!(
-            "{} {}",
-            1 + stream.below(999),
-            stream_pick(vocab::STREETS)(stream)
-        ));
+        let number = 1 + stream.below(999);
+        return Value::String(format!("{number} {}", pick(stream, vocab::STREETS)));
     }
     if n == "address2" || n == "address_line2" {
         return Value::String(format!("Apt {}", 1 + stream.below(40)));
@@ -618,28 +622,36 @@ pub(crate) fn from_name(name: &str, stream: &mut Stream) -> Value {
         return Value::String("active".to_owned());
     }
     if n == "description" || n == "summary" || n == "reason" || n == "note" || n == "notes" {
-        return Value::String(format!(
-            "{} {}",
-            stream_pick(vocab::ADJECTIVES)(stream),
-            word(stream)
-        ));
+        let adjective = pick(stream, vocab::ADJECTIVES);
+        return Value::String(format!("{adjective} {}", noun(stream)));
     }
     if n == "title" || n.ends_with("_name") || n == "product" || n == "item" {
-        return Value::String(format!(
-            "{} {}",
-            capitalise(&stream_pick(vocab::ADJECTIVES)(stream)),
-            word(stream)
-        ));
+        let adjective = capitalise(pick(stream, vocab::ADJECTIVES));
+        return Value::String(format!("{adjective} {}", noun(stream)));
     }
-    Value::String(format!(
-        "{}-{}",
-        stream_pick(vocab::ADJECTIVES)(stream),
-        word(stream)
-    ))
+    let adjective = pick(stream, vocab::ADJECTIVES);
+    Value::String(format!("{adjective}-{}", noun(stream)))
+}
+
+/// Whether `needle` occurs in `hay`: a byte loop, cheaper than the general
+/// substring search for the short names and words compared here.
+fn contains(hay: &str, needle: &str) -> bool {
+    let (hay, needle) = (hay.as_bytes(), needle.as_bytes());
+    let Some((&head, rest)) = needle.split_first() else {
+        return true;
+    };
+    hay.len() >= needle.len()
+        && (0..=hay.len() - needle.len())
+            .any(|i| hay[i] == head && &hay[i + 1..i + needle.len()] == rest)
+}
+
+/// One word of `list` (as [`Stream::pick`] draws it), borrowed.
+fn pick(stream: &mut Stream, list: &'static [&'static str]) -> &'static str {
+    stream.pick(list).copied().unwrap_or("x")
 }
 
 fn stream_pick(list: &'static [&'static str]) -> impl Fn(&mut Stream) -> String {
-    move |s: &mut Stream| s.pick(list).copied().unwrap_or("x").to_owned()
+    move |s: &mut Stream| pick(s, list).to_owned()
 }
 
 fn capitalise(s: &str) -> String {

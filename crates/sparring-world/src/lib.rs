@@ -52,7 +52,7 @@ pub use fault::{fault_error, fault_garble};
 pub use generate::name_in_id;
 pub use infer::{Money, Operation, ToolModel, infer_tool, name_words, status_after};
 pub use refuse::PLACEHOLDERS;
-pub use result::{ErrorKind, ToolResult};
+pub use result::{ErrorKind, Records, ToolResult};
 pub use rules::{Precondition, Reading, RuleReader, Source, preconditions};
 pub use shape::{IdShape, description_example};
 pub use sparring_types::{FaultKind, FaultRecord, FaultSource, WorldOptions};

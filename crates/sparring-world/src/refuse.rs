@@ -229,12 +229,20 @@ impl ParamEcho {
         if self.description_words.len() < min_words {
             return None;
         }
-        let vw = text_words(v);
-        if vw.len() >= min_words
+        // The value's words, borrowed: `v` is lowercase already, and
+        // lowercasing it again changes nothing for ASCII.
+        let lower: std::borrow::Cow<'_, str> = if v.is_ascii() {
+            v.into()
+        } else {
+            v.to_lowercase().into()
+        };
+        let vw = || borrowed_words(&lower);
+        let n = vw().count();
+        if n >= min_words
             && self
                 .description_words
-                .windows(vw.len())
-                .any(|window| window == vw.as_slice())
+                .windows(n)
+                .any(|window| window.iter().zip(vw()).all(|(a, b)| a == b))
         {
             return Some(format!("`{value}` repeats the parameter's description"));
         }
@@ -268,11 +276,16 @@ fn wrapped(v: &str) -> Option<&str> {
 }
 
 fn text_words(text: &str) -> Vec<String> {
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .map(|w| w.trim_matches('\'').to_owned())
-        .filter(|w| !w.is_empty())
+    borrowed_words(&text.to_lowercase())
+        .map(str::to_owned)
         .collect()
+}
+
+/// The words of a lowercase text, as [`text_words`] splits them.
+fn borrowed_words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .map(|w| w.trim_matches('\''))
+        .filter(|w| !w.is_empty())
 }
 
 #[cfg(test)]

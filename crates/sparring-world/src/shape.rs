@@ -18,6 +18,50 @@ enum Token {
     Mixed(usize),
 }
 
+/// The tokens of `example`: runs of one class (literal characters stand
+/// alone), uppercase and digit runs that alternate more than once as one
+/// mixed run (`ZFA04Y`), so other ids of that kind fit the shape.
+fn tokens_of(example: &str) -> Vec<Token> {
+    // (class, characters, first character) of each run.
+    let mut runs: Vec<(u8, usize, char)> = Vec::new();
+    for c in example.chars() {
+        let k = class(c);
+        match runs.last_mut() {
+            Some((last, n, _)) if *last == k && k != 0 => *n += 1,
+            _ => runs.push((k, 1, c)),
+        }
+    }
+    let mut tokens = Vec::with_capacity(runs.len());
+    let mut i = 0;
+    while i < runs.len() {
+        let (k, n, first) = runs[i];
+        if k == b'A' || k == b'9' {
+            let mut j = i;
+            let mut len = 0;
+            while j < runs.len() && (runs[j].0 == b'A' || runs[j].0 == b'9') {
+                len += runs[j].1;
+                j += 1;
+            }
+            if j - i > 2 {
+                tokens.push(Token::Mixed(len));
+                i = j;
+                continue;
+            }
+        }
+        tokens.push(match k {
+            b'A' => Token::Upper(n),
+            b'a' => Token::Lower(n),
+            b'9' => Token::Digit {
+                len: n,
+                lead_zero: first == '0',
+            },
+            _ => Token::Lit(first),
+        });
+        i += 1;
+    }
+    tokens
+}
+
 /// The shape of an entity's ids.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IdShape {
@@ -43,46 +87,7 @@ fn class(c: char) -> u8 {
 impl IdShape {
     /// The shape of `example`.
     pub fn from_example(example: &str) -> Self {
-        // Runs of one class; literal characters stand alone.
-        let mut runs: Vec<(u8, String)> = Vec::new();
-        for c in example.chars() {
-            let k = class(c);
-            match runs.last_mut() {
-                Some((last, text)) if *last == k && k != 0 => text.push(c),
-                _ => runs.push((k, c.to_string())),
-            }
-        }
-        // Uppercase and digit runs that alternate more than once are one
-        // mixed run (`ZFA04Y`), so other ids of that kind fit the shape.
-        let mut tokens = Vec::new();
-        let mut i = 0;
-        while i < runs.len() {
-            let (k, text) = &runs[i];
-            if *k == b'A' || *k == b'9' {
-                let mut j = i;
-                let mut len = 0;
-                while j < runs.len() && (runs[j].0 == b'A' || runs[j].0 == b'9') {
-                    len += runs[j].1.chars().count();
-                    j += 1;
-                }
-                if j - i > 2 {
-                    tokens.push(Token::Mixed(len));
-                    i = j;
-                    continue;
-                }
-            }
-            let n = text.chars().count();
-            tokens.push(match k {
-                b'A' => Token::Upper(n),
-                b'a' => Token::Lower(n),
-                b'9' => Token::Digit {
-                    len: n,
-                    lead_zero: text.starts_with('0'),
-                },
-                _ => Token::Lit(text.chars().next().unwrap_or('-')),
-            });
-            i += 1;
-        }
+        let tokens = tokens_of(example);
         // A leading uppercase prefix (`#W` in `#W0000000`, `TK` in
         // `TK-1234`) is the same in every id of the entity: keep it.
         let mut generate = Vec::with_capacity(tokens.len());
@@ -154,25 +159,22 @@ impl IdShape {
     /// Whether `id` has this shape (lowercase runs may differ in length;
     /// short digit runs by one).
     pub fn fits(&self, id: &str) -> bool {
-        let other = Self::from_example(id);
+        let other = tokens_of(id);
         if self.tokens.iter().any(|t| matches!(t, Token::Mixed(_))) {
-            return collapsed(&self.tokens) == collapsed(&other.tokens);
+            return collapsed(&self.tokens) == collapsed(&other);
         }
-        if other.tokens.len() != self.tokens.len() {
+        if other.len() != self.tokens.len() {
             return false;
         }
-        self.tokens
-            .iter()
-            .zip(&other.tokens)
-            .all(|(a, b)| match (a, b) {
-                (Token::Lit(x), Token::Lit(y)) => x == y,
-                (Token::Upper(x), Token::Upper(y)) | (Token::Mixed(x), Token::Mixed(y)) => x == y,
-                (Token::Lower(_), Token::Lower(_)) => true,
-                (Token::Digit { len: x, .. }, Token::Digit { len: y, .. }) => {
-                    x == y || (*x < 6 && x.abs_diff(*y) <= 1)
-                }
-                _ => false,
-            })
+        self.tokens.iter().zip(&other).all(|(a, b)| match (a, b) {
+            (Token::Lit(x), Token::Lit(y)) => x == y,
+            (Token::Upper(x), Token::Upper(y)) | (Token::Mixed(x), Token::Mixed(y)) => x == y,
+            (Token::Lower(_), Token::Lower(_)) => true,
+            (Token::Digit { len: x, .. }, Token::Digit { len: y, .. }) => {
+                x == y || (*x < 6 && x.abs_diff(*y) <= 1)
+            }
+            _ => false,
+        })
     }
 
     /// A new id of this shape.

@@ -5,7 +5,7 @@ use crate::fault::{fault_error, fault_garble};
 use crate::generate::{self, Ctx};
 use crate::infer::{Operation, ToolModel, infer_tool, status_after};
 use crate::refuse::ParamEcho;
-use crate::result::{ErrorKind, ToolResult};
+use crate::result::{ErrorKind, Records, ToolResult};
 use crate::rulebook::{self, ToolRules};
 use crate::rules::{Reading, RuleReader};
 use crate::shape::{IdShape, description_example};
@@ -15,6 +15,7 @@ use sparring_types::seed::Stream;
 use sparring_types::{
     FaultKind, FaultRecord, FaultSource, Spec, ToolSpec, WorldOptions, id_keys, record_id, singular,
 };
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::sync::{Arc, OnceLock};
@@ -110,7 +111,9 @@ struct Shared {
     validators: Vec<Option<jsonschema::Validator>>,
     echoes: Vec<Vec<ParamEcho>>,
     entities: BTreeMap<String, Entity>,
-    fixtures: BTreeMap<String, BTreeMap<String, Record>>,
+    /// Shared with every rollout's memory and answers: a fixture is
+    /// copied only when a rollout changes it.
+    fixtures: BTreeMap<String, BTreeMap<String, Arc<Record>>>,
     known_values: HashSet<String>,
     options: WorldOptions,
     /// What each tool obeys, in the order of `tools`.
@@ -132,15 +135,29 @@ pub struct World {
     /// touches. The sets depend on (seed, entity) only.
     /// Indexed by [`Entity::slot`]: one allocation per rollout, not a
     /// map of names.
-    generated: Arc<Vec<OnceLock<BTreeSet<String>>>>,
+    generated: Arc<Vec<OnceLock<Generated>>>,
     /// entity → id → the record as it stands, for every record created,
-    /// changed or generated in this rollout.
-    overlay: BTreeMap<String, BTreeMap<String, Record>>,
+    /// changed or generated in this rollout. Shared with the answers that
+    /// show it (and with the fixtures until changed): a write copies a
+    /// record only while an answer still holds it.
+    overlay: BTreeMap<String, BTreeMap<String, Arc<Record>>>,
     created: u64,
     calls: u64,
     faults: Vec<FaultRecord>,
     /// (tool index, record id) of every call a once-only tool made.
     once: BTreeSet<(usize, String)>,
+}
+
+/// The records a rollout generates for one entity: their ids, and the
+/// records a later one takes its person from (see [`World::share_owner`]),
+/// kept so that person is not generated twice. Both depend on (seed,
+/// entity) only, so clones of a world share them.
+#[derive(Debug)]
+struct Generated {
+    ids: BTreeSet<String>,
+    /// By position among `ids`: the record as generated, for the even
+    /// positions whose next record shares their person.
+    people: Vec<OnceLock<Record>>,
 }
 
 /// The tool name a scheduled fault carries when the situation has no tool:
@@ -202,7 +219,7 @@ impl World {
                 }
             }
         }
-        let mut fixtures: BTreeMap<String, BTreeMap<String, Record>> = BTreeMap::new();
+        let mut fixtures: BTreeMap<String, BTreeMap<String, Arc<Record>>> = BTreeMap::new();
         let mut known_values = HashSet::new();
         let mut entities: BTreeMap<String, Entity> = BTreeMap::new();
         for (entity, items) in &spec.fixtures {
@@ -223,7 +240,7 @@ impl World {
                             .unwrap_or(id_key);
                     }
                     collect_values(item, &mut known_values);
-                    store.insert(id, fields.clone());
+                    store.insert(id, Arc::new(fields.clone()));
                 }
             }
             let example = first_id.unwrap_or_else(|| "ID-00000000".to_owned());
@@ -433,12 +450,21 @@ impl World {
     /// The ids generated for `entity` (made on first use), if the world
     /// generates its records.
     fn generated_ids(&self, entity: &str) -> Option<&BTreeSet<String>> {
+        self.generated_cell(entity).map(|g| &g.ids)
+    }
+
+    /// The entity's generated ids and kept records (made on first use).
+    fn generated_cell(&self, entity: &str) -> Option<&Generated> {
         let e = self.shared.entities.get(entity)?;
         if e.fixtures {
             return None;
         }
         let cell = self.generated.get(e.slot)?;
-        Some(cell.get_or_init(|| generate_ids(&self.shared, self.seed, entity, e)))
+        Some(cell.get_or_init(|| {
+            let ids = generate_ids(&self.shared, self.seed, entity, e);
+            let people = ids.iter().map(|_| OnceLock::new()).collect();
+            Generated { ids, people }
+        }))
     }
 
     /// The options the world runs with.
@@ -461,31 +487,35 @@ impl World {
     pub fn ids(&self, entity: &str) -> Vec<String> {
         // Sorted and deduplicated by reference, then copied once: a search
         // lists them on every call.
-        let mut ids: Vec<&String> = Vec::new();
-        if let Some(f) = self.shared.fixtures.get(entity) {
-            ids.extend(f.keys());
-        }
-        if let Some(g) = self.generated_ids(entity) {
-            ids.extend(g.iter());
-        }
-        if let Some(o) = self.overlay.get(entity) {
-            ids.extend(o.keys());
-        }
-        ids.sort_unstable();
-        ids.dedup();
-        ids.into_iter().cloned().collect()
+        // Each source is sorted already: merged, not sorted again.
+        let fixtures = self.shared.fixtures.get(entity).map(BTreeMap::keys);
+        let generated = self.generated_ids(entity).map(BTreeSet::iter);
+        let overlay = self.overlay.get(entity).map(BTreeMap::keys);
+        let first = union_sorted(
+            fixtures.into_iter().flatten(),
+            generated.into_iter().flatten(),
+        );
+        union_sorted(first.into_iter(), overlay.into_iter().flatten())
+            .into_iter()
+            .cloned()
+            .collect()
     }
 
     /// One record, as it stands now (fixture, generated or changed).
     pub fn record(&self, entity: &str, id: &str) -> Option<Record> {
+        self.record_ref(entity, id).map(Cow::into_owned)
+    }
+
+    /// [`World::record`] without a copy of a record the world holds.
+    fn record_ref(&self, entity: &str, id: &str) -> Option<Cow<'_, Record>> {
         if let Some(r) = self.overlay.get(entity).and_then(|o| o.get(id)) {
-            return Some(r.clone());
+            return Some(Cow::Borrowed(&**r));
         }
         if let Some(r) = self.shared.fixtures.get(entity).and_then(|f| f.get(id)) {
-            return Some(r.clone());
+            return Some(Cow::Borrowed(&**r));
         }
         if self.generated_ids(entity).is_some_and(|g| g.contains(id)) {
-            return Some(self.generate_record(entity, id, None));
+            return Some(Cow::Owned(self.generate_record(entity, id, None)));
         }
         None
     }
@@ -759,14 +789,22 @@ impl World {
         ToolResult::err_hint(ErrorKind::NotFound, message, hint)
     }
 
-    /// The record `id` of `entity`, materialised in this rollout's memory.
+    /// The record `id` of `entity`, materialised in this rollout's memory,
+    /// to change: copied first if a fixture or an answer still shares it.
     fn record_mut(&mut self, entity: &str, id: &str) -> Option<&mut Record> {
+        self.materialise(entity, id)?;
+        self.overlay.get_mut(entity)?.get_mut(id).map(Arc::make_mut)
+    }
+
+    /// The record `id` of `entity` in this rollout's memory (a fixture
+    /// shared, a generated one made), to read.
+    fn materialise(&mut self, entity: &str, id: &str) -> Option<&Arc<Record>> {
         let present = self.overlay.get(entity).is_some_and(|o| o.contains_key(id));
         if !present {
             let record = if let Some(r) = self.shared.fixtures.get(entity).and_then(|f| f.get(id)) {
-                r.clone()
+                Arc::clone(r)
             } else if self.generated_ids(entity).is_some_and(|g| g.contains(id)) {
-                self.generate_record(entity, id, None)
+                Arc::new(self.generate_record(entity, id, None))
             } else {
                 return None;
             };
@@ -775,13 +813,13 @@ impl World {
                 .or_default()
                 .insert(id.to_owned(), record);
         }
-        self.overlay.get_mut(entity)?.get_mut(id)
+        self.overlay.get(entity)?.get(id)
     }
 
     /// A record by reference: a fixture in place, anything else
     /// materialised in this rollout's memory first (a generated record is
     /// made once, not on every look).
-    fn peek(&mut self, entity: &str, id: &str) -> Option<&Record> {
+    fn peek(&mut self, entity: &str, id: &str) -> Option<&Arc<Record>> {
         let in_overlay = self.overlay.get(entity).is_some_and(|o| o.contains_key(id));
         let in_fixtures = !in_overlay
             && self
@@ -792,7 +830,7 @@ impl World {
         if in_fixtures {
             return self.shared.fixtures.get(entity).and_then(|f| f.get(id));
         }
-        self.record_mut(entity, id).map(|r| &*r)
+        self.materialise(entity, id)
     }
 
     /// Checks the ids an argument list names besides the target: each must
@@ -1009,10 +1047,10 @@ impl World {
         created: Option<(&str, &str)>,
     ) -> Option<Value> {
         let (entity, id) = Self::named_record(model, args, &path.record, created)?;
-        let record = self.record(&entity, &id)?;
+        let record = self.record_ref(&entity, &id)?;
         match &path.field {
             Some(f) => rulebook::get_path(&record, f).cloned(),
-            None => Some(Value::Object(record)),
+            None => Some(Value::Object(record.into_owned())),
         }
     }
 
@@ -1172,7 +1210,7 @@ impl World {
             let amount = args.get(&m.amount).and_then(rulebook::number);
             if let (Some(a), Some(from)) = (amount, &m.from)
                 && let Some((entity, id)) = Self::id_of(model, args, from)
-                && let Some((field, balance)) = self.peek(&entity, &id).and_then(balance_of)
+                && let Some((field, balance)) = self.peek(&entity, &id).and_then(|r| balance_of(r))
                 && balance + 1e-9 < a
             {
                 let one = singular(&entity).replace('_', " ");
@@ -1318,7 +1356,10 @@ impl World {
                 let Some((entity, id)) = Self::id_of(model, args, param) else {
                     continue;
                 };
-                let field = self.peek(&entity, &id).and_then(balance_of).map(|(f, _)| f);
+                let field = self
+                    .peek(&entity, &id)
+                    .and_then(|r| balance_of(r))
+                    .map(|(f, _)| f);
                 if declared
                     .iter()
                     .any(|(e, i, f)| *e == entity && *i == id && Some(f) == field.as_ref())
@@ -1371,8 +1412,8 @@ impl World {
             };
             for entity in self.entities() {
                 if self.exists(&entity, &id) {
-                    return match self.record_mut(&entity, &id) {
-                        Some(r) => ToolResult::Ok(Value::Object(r.clone())),
+                    return match self.materialise(&entity, &id) {
+                        Some(r) => ToolResult::Records(Records::one(Arc::clone(r))),
                         None => {
                             ToolResult::err(ErrorKind::NotFound, format!("no record has id `{id}`"))
                         }
@@ -1418,30 +1459,19 @@ impl World {
         let rules = &shared.rules[index];
         // A read that checks nothing besides the record's existence: the
         // record is answered from where it stands (a fixture in place, a
-        // generated one made once), copied once, into the answer.
+        // generated one made once), shared, not copied.
         if !acts && model.references.is_empty() && rules.declared.requires.is_empty() {
             let id_key = shared.entities.get(&entity).map(|e| e.id_key.as_str());
             return match self.peek(&entity, &id) {
-                Some(record) => ToolResult::Ok(answer_record(id_key, model, record)),
+                Some(record) => answer_record(id_key, model, record),
                 None => self.not_found(&entity, &param, &id),
             };
         }
         // Materialised in this rollout's memory: a generated record is made
         // once per rollout, not on every read (the same record either way).
-        let at_hand = self
-            .overlay
-            .get(&entity)
-            .is_some_and(|o| o.contains_key(&id))
-            || self
-                .shared
-                .fixtures
-                .get(&entity)
-                .is_some_and(|f| f.contains_key(&id));
-        let current = if at_hand {
-            self.record(&entity, &id)
-        } else {
-            self.record_mut(&entity, &id).map(|r| r.clone())
-        };
+        // Shared, not copied: a write below drops it before it changes the
+        // record, so the record is not copied for that either.
+        let current = self.peek(&entity, &id).cloned();
         let Some(current) = current else {
             return self.not_found(&entity, &param, &id);
         };
@@ -1464,12 +1494,13 @@ impl World {
                     return refusal;
                 }
                 let id_key = shared.entities.get(&entity).map(|e| e.id_key.as_str());
-                match self.record_mut(&entity, &id) {
-                    Some(record) => ToolResult::Ok(answer_record(id_key, model, record)),
+                match self.materialise(&entity, &id) {
+                    Some(record) => answer_record(id_key, model, record),
                     None => self.not_found(&entity, &param, &id),
                 }
             }
             Operation::StateChange(verb) => {
+                drop(current);
                 let done = rules.sets_status.as_ref().map_or_else(
                     || status_after(verb),
                     |(v, _)| {
@@ -1497,6 +1528,7 @@ impl World {
                         format!("tell the customer {what} is already {state}"),
                     );
                 }
+                drop(current);
                 let Some(record) = self.record_mut(&entity, &id) else {
                     return self.not_found(&entity, &param, &id);
                 };
@@ -1517,8 +1549,8 @@ impl World {
 
     /// The record as it stands after a write.
     fn record_answer(&mut self, entity: &str, id: &str, param: &str) -> ToolResult {
-        match self.record_mut(entity, id) {
-            Some(r) => ToolResult::Ok(Value::Object(r.clone())),
+        match self.materialise(entity, id) {
+            Some(r) => ToolResult::Records(Records::one(Arc::clone(r))),
             None => self.not_found(entity, param, id),
         }
     }
@@ -1590,7 +1622,7 @@ impl World {
         self.overlay
             .entry(entity.to_owned())
             .or_default()
-            .insert(id.clone(), record);
+            .insert(id.clone(), Arc::new(record));
         // The new record is in the lists of the records it names (a new
         // booking is in the user's reservations).
         let list_names = [entity.to_owned(), format!("{}_ids", singular(entity))];
@@ -1636,27 +1668,28 @@ impl World {
             .iter()
             .filter(|(k, v)| !PAGING.contains(&k.as_str()) && !v.is_null())
             .collect();
-        let mut matches: Vec<Value> = Vec::new();
+        // Shared with the memory, not copied into the answer.
+        let mut matches: Vec<Arc<Record>> = Vec::new();
         let shared = Arc::clone(&self.shared);
         for id in self.ids(entity) {
             if matches.len() >= limit {
                 break;
             }
-            // Fixture records are read in place; generated ones are made once
-            // per rollout and kept, so a second search does not redo them.
-            let in_overlay = self
-                .overlay
-                .get(entity)
-                .is_some_and(|o| o.contains_key(&id));
-            let record = match shared.fixtures.get(entity).and_then(|f| f.get(&id)) {
-                Some(r) if !in_overlay => r,
-                _ => match self.record_mut(entity, &id) {
-                    Some(r) => &*r,
+            // Records of this rollout and fixtures are read in place;
+            // generated ones are made once per rollout and kept, so a second
+            // search does not redo them.
+            let record = if let Some(r) = self.overlay.get(entity).and_then(|o| o.get(&id)) {
+                r
+            } else if let Some(r) = shared.fixtures.get(entity).and_then(|f| f.get(&id)) {
+                r
+            } else {
+                match self.materialise(entity, &id) {
+                    Some(r) => r,
                     None => continue,
-                },
+                }
             };
             if filters.iter().all(|(k, v)| field_matches(record, k, v)) {
-                matches.push(Value::Object(record.clone()));
+                matches.push(Arc::clone(record));
             }
         }
         let generated = self
@@ -1695,12 +1728,12 @@ impl World {
                 for (k, v) in &filters {
                     overrides.insert((*k).clone(), (*v).clone());
                 }
-                let record = self.generate_record(entity, &id, Some(&overrides));
+                let record = Arc::new(self.generate_record(entity, &id, Some(&overrides)));
                 self.overlay
                     .entry(entity.to_owned())
                     .or_default()
-                    .insert(id, record.clone());
-                matches.push(Value::Object(record));
+                    .insert(id, Arc::clone(&record));
+                matches.push(record);
             }
         }
         // A list with no match is an empty list; a lookup of one record
@@ -1721,9 +1754,12 @@ impl World {
             );
         }
         if model.list {
-            ToolResult::Ok(Value::Array(matches))
+            ToolResult::Records(Records::list(matches))
         } else {
-            ToolResult::Ok(matches.into_iter().next().unwrap_or(Value::Null))
+            match matches.into_iter().next() {
+                Some(one) => ToolResult::Records(Records::one(one)),
+                None => ToolResult::Ok(Value::Null),
+            }
         }
     }
 
@@ -1840,13 +1876,21 @@ impl World {
         if shared.is_empty() {
             return;
         }
-        let Some(ids) = self.generated_ids(entity) else {
+        let Some(cell) = self.generated_cell(entity) else {
             return;
         };
+        let ids = &cell.ids;
         let Some(at) = ids.iter().position(|x| x == id) else {
             return;
         };
         if at % 2 == 0 {
+            // The record after this one may take its person: kept, so
+            // it is not generated again for that.
+            if at + 1 < ids.len()
+                && let Some(kept) = cell.people.get(at)
+            {
+                let _ = kept.set(record.clone());
+            }
             return;
         }
         let mut stream = Stream::derive(self.seed, &format!("world/owner/{entity}/{id}"), &[]);
@@ -1856,8 +1900,15 @@ impl World {
         let Some(before) = ids.iter().nth(at - 1) else {
             return;
         };
-        // The record before is in an even place: it keeps its own person.
-        let theirs = self.generate_record(entity, before, None);
+        // The record before is in an even place: it keeps its own person
+        // (generated here unless kept already, and kept then).
+        let fresh;
+        let theirs = if let Some(kept) = cell.people.get(at - 1).and_then(OnceLock::get) {
+            kept
+        } else {
+            fresh = self.generate_record(entity, before, None);
+            &fresh
+        };
         for key in shared {
             if let Some(v) = theirs.get(&key) {
                 record.insert(key, v.clone());
@@ -1944,8 +1995,35 @@ fn record_pointer(schema: &Value) -> Option<String> {
 
 /// One empty cell per entity (used for those whose records the world
 /// generates), in the order of [`Entity::slot`].
-fn lazy_ids(shared: &Shared) -> Vec<OnceLock<BTreeSet<String>>> {
+fn lazy_ids(shared: &Shared) -> Vec<OnceLock<Generated>> {
     shared.entities.iter().map(|_| OnceLock::new()).collect()
+}
+
+/// The union of two sorted, duplicate-free sequences, sorted.
+fn union_sorted<'a>(
+    a: impl Iterator<Item = &'a String>,
+    b: impl Iterator<Item = &'a String>,
+) -> Vec<&'a String> {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    let mut out = Vec::with_capacity(a.size_hint().0.max(b.size_hint().0));
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => match x.cmp(y) {
+                std::cmp::Ordering::Less => a.next(),
+                std::cmp::Ordering::Greater => b.next(),
+                std::cmp::Ordering::Equal => {
+                    b.next();
+                    a.next()
+                }
+            },
+            (Some(_), None) => a.next(),
+            (None, _) => b.next(),
+        };
+        match next {
+            Some(id) => out.push(id),
+            None => return out,
+        }
+    }
 }
 
 /// The ids the world generates for entity `name`, from (seed, entity).
@@ -1986,9 +2064,9 @@ const OWNERS: &[&str] = &[
     "customer", "user", "account", "owner", "client", "member", "patient", "person", "tenant",
 ];
 
-/// A record's answer: the whole record, or for a read of fields
+/// A record's answer: the whole record (shared), or for a read of fields
 /// (`get_balance`) the id and those fields.
-fn answer_record(id_key: Option<&str>, model: &ToolModel, record: &Record) -> Value {
+fn answer_record(id_key: Option<&str>, model: &ToolModel, record: &Arc<Record>) -> ToolResult {
     if !model.fields.is_empty() {
         let mut out = Record::new();
         if let Some(key) = id_key
@@ -2002,10 +2080,10 @@ fn answer_record(id_key: Option<&str>, model: &ToolModel, record: &Record) -> Va
             }
         }
         if out.len() > 1 {
-            return Value::Object(out);
+            return ToolResult::Ok(Value::Object(out));
         }
     }
-    Value::Object(record.clone())
+    ToolResult::Records(Records::one(Arc::clone(record)))
 }
 
 /// `a order` → `an order`.
