@@ -543,7 +543,7 @@ impl World {
         let mut scratch = self.clone();
         match scratch.state_refusal(index, model, &args, Some((entity, id, &current)))? {
             ToolResult::Err { message, .. } => Some(message),
-            ToolResult::Ok(_) | ToolResult::Raw(_) => None,
+            ToolResult::Ok(_) | ToolResult::Records(_) | ToolResult::Raw(_) => None,
         }
     }
 
