@@ -449,6 +449,43 @@ pub fn read_score_rows(path: &Path) -> Result<Vec<sparring_score::input::ScoreRo
     Ok(sparring_score::input::parse_score_rows(path, &text)?)
 }
 
+/// Reads the rows of a JSONL file for scoring a line at a time, handing each
+/// to `each` as it is read: the file is never held whole, only the line
+/// being read ([`sparring_score::input::ScoreRowLines`]: the same checks
+/// and errors as [`read_score_rows`]). Returns the rows read.
+pub fn for_each_score_row(
+    path: &Path,
+    mut each: impl FnMut(sparring_score::input::ScoreRow),
+) -> Result<u64, Error> {
+    use std::io::BufRead as _;
+    let file = File::open(path).map_err(|e| Error::read(path, &e))?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut lines = sparring_score::input::ScoreRowLines::new(path);
+    let mut buf = String::new();
+    let mut number = 0;
+    loop {
+        buf.clear();
+        if reader
+            .read_line(&mut buf)
+            .map_err(|e| Error::read(path, &e))?
+            == 0
+        {
+            break;
+        }
+        number += 1;
+        // As `str::lines`: the newline and a carriage return before it go.
+        let line = match buf.strip_suffix('\n') {
+            Some(l) => l.strip_suffix('\r').unwrap_or(l),
+            None => &buf,
+        };
+        let torn = line.len() == buf.len();
+        if let Some(row) = lines.line(number, line, torn)? {
+            each(row);
+        }
+    }
+    Ok(lines.finish()?)
+}
+
 /// Reads a gold labels file for `judge-agreement`:
 /// [`sparring_score::input::parse_labels`].
 pub fn read_gold_labels(path: &Path) -> Result<Vec<sparring_score::input::Label>, Error> {

@@ -109,7 +109,7 @@ pub use summary::{
     WriterRecord,
 };
 pub use tool::ToolSpec;
-pub use unique::{Duplicate, first_duplicate};
+pub use unique::{Duplicate, UniqueIds, first_duplicate};
 pub use values::{
     Arm, ConfirmationKind, GoalKind, Mode, Patience, RepeatPolicy, Stage, Stance, Tier, Vocabulary,
 };
