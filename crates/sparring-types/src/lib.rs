@@ -99,7 +99,7 @@ pub use options::{
 pub use policy::{PolicyRule, PolicyRulesSpec, RuleClass};
 pub use row::{
     Confirmation, Correction, EndedBy, Lineage, Persona, Row, SCHEMA_VERSION, Situation,
-    StageVerdict, Timings,
+    StageVerdict, Timings, Tools,
 };
 pub use sink::{RowSink, SinkError};
 pub use spec::{Spec, SpecError, id_keys, record_id, singular, spec_keys};
