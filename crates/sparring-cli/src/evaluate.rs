@@ -35,8 +35,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         eprintln!("warning: {w}");
     }
     let out = result.out.clone().unwrap_or_default();
-    let rows = reports::read_rows_for_scoring(&out)?;
-    let report = reports::report(&rows, &reports::ReportOptions::default())?;
+    let report = reports::report_rows_file(&out, &reports::ReportOptions::default())?;
     if args.json {
         println!(
             "{}",

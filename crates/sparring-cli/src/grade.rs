@@ -10,6 +10,7 @@ use sparring::grading::{
 };
 use sparring::io::rows::{RowWriter, read_labels, read_rows, rows_path};
 use sparring::types::defaults;
+use sparring::types::values::Timeout;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -42,9 +43,10 @@ pub(crate) struct GradeArgs {
     /// The judge's answer: `score` (0..1) or `decision` (a probability)
     #[arg(long, default_value = "score")]
     judge_kind: String,
-    /// Seconds a grader or judge command may take per row [default: 60]
+    /// Seconds a grader or judge command may take per row, at most a day
+    /// [default: 60]
     #[arg(long)]
-    timeout: Option<f64>,
+    timeout: Option<Timeout>,
     /// How the stages' verdicts make the row's: `last` (the last stage that ran
     /// decides) or `all` (every stage must pass)
     #[arg(long, default_value = "last")]
@@ -55,14 +57,10 @@ pub(crate) struct GradeArgs {
     out: PathBuf,
 }
 
-fn timeout(t: Option<f64>) -> Result<Duration> {
-    let t = t.unwrap_or(defaults::GRADE_HOOK_TIMEOUT_SECS);
-    if t.is_nan() || t <= 0.0 {
-        return Err(usage(
-            "--timeout must be a number of seconds greater than 0",
-        ));
-    }
-    Ok(Duration::from_secs_f64(t))
+/// The hooks' timeout: `Timeout` bounds it (above 0, at most a day), so
+/// `1e300` or `inf` is a usage error from the argument parser, not a panic.
+fn timeout(t: Option<Timeout>) -> Duration {
+    Duration::from_secs_f64(t.map_or(defaults::GRADE_HOOK_TIMEOUT_SECS, Timeout::get))
 }
 
 fn judge_kind(kind: &str) -> Result<JudgeKind> {
@@ -88,7 +86,7 @@ pub(crate) fn grade(args: &GradeArgs) -> Result<ExitCode> {
         judge: args.judge.clone(),
         rubric: args.rubric.clone(),
         judge_kind: judge_kind(&args.judge_kind)?,
-        timeout: timeout(args.timeout)?,
+        timeout: timeout(args.timeout),
         combine,
         ..GradeSettings::default()
     };
@@ -209,9 +207,9 @@ pub(crate) struct TrustArgs {
     /// Rows to build probes from, at most
     #[arg(long, default_value_t = sparring::engine::trust::PROBE_ROWS)]
     probe_rows: usize,
-    /// Seconds the judge may take per request [default: 60]
+    /// Seconds the judge may take per request, at most a day [default: 60]
     #[arg(long)]
-    timeout: Option<f64>,
+    timeout: Option<Timeout>,
     /// Print the report as JSON
     #[arg(long)]
     json: bool,
@@ -219,7 +217,7 @@ pub(crate) struct TrustArgs {
 
 pub(crate) fn trust(args: &TrustArgs) -> Result<ExitCode> {
     let rows = read_rows(&rows_path(&args.rows))?;
-    let limit = timeout(args.timeout)?;
+    let limit = timeout(args.timeout);
     let kind = judge_kind(&args.judge_kind)?;
     runtime()?.block_on(async move {
         let judge =

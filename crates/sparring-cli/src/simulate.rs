@@ -25,11 +25,8 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             eprintln!("no rows were written, so there is no report");
         }
     } else {
-        let rows = reports::read_rows_for_scoring(&out)?;
-        out!(
-            "{}",
-            reports::render(&reports::report(&rows, &reports::ReportOptions::default())?)
-        );
+        let report = reports::report_rows_file(&out, &reports::ReportOptions::default())?;
+        out!("{}", reports::render(&report));
     }
     Ok(exit_code(&result, signal))
 }

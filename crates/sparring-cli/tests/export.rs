@@ -210,7 +210,7 @@ fn missing_tool_schemas_warn_and_tools_and_system_prompt_supply_them() {
     let dir = tempfile::tempdir().unwrap();
     let mut fixture = sparring_testkit::export_fixture();
     for r in &mut fixture {
-        r.tools.clear();
+        r.tools = sparring::types::Tools::default();
         r.messages.remove(0); // no system message
     }
     let rows = write_rows(dir.path(), "rows.jsonl", &fixture);
@@ -817,7 +817,7 @@ fn request_bodies_conform_to_the_openai_and_anthropic_definitions() {
             let text = std::fs::read_to_string(out.join("rows.jsonl")).unwrap();
             for line in text.lines() {
                 let row: Row = serde_json::from_str(line).unwrap();
-                tools.clone_from(&row.tools);
+                tools = row.tools.to_vec();
                 conversations.push(row.messages);
             }
         }

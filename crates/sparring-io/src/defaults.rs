@@ -12,6 +12,11 @@ pub use sparring_select::defaults::PASS_THRESHOLD;
 /// rows file is given.
 pub const HOLDOUT_FRACTION: f64 = 0.1;
 
+/// Rows readers: distinct `tools` lists a file's rows share one copy of each
+/// (a run's rows all carry its spec's list; a file joined from a few runs
+/// has a few). Rows with a list beyond these keep their own copy.
+pub const ROWS_TOOL_LISTS_SHARED: usize = 16;
+
 /// Command agents: ids of recent replies kept per process, so a second
 /// reply to one of them is told apart from an id nobody asked for.
 pub const AGENT_ANSWERED_IDS_KEPT: usize = 4096;

@@ -100,11 +100,16 @@ pub fn parse_rows(path: &Path, text: &str) -> Result<Vec<Row>, Error> {
     let mut lines = Vec::new();
     // Identical imported conversations seen so far, for their row ids.
     let mut seen: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+    // The distinct tool lists met so far: rows with the same list share it.
+    let mut tool_lists = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        rows.push(parse_line(path, text, line, i + 1, line_count, &mut seen)?);
+        let mut row = parse_line(path, text, line, i + 1, line_count, &mut seen)?;
+        row.tools
+            .share(&mut tool_lists, crate::defaults::ROWS_TOOL_LISTS_SHARED);
+        rows.push(row);
         lines.push(i + 1);
     }
     if rows.is_empty() {
@@ -329,7 +334,7 @@ fn import(
     let scenario_id =
         sparring_types::hash::short_id("scn", &serde_json::json!({"imported": &task_id}));
     Ok(Row {
-        tools,
+        tools: tools.into(),
         situation: sparring_types::Situation {
             tier: sparring_types::Tier::Imported,
             ..sparring_types::Situation::default()
@@ -449,6 +454,43 @@ pub fn read_score_rows(path: &Path) -> Result<Vec<sparring_score::input::ScoreRo
     Ok(sparring_score::input::parse_score_rows(path, &text)?)
 }
 
+/// Reads the rows of a JSONL file for scoring a line at a time, handing each
+/// to `each` as it is read: the file is never held whole, only the line
+/// being read ([`sparring_score::input::ScoreRowLines`]: the same checks
+/// and errors as [`read_score_rows`]). Returns the rows read.
+pub fn for_each_score_row(
+    path: &Path,
+    mut each: impl FnMut(sparring_score::input::ScoreRow),
+) -> Result<u64, Error> {
+    use std::io::BufRead as _;
+    let file = File::open(path).map_err(|e| Error::read(path, &e))?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut lines = sparring_score::input::ScoreRowLines::new(path);
+    let mut buf = String::new();
+    let mut number = 0;
+    loop {
+        buf.clear();
+        if reader
+            .read_line(&mut buf)
+            .map_err(|e| Error::read(path, &e))?
+            == 0
+        {
+            break;
+        }
+        number += 1;
+        // As `str::lines`: the newline and a carriage return before it go.
+        let line = match buf.strip_suffix('\n') {
+            Some(l) => l.strip_suffix('\r').unwrap_or(l),
+            None => &buf,
+        };
+        let torn = line.len() == buf.len();
+        if let Some(row) = lines.line(number, line, torn)? {
+            each(row);
+        }
+    }
+    Ok(lines.finish()?)
+}
+
 /// Reads a gold labels file for `judge-agreement`:
 /// [`sparring_score::input::parse_labels`].
 pub fn read_gold_labels(path: &Path) -> Result<Vec<sparring_score::input::Label>, Error> {
@@ -476,4 +518,45 @@ pub fn read_traces(path: &Path, n: usize) -> Result<sparring_select::decontam::R
         &text,
         n,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn line(id: &str, tool: &str) -> String {
+        let mut row = Row::new(
+            id,
+            "task_a",
+            "scn_a",
+            Vec::new(),
+            sparring_types::EndedBy::AgentDone,
+        );
+        row.tools = vec![json!({"type": "function", "function": {"name": tool}})].into();
+        serde_json::to_string(&row).unwrap()
+    }
+
+    #[test]
+    fn rows_with_the_same_tools_share_one_copy() {
+        let text = [
+            line("r1", "get_order"),
+            line("r2", "get_order"),
+            line("r3", "cancel_order"),
+            line("r4", "get_order"),
+            line("r5", "cancel_order"),
+        ]
+        .join("\n");
+        let rows = parse_rows(Path::new("rows.jsonl"), &text).unwrap();
+        let at = |i: usize| rows[i].tools.as_ptr();
+        assert_eq!(at(0), at(1));
+        assert_eq!(at(0), at(3));
+        assert_eq!(at(2), at(4));
+        assert_ne!(at(0), at(2));
+        // Shared, they still read and write as each row's own list.
+        assert_eq!(rows[2].tools[0]["function"]["name"], "cancel_order");
+        let again: Row = serde_json::from_str(&serde_json::to_string(&rows[3]).unwrap()).unwrap();
+        assert_eq!(again, rows[3]);
+    }
 }

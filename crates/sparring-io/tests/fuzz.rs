@@ -16,7 +16,7 @@
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use sparring_io::command_agent::{ReplyLine, read_reply_line};
-use sparring_io::rows::parse_rows;
+use sparring_io::rows::{for_each_score_row, parse_rows};
 use sparring_io::spec_file::load_spec;
 use sparring_score::input::parse_score_rows;
 use sparring_testkit::fuzz_cases;
@@ -179,28 +179,43 @@ fn spec_parser() {
         .unwrap();
 }
 
-fn rows_case(bytes: &[u8]) {
+fn rows_case(dir: &Path, bytes: &[u8]) {
     let text = String::from_utf8_lossy(bytes);
     let path = Path::new("rows.jsonl");
-    for result in [
-        parse_rows(path, &text).map(|_| ()),
-        parse_score_rows(path, &text)
-            .map(|_| ())
-            .map_err(sparring_io::Error::from),
-    ] {
-        if let Err(e) = result {
-            let message = e.to_string();
-            check_error(&message, "rows.jsonl");
-            assert!(message.contains("at line "), "no line named: {message}");
+    let score = parse_score_rows(path, &text).map_err(sparring_io::Error::from);
+    let errors = [
+        parse_rows(path, &text).err().map(|e| e.to_string()),
+        score.as_ref().err().map(ToString::to_string),
+    ];
+    for message in errors.into_iter().flatten() {
+        check_error(&message, "rows.jsonl");
+        assert!(message.contains("at line "), "no line named: {message}");
+    }
+    // Read a line at a time from a file, the same rows or the same error.
+    let file = dir.join("rows.jsonl");
+    std::fs::write(&file, text.as_bytes()).unwrap();
+    let mut streamed = Vec::new();
+    let read = for_each_score_row(&file, |row| streamed.push(row));
+    match (&score, read) {
+        (Ok(rows), Ok(n)) => {
+            assert_eq!(&streamed, rows);
+            assert_eq!(n, rows.len() as u64);
         }
+        (Err(a), Err(b)) => assert_eq!(
+            a.to_string(),
+            b.to_string()
+                .replace(&file.display().to_string(), "rows.jsonl")
+        ),
+        (a, b) => panic!("text: {a:?}\nstreamed: {b:?}"),
     }
 }
 
 #[test]
 fn rows_readers() {
+    let dir = tempfile::tempdir().unwrap();
     let corpus = corpus("rows");
     for (_, bytes) in &corpus {
-        rows_case(bytes);
+        rows_case(dir.path(), bytes);
     }
     // Two rows with one id are refused, naming both lines.
     let dup = corpus
@@ -213,7 +228,7 @@ fn rows_readers() {
     assert!(e.contains("line 2") && e.contains("also on line 1"), "{e}");
     runner(fuzz_cases(5000))
         .run(&inputs(corpus), |(_, bytes)| {
-            rows_case(&bytes);
+            rows_case(dir.path(), &bytes);
             Ok(())
         })
         .unwrap();

@@ -209,16 +209,95 @@ pub fn parse_score_rows(path: &Path, text: &str) -> Result<Vec<ScoreRow>, Error>
         .iter()
         .filter_map(|r| r.row_id.as_deref().map(|id| (r.line, id)));
     if let Some(d) = sparring_types::first_duplicate(ids) {
-        return Err(Error::invalid(
-            path,
-            format!("line {}", d.line),
-            format!(
-                "row_id `{}` is also on line {}; each row must appear once (hint: remove the repeated line)",
-                d.id, d.first_line
-            ),
-        ));
+        return Err(duplicate_error(path, &d));
     }
     Ok(rows)
+}
+
+fn duplicate_error(path: &Path, d: &sparring_types::Duplicate) -> Error {
+    Error::invalid(
+        path,
+        format!("line {}", d.line),
+        format!(
+            "row_id `{}` is also on line {}; each row must appear once (hint: remove the repeated line)",
+            d.id, d.first_line
+        ),
+    )
+}
+
+/// Rows for scoring read one line at a time (a file streamed by its
+/// reader, never held whole): the same rows, checks and errors as
+/// [`parse_score_rows`], but each row is handed back as its line is read,
+/// so a caller that folds them ([`crate::report::ReportTally`]) holds one
+/// line at a time. Duplicate `row_id`s are found by
+/// [`sparring_types::UniqueIds`] (16 bytes per row) and, as there, reported
+/// once every line has parsed ([`ScoreRowLines::finish`]).
+#[derive(Debug)]
+pub struct ScoreRowLines<'p> {
+    path: &'p Path,
+    ids: sparring_types::UniqueIds,
+    duplicate: Option<sparring_types::Duplicate>,
+    rows: u64,
+}
+
+impl<'p> ScoreRowLines<'p> {
+    /// Rows of the file at `path` (which only names it in errors).
+    pub fn new(path: &'p Path) -> Self {
+        Self {
+            path,
+            ids: sparring_types::UniqueIds::default(),
+            duplicate: None,
+            rows: 0,
+        }
+    }
+
+    /// The row on 1-based line `number` (`None` for a blank line). `torn`:
+    /// the line is the file's last and has no newline after it (a run
+    /// killed while writing it).
+    ///
+    /// # Errors
+    ///
+    /// As [`parse_score_rows`]: a line that is not a row.
+    pub fn line(
+        &mut self,
+        number: usize,
+        line: &str,
+        torn: bool,
+    ) -> Result<Option<ScoreRow>, Error> {
+        if line.trim().is_empty() {
+            return Ok(None);
+        }
+        let map = json_line(self.path, number, line, torn, true)?;
+        let row = row(self.path, number, map)?;
+        if self.duplicate.is_none() {
+            self.duplicate = row
+                .row_id
+                .as_deref()
+                .and_then(|id| self.ids.check(number, id));
+        }
+        self.rows += 1;
+        Ok(Some(row))
+    }
+
+    /// Ends the file: the rows read.
+    ///
+    /// # Errors
+    ///
+    /// As [`parse_score_rows`]: no row, or a `row_id` on two lines (the
+    /// rows handed back then count nothing).
+    pub fn finish(self) -> Result<u64, Error> {
+        if self.rows == 0 {
+            return Err(empty(self.path, "rows"));
+        }
+        if let Some(d) = &self.duplicate {
+            return Err(duplicate_error(self.path, d));
+        }
+        Ok(self.rows)
+    }
+}
+
+fn empty(path: &Path, what: &str) -> Error {
+    Error::invalid(path, "line 1", format!("no {what}: the file is empty"))
 }
 
 /// Parses gold labels from JSONL text; `path` only names the source in
@@ -250,32 +329,41 @@ fn jsonl<T>(
         if line.trim().is_empty() {
             continue;
         }
-        let value: Value = serde_json::from_str(line).map_err(|e| {
-            let torn = number == line_count && !text.ends_with('\n');
-            let message = match (torn, resumable) {
-                (true, true) => "the last line is incomplete (was the run killed while writing?); `simulate --resume` repairs it".to_owned(),
-                (true, false) => format!("the last line is incomplete: {e}"),
-                (false, _) => format!("not JSON: {e}"),
-            };
-            Error::invalid(path, format!("line {number}"), message)
-        })?;
-        let Value::Object(map) = value else {
-            return Err(Error::invalid(
-                path,
-                format!("line {number}"),
-                "not a JSON object",
-            ));
-        };
+        let torn = number == line_count && !text.ends_with('\n');
+        let map = json_line(path, number, line, torn, resumable)?;
         out.push(each(number, map)?);
     }
     if out.is_empty() {
-        return Err(Error::invalid(
-            path,
-            "line 1",
-            format!("no {what}: the file is empty"),
-        ));
+        return Err(empty(path, what));
     }
     Ok(out)
+}
+
+/// One non-blank line as a JSON object. `torn`: the last line, with no
+/// newline after it; `resumable`: a rows file `simulate --resume` repairs.
+fn json_line(
+    path: &Path,
+    number: usize,
+    line: &str,
+    torn: bool,
+    resumable: bool,
+) -> Result<Map<String, Value>, Error> {
+    let value: Value = serde_json::from_str(line).map_err(|e| {
+        let message = match (torn, resumable) {
+            (true, true) => "the last line is incomplete (was the run killed while writing?); `simulate --resume` repairs it".to_owned(),
+            (true, false) => format!("the last line is incomplete: {e}"),
+            (false, _) => format!("not JSON: {e}"),
+        };
+        Error::invalid(path, format!("line {number}"), message)
+    })?;
+    let Value::Object(map) = value else {
+        return Err(Error::invalid(
+            path,
+            format!("line {number}"),
+            "not a JSON object",
+        ));
+    };
+    Ok(map)
 }
 
 fn row(path: &Path, line: usize, mut map: Map<String, Value>) -> Result<ScoreRow, Error> {

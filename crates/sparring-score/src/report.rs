@@ -1,11 +1,11 @@
 //! `sparring report`: the pass@k family over a rows file, overall and per
 //! category, with a bootstrap interval over tasks for pass@1.
 
-use super::input::{ScoreRow, category_note, rule_texts};
-use super::{Estimate, pass_at_1, pct, pct_ci, stats, task_counts, task_pass_rates};
+use super::input::{ScoreRow, category_note};
+use super::{Estimate, pass_at_1, pct, pct_ci, stats};
 use crate::{Error, defaults};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// Options of [`report`].
@@ -114,79 +114,186 @@ pub struct Report {
 /// Builds the report. Rows need not be graded; with no graded row every
 /// figure is `null`.
 pub fn report(rows: &[ScoreRow], options: &ReportOptions) -> Result<Report, Error> {
-    if let Some(k) = options.ks.iter().find(|&&k| k == 0) {
-        return Err(Error::Unscorable {
-            message: format!("`--k {k}`: k must be at least 1"),
-        });
+    let mut tally = ReportTally::default();
+    for row in rows {
+        tally.add(row);
     }
-    let counts: Vec<(u64, u64)> = task_counts(rows.iter()).into_values().collect();
-    let rates: Vec<f64> = counts.iter().map(|&(n, c)| c as f64 / n as f64).collect();
-    let mut pass_at_k = BTreeMap::new();
-    let mut pass_hat_k = BTreeMap::new();
-    let mut tasks_at_k = BTreeMap::new();
-    for &k in &options.ks {
-        let at = sparring_stats::mean_pass_at_k(&counts, k).map_err(stats("pass@k"))?;
-        let hat = sparring_stats::mean_pass_hat_k(&counts, k).map_err(stats("pass^k"))?;
-        pass_at_k.insert(k, at.value);
-        pass_hat_k.insert(k, hat.value);
-        tasks_at_k.insert(k, at.n_tasks);
+    tally.finish(options)
+}
+
+/// `(graded rows, passed rows)` per task, the task by its index in
+/// [`ReportTally`]'s task list.
+type TaskCounts = BTreeMap<u32, (u64, u64)>;
+
+/// Rows carrying a flag, and those where it is set.
+#[derive(Clone, Copy, Debug, Default)]
+struct Share {
+    n: u64,
+    set: u64,
+}
+
+impl Share {
+    fn add(&mut self, flag: Option<bool>) {
+        if let Some(f) = flag {
+            self.n += 1;
+            self.set += u64::from(f);
+        }
     }
 
-    let mut members: BTreeMap<String, Vec<&ScoreRow>> = BTreeMap::new();
-    let mut ended_by = BTreeMap::new();
-    let mut failures = BTreeMap::new();
-    for row in rows {
-        for category in row.categories() {
-            members.entry(category).or_default().push(row);
+    fn value(self) -> Option<f64> {
+        (self.n > 0).then(|| self.set as f64 / self.n as f64)
+    }
+}
+
+/// What one category adds up to.
+#[derive(Clone, Debug, Default)]
+struct CategoryTally {
+    rows: u64,
+    tasks: TaskCounts,
+    goal: Share,
+    conduct: Share,
+}
+
+/// The report's figures gathered a row at a time, so a rows file can be
+/// reported while it is read line by line: what it keeps grows with the
+/// tasks and the categories (a count pair per task and category), never
+/// with the rows. [`report`] is this over a slice; both give the same
+/// report for the same rows.
+#[derive(Clone, Debug, Default)]
+pub struct ReportTally {
+    rows: u64,
+    ungraded: u64,
+    overturned: u64,
+    /// Every `task_id` seen, graded or not, with its index.
+    task_index: BTreeMap<String, u32>,
+    tasks: TaskCounts,
+    goal: Share,
+    conduct: Share,
+    categories: BTreeMap<String, CategoryTally>,
+    ended_by: BTreeMap<String, u64>,
+    failures: BTreeMap<String, u64>,
+    rule_texts: BTreeMap<String, String>,
+}
+
+impl ReportTally {
+    /// Counts one row.
+    pub fn add(&mut self, row: &ScoreRow) {
+        self.rows += 1;
+        let next = u32::try_from(self.task_index.len()).unwrap_or(u32::MAX);
+        let task = if let Some(&i) = self.task_index.get(row.task_id.as_str()) {
+            i
+        } else {
+            self.task_index.insert(row.task_id.clone(), next);
+            next
+        };
+        let passed = row.passed();
+        let count = |tasks: &mut TaskCounts| {
+            if let Some(p) = passed {
+                let e = tasks.entry(task).or_default();
+                e.0 += 1;
+                e.1 += u64::from(p);
+            }
+        };
+        count(&mut self.tasks);
+        self.ungraded += u64::from(row.reward.is_none());
+        self.overturned += u64::from(row.overturned);
+        self.goal.add(row.goal_met);
+        self.conduct.add(row.conduct_ok);
+        for key in row.categories() {
+            let c = self.categories.entry(key).or_default();
+            c.rows += 1;
+            count(&mut c.tasks);
+            c.goal.add(row.goal_met);
+            c.conduct.add(row.conduct_ok);
         }
-        let end = row.ended_by.clone().unwrap_or_else(|| "unknown".to_owned());
-        *ended_by.entry(end).or_default() += 1;
-        if row.passed() == Some(false) {
-            let class = row
-                .failure_class
-                .clone()
-                .unwrap_or_else(|| "unspecified".to_owned());
-            *failures.entry(class).or_default() += 1;
+        let end = row.ended_by.as_deref().unwrap_or("unknown");
+        *self.ended_by.entry(end.to_owned()).or_default() += 1;
+        if passed == Some(false) {
+            let class = row.failure_class.as_deref().unwrap_or("unspecified");
+            *self.failures.entry(class.to_owned()).or_default() += 1;
+        }
+        if let (Some(id), Some(text)) = (row.axes.get("policy_rule"), &row.rule_text)
+            && !self.rule_texts.contains_key(id)
+        {
+            self.rule_texts.insert(id.clone(), text.clone());
         }
     }
-    let mut by_category = BTreeMap::new();
-    for (key, rows) in members {
-        let rates: Vec<f64> = task_pass_rates(rows.iter().copied())
-            .into_values()
-            .collect();
-        let (goal_rate, conduct_rate) = self::rates(rows.iter().copied());
-        by_category.insert(
-            key,
-            Category {
-                n_rows: rows.len() as u64,
-                n_tasks: rates.len() as u64,
-                pass_at_1: pass_at_1(&rates, options.seed, options.resamples)?,
-                goal_rate,
-                conduct_rate,
-            },
-        );
+
+    /// The report of the rows counted.
+    ///
+    /// # Errors
+    ///
+    /// A `k` of 0 in `options`, or an estimator's refusal.
+    pub fn finish(self, options: &ReportOptions) -> Result<Report, Error> {
+        if let Some(k) = options.ks.iter().find(|&&k| k == 0) {
+            return Err(Error::Unscorable {
+                message: format!("`--k {k}`: k must be at least 1"),
+            });
+        }
+        // Figures run over tasks in task-id order: each index's place in it.
+        let mut rank = vec![0usize; self.task_index.len()];
+        for (place, &i) in self.task_index.values().enumerate() {
+            if let Some(r) = rank.get_mut(i as usize) {
+                *r = place;
+            }
+        }
+        let in_id_order = |tasks: &TaskCounts| -> Vec<(u64, u64)> {
+            let mut v: Vec<(usize, (u64, u64))> = tasks
+                .iter()
+                .map(|(&i, &c)| (rank.get(i as usize).copied().unwrap_or(0), c))
+                .collect();
+            v.sort_by_key(|(r, _)| *r);
+            v.into_iter().map(|(_, c)| c).collect()
+        };
+        let rates_of = |counts: &[(u64, u64)]| -> Vec<f64> {
+            counts.iter().map(|&(n, c)| c as f64 / n as f64).collect()
+        };
+        let counts = in_id_order(&self.tasks);
+        let rates = rates_of(&counts);
+        let mut pass_at_k = BTreeMap::new();
+        let mut pass_hat_k = BTreeMap::new();
+        let mut tasks_at_k = BTreeMap::new();
+        for &k in &options.ks {
+            let at = sparring_stats::mean_pass_at_k(&counts, k).map_err(stats("pass@k"))?;
+            let hat = sparring_stats::mean_pass_hat_k(&counts, k).map_err(stats("pass^k"))?;
+            pass_at_k.insert(k, at.value);
+            pass_hat_k.insert(k, hat.value);
+            tasks_at_k.insert(k, at.n_tasks);
+        }
+        let mut by_category = BTreeMap::new();
+        for (key, c) in self.categories {
+            let rates = rates_of(&in_id_order(&c.tasks));
+            by_category.insert(
+                key,
+                Category {
+                    n_rows: c.rows,
+                    n_tasks: rates.len() as u64,
+                    pass_at_1: pass_at_1(&rates, options.seed, options.resamples)?,
+                    goal_rate: c.goal.value(),
+                    conduct_rate: c.conduct.value(),
+                },
+            );
+        }
+        Ok(Report {
+            goal_rate: self.goal.value(),
+            conduct_rate: self.conduct.value(),
+            n_rows: self.rows,
+            n_tasks: self.task_index.len() as u64,
+            n_ungraded: self.ungraded,
+            pass_at_1: pass_at_1(&rates, options.seed, options.resamples)?,
+            pass_at_k,
+            pass_hat_k,
+            tasks_at_k,
+            by_category,
+            ended_by: self.ended_by,
+            failures: self.failures,
+            rule_texts: self.rule_texts,
+            n_overturned: self.overturned,
+            warnings: Vec::new(),
+            degraded: Vec::new(),
+            seed: options.seed,
+        })
     }
-    let tasks: BTreeSet<&str> = rows.iter().map(|r| r.task_id.as_str()).collect();
-    let (goal_rate, conduct_rate) = self::rates(rows);
-    Ok(Report {
-        goal_rate,
-        conduct_rate,
-        n_rows: rows.len() as u64,
-        n_tasks: tasks.len() as u64,
-        n_ungraded: rows.iter().filter(|r| r.reward.is_none()).count() as u64,
-        pass_at_1: pass_at_1(&rates, options.seed, options.resamples)?,
-        pass_at_k,
-        pass_hat_k,
-        tasks_at_k,
-        by_category,
-        ended_by,
-        failures,
-        rule_texts: rule_texts(rows),
-        n_overturned: rows.iter().filter(|r| r.overturned).count() as u64,
-        warnings: Vec::new(),
-        degraded: Vec::new(),
-        seed: options.seed,
-    })
 }
 
 /// The report as plain-text tables: the run's warnings and degraded flags

@@ -348,7 +348,8 @@ pub fn row(
         tools: vec![json!({"type": "function", "function": {
             "name": "get_order", "description": "Look up an order by id.",
             "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}},
-                           "required": ["order_id"]}}})],
+                           "required": ["order_id"]}}})]
+        .into(),
         situation: Situation {
             axes: [("tool".to_owned(), "get_order".to_owned())]
                 .into_iter()

@@ -57,6 +57,16 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     out
 }
 
+/// A compact key for a string held only to tell strings apart (a set of
+/// ids seen, never written out): the first 8 bytes of its SHA-256. Two
+/// different strings share a key with odds of about n² / 2⁶⁵ among n.
+pub fn key64(text: &str) -> u64 {
+    let digest = Sha256::digest(text.as_bytes());
+    let mut key = [0u8; 8];
+    key.copy_from_slice(&digest[..8]);
+    u64::from_be_bytes(key)
+}
+
 /// A short stable id: the first 16 hex digits of the SHA-256 of the canonical
 /// JSON of `value`, after `prefix` and an underscore.
 pub fn short_id(prefix: &str, value: &Value) -> String {

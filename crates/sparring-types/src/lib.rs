@@ -99,7 +99,7 @@ pub use options::{
 pub use policy::{PolicyRule, PolicyRulesSpec, RuleClass};
 pub use row::{
     Confirmation, Correction, EndedBy, Lineage, Persona, Row, SCHEMA_VERSION, Situation,
-    StageVerdict, Timings,
+    StageVerdict, Timings, Tools,
 };
 pub use sink::{RowSink, SinkError};
 pub use spec::{Spec, SpecError, id_keys, record_id, singular, spec_keys};
@@ -109,7 +109,7 @@ pub use summary::{
     WriterRecord,
 };
 pub use tool::{ToolSpec, arguments_validator, is_date_time};
-pub use unique::{Duplicate, first_duplicate};
+pub use unique::{Duplicate, UniqueIds, first_duplicate};
 pub use values::{
     Arm, ConfirmationKind, GoalKind, Mode, Patience, RepeatPolicy, Stage, Stance, Tier, Vocabulary,
 };

@@ -255,6 +255,68 @@ pub struct Timings {
     pub agent_requests: u32,
 }
 
+/// A row's `tools` (OpenAI function schemas), behind an `Arc`: every row of
+/// a run carries the same list, so the run hands each row its one copy and
+/// a rows reader keeps one copy per distinct list ([`Tools::share`])
+/// instead of one per row (the list is often the largest part of a row).
+/// Reads as a slice of tools; in JSON a plain array.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tools(std::sync::Arc<Vec<Value>>);
+
+impl Tools {
+    /// Tools of their own.
+    pub fn new(tools: Vec<Value>) -> Self {
+        Self(std::sync::Arc::new(tools))
+    }
+
+    /// Makes these tools the same copy as the first of `kept` equal to them,
+    /// or keeps them in `kept` when none is and there is room (at most
+    /// `limit` lists): the rows of one file then share their lists.
+    pub fn share(&mut self, kept: &mut Vec<Self>, limit: usize) {
+        if let Some(same) = kept.iter().find(|k| **k == *self) {
+            self.clone_from(same);
+        } else if kept.len() < limit {
+            kept.push(self.clone());
+        }
+    }
+
+    /// Adds one tool (a copy of the list when others share it).
+    pub fn push(&mut self, tool: Value) {
+        std::sync::Arc::make_mut(&mut self.0).push(tool);
+    }
+}
+
+impl std::ops::Deref for Tools {
+    type Target = [Value];
+    fn deref(&self) -> &[Value] {
+        &self.0
+    }
+}
+
+impl From<Vec<Value>> for Tools {
+    fn from(tools: Vec<Value>) -> Self {
+        Self::new(tools)
+    }
+}
+
+impl From<std::sync::Arc<Vec<Value>>> for Tools {
+    fn from(tools: std::sync::Arc<Vec<Value>>) -> Self {
+        Self(tools)
+    }
+}
+
+impl Serialize for Tools {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for Tools {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Vec::<Value>::deserialize(deserializer).map(Self::new)
+    }
+}
+
 /// One rollout: a conversation with its situation, outcome and grade.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Row {
@@ -269,7 +331,7 @@ pub struct Row {
     /// The conversation, system message first.
     pub messages: Vec<Message>,
     /// The tools the agent had, in the OpenAI function format.
-    pub tools: Vec<Value>,
+    pub tools: Tools,
     /// Where on the grid the rollout was played.
     pub situation: Situation,
     /// The simulated person.
@@ -390,7 +452,7 @@ impl Row {
             task_id: task_id.into(),
             scenario_id: scenario_id.into(),
             messages,
-            tools: Vec::new(),
+            tools: Tools::default(),
             situation: Situation::default(),
             persona: Persona::default(),
             ended_by,
@@ -439,7 +501,7 @@ mod tests {
             task_id: "task_1".into(),
             scenario_id: "scn_1".into(),
             messages: vec![Message::text(crate::Role::User, "hi")],
-            tools: Vec::new(),
+            tools: Tools::default(),
             situation: Situation::default(),
             persona: Persona::default(),
             ended_by: EndedBy::AgentDone,

@@ -31,7 +31,9 @@ pub struct Counts {
 #[derive(Clone, Debug, Default)]
 pub struct RowCounter {
     counts: Counts,
-    tasks: std::collections::BTreeSet<String>,
+    /// The tasks seen, by [`crate::hash::key64`] of their ids: only their
+    /// number is reported, so 8 bytes a task are enough.
+    tasks: std::collections::BTreeSet<u64>,
 }
 
 impl RowCounter {
@@ -39,9 +41,7 @@ impl RowCounter {
     pub fn add(&mut self, row: &Row) {
         let c = &mut self.counts;
         c.rows += 1;
-        if !self.tasks.contains(row.task_id.as_str()) {
-            self.tasks.insert(row.task_id.clone());
-        }
+        self.tasks.insert(crate::hash::key64(&row.task_id));
         *c.ended_by
             .entry(row.ended_by.as_str().to_owned())
             .or_default() += 1;

@@ -12,7 +12,7 @@ pub use sparring_score::eval_variance::{EvalVarianceReport, eval_variance};
 pub use sparring_score::hack::{HackReport, hack_scan};
 pub use sparring_score::input::{Label, ScoreRow};
 pub use sparring_score::judge::{JudgeReport, judge_agreement};
-pub use sparring_score::report::{Report, ReportOptions, render, report};
+pub use sparring_score::report::{Report, ReportOptions, ReportTally, render, report};
 
 /// Reads a rows file (or a run directory's `rows.jsonl`) for scoring.
 ///
@@ -23,6 +23,23 @@ pub fn read_rows_for_scoring(path: &Path) -> Result<Vec<ScoreRow>> {
     Ok(sparring_io::rows::read_score_rows(
         &sparring_io::rows::rows_path(path),
     )?)
+}
+
+/// Reports on a rows file (or a run directory's `rows.jsonl`) while reading
+/// it a line at a time: the same report as [`report`] over
+/// [`read_rows_for_scoring`], but what is held grows with the tasks, not
+/// the rows ([`ReportTally`]). The run's warnings are not added
+/// ([`report_run`] adds them).
+///
+/// # Errors
+///
+/// As [`read_rows_for_scoring`] and [`report`].
+pub fn report_rows_file(path: &Path, options: &ReportOptions) -> Result<Report> {
+    let mut tally = ReportTally::default();
+    sparring_io::rows::for_each_score_row(&sparring_io::rows::rows_path(path), |row| {
+        tally.add(&row);
+    })?;
+    Ok(tally.finish(options)?)
 }
 
 /// The warnings and degraded flags of the run whose rows `path` names (a
@@ -62,8 +79,7 @@ pub fn read_run_notes(path: &Path) -> (Vec<String>, Vec<String>) {
 ///
 /// As [`read_rows_for_scoring`] and [`report`].
 pub fn report_run(path: &Path, options: &ReportOptions) -> Result<Report> {
-    let rows = read_rows_for_scoring(path)?;
-    let mut r = report(&rows, options)?;
+    let mut r = report_rows_file(path, options)?;
     (r.warnings, r.degraded) = read_run_notes(path);
     Ok(r)
 }

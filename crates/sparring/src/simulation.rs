@@ -991,7 +991,7 @@ fn pin(prev: &Path, spec: &Spec, where_: &str) -> Result<(Pinned, u32, Option<u6
     }
     let theirs: std::collections::BTreeSet<&str> = rows
         .iter()
-        .flat_map(|r| &r.tools)
+        .flat_map(|r| r.tools.iter())
         .filter_map(|t| {
             t.pointer("/function/name")
                 .and_then(serde_json::Value::as_str)

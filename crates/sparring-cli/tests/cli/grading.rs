@@ -294,3 +294,31 @@ fn bad_grading_input() {
         .run();
     assert_usage_error(&o, &["no-such-grader-xyz", "not found"]);
 }
+
+/// `--timeout` of `grade` and `judge-trust` is bounded like
+/// `--agent-timeout`: a huge, infinite or zero value is a usage error, not
+/// a panic (`Duration::from_secs_f64(1e300)` panicked with exit 101).
+#[test]
+fn a_grading_timeout_out_of_range_is_a_usage_error() {
+    for value in ["1e300", "1e20", "inf", "NaN", "0"] {
+        let o = sparring()
+            .args(["grade", "rows.jsonl", "--timeout", value, "-o", "out.jsonl"])
+            .output()
+            .unwrap();
+        assert_usage_error(&o, &["--timeout", "seconds"]);
+        let o = sparring()
+            .args([
+                "judge-trust",
+                "rows.jsonl",
+                "--judge",
+                "command:true",
+                "--rubric",
+                "r.txt",
+                "--timeout",
+                value,
+            ])
+            .output()
+            .unwrap();
+        assert_usage_error(&o, &["--timeout", "seconds"]);
+    }
+}

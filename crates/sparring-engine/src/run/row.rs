@@ -27,7 +27,7 @@ pub(super) fn make_row(done: &Done, shared: &Shared, eval_run: u32) -> Row {
     let t = &done.transcript;
     let markers = grade::markers(&t.messages);
     let mut row = Row {
-        tools: shared.tools.to_vec(),
+        tools: sparring_types::Tools::from(std::sync::Arc::clone(&shared.tools)),
         situation: sparring_types::Situation {
             faults: t.faults.clone(),
             ..task.situation.clone()

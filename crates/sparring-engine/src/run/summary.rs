@@ -2,8 +2,9 @@
 //! summary (`run.json`) at the end.
 
 use super::{Progress, RunError};
-use crate::model_people::{WriterReport, keep_error};
+use crate::model_people::{ERRORS_KEPT, WriterReport, keep_error};
 use crate::plan::Plan;
+use sparring_types::hash::key64;
 use sparring_types::{
     Agent, Coverage, Degraded, EndedBy, EndedOnQuestion, EvalRunLine, GoalKind, PairwiseCoverage,
     PersonRecord, PinnedRecord, RepeatsRecord, Row, RowCounter, RunSummary, SCHEMA_VERSION, Search,
@@ -11,11 +12,16 @@ use sparring_types::{
 };
 use std::collections::{BTreeMap, BTreeSet};
 
-/// What every row of a call adds to the summary.
+/// What every row of a call adds to the summary. What it keeps grows with
+/// the tasks, situations and distinct behaviours at most, never with the
+/// rows: ids only counted or told apart are kept as
+/// [`sparring_types::hash::key64`] keys (8 bytes, not the id), and the
+/// model person's errors only as many as the summary shows.
 #[derive(Default)]
 pub(super) struct Tally {
     pub(super) counter: RowCounter,
-    pub(super) situations_run: BTreeSet<String>,
+    /// The situations run, by key: the summary reports their number.
+    pub(super) situations_run: BTreeSet<u64>,
     pub(super) grid_rows_run: BTreeSet<Vec<usize>>,
     pub(super) ended_on_question: u64,
     pub(super) user_left: u64,
@@ -27,13 +33,15 @@ pub(super) struct Tally {
     pub(super) dropped: u64,
     /// Indices (in the spec's `seeds`) of the seeds a row of which ran.
     pub(super) seeds_run: BTreeSet<usize>,
-    pub(super) signatures: BTreeSet<String>,
+    /// The behaviour signatures seen, by key: only whether a row's is new
+    /// is asked.
+    pub(super) signatures: BTreeSet<u64>,
     pub(super) since_new_signature: u64,
     pub(super) skipped: u64,
     /// Turns the model person's answer was replaced by the template's.
     pub(super) person_fallbacks: u64,
     /// The model person's last errors per rollout.
-    pub(super) person_errors: BTreeMap<(u32, usize, u32), Vec<String>>,
+    pub(super) person_errors: PersonErrors,
     /// Rows about a tool; of them, those that called it and those whose
     /// person held every required argument.
     pub(super) goal_rows: u64,
@@ -59,7 +67,7 @@ impl Tally {
         if let Some(i) = row.situation.seed_index {
             self.seeds_run.insert(i);
         }
-        self.situations_run.insert(row.scenario_id.clone());
+        self.situations_run.insert(key64(&row.scenario_id));
         if let Some(tool) = row.situation.axes.get("tool") {
             self.tools_run.insert(tool.clone());
         }
@@ -88,12 +96,54 @@ impl Tally {
                 self.user_left += 1;
             }
         }
-        if self.signatures.insert(row.behavior_signature.clone()) {
+        if self.signatures.insert(key64(&row.behavior_signature)) {
             self.since_new_signature = 0;
         } else {
             self.since_new_signature += 1;
         }
         progress.done = self.counter.rows();
+    }
+}
+
+/// A rollout: its eval run, task index and repeat.
+type Rollout = (u32, usize, u32);
+
+/// The model person's errors of each rollout that had any, keyed by
+/// rollout `(eval run, task, repeat)`. The summary shows the last
+/// [`ERRORS_KEPT`] of them in key order, so an entry whose errors are all
+/// before those of later keys is dropped as soon as the later ones hold
+/// that many: at most [`ERRORS_KEPT`] entries are kept, and the summary is
+/// the same as from every entry.
+#[derive(Default)]
+pub(super) struct PersonErrors {
+    by_rollout: BTreeMap<Rollout, Vec<String>>,
+    /// Errors held in `by_rollout`.
+    held: usize,
+}
+
+impl PersonErrors {
+    /// The errors of one rollout.
+    pub(super) fn insert(&mut self, rollout: Rollout, errors: Vec<String>) {
+        self.held += errors.len();
+        if let Some(old) = self.by_rollout.insert(rollout, errors) {
+            self.held -= old.len();
+        }
+        while let Some(first) = self.by_rollout.values().next().map(Vec::len) {
+            if self.held - first < ERRORS_KEPT {
+                break;
+            }
+            self.by_rollout.pop_first();
+            self.held -= first;
+        }
+    }
+
+    /// The last [`ERRORS_KEPT`] errors, in rollout order.
+    fn last(self) -> Vec<String> {
+        let mut errors = Vec::new();
+        for e in self.by_rollout.into_values().flatten() {
+            keep_error(&mut errors, e);
+        }
+        errors
     }
 }
 
@@ -263,10 +313,7 @@ pub(super) fn summarise(end: Ending<'_>) -> Result<RunSummary, RunError> {
         _ => None,
     };
     let (writer, writer_errors) = writer_record(prepared.writer_report.as_ref());
-    let mut errors = Vec::new();
-    for e in person_errors.into_values().flatten() {
-        keep_error(&mut errors, e);
-    }
+    let errors = person_errors.last();
     let search = Search {
         budget_per_run: options.budget,
         ended_on_question: EndedOnQuestion {
@@ -389,4 +436,59 @@ pub(super) fn seeds_dropped(plan: &Plan, spec: &Spec, ran: &BTreeSet<usize>) -> 
         .difference(ran)
         .filter_map(|i| spec.seeds.get(*i).cloned())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The summary's errors from every rollout's, as before they were
+    /// bounded: all kept, the last `ERRORS_KEPT` in key order shown.
+    fn unbounded(entries: &[(Rollout, Vec<String>)]) -> Vec<String> {
+        let all: BTreeMap<_, _> = entries.iter().cloned().collect();
+        let mut errors = Vec::new();
+        for e in all.into_values().flatten() {
+            keep_error(&mut errors, e);
+        }
+        errors
+    }
+
+    #[test]
+    fn person_errors_keep_only_what_the_summary_shows() {
+        // Rollouts finish out of key order, with one to three errors each.
+        let mut entries = Vec::new();
+        for i in 0..200u32 {
+            let task = (i as usize * 37) % 61;
+            let n = 1 + (i as usize % 3);
+            let errors: Vec<String> = (0..n).map(|j| format!("t{task} r{i} e{j}")).collect();
+            entries.push(((i % 2, task, i / 61), errors));
+        }
+        let mut kept = PersonErrors::default();
+        for (at, (key, errors)) in entries.iter().enumerate() {
+            kept.insert(*key, errors.clone());
+            assert!(
+                kept.by_rollout.len() <= ERRORS_KEPT,
+                "{}",
+                kept.by_rollout.len()
+            );
+            assert_eq!(
+                kept.held,
+                kept.by_rollout.values().map(Vec::len).sum::<usize>()
+            );
+            if at % 17 == 0 {
+                assert_eq!(kept.clone_last(), unbounded(&entries[..=at]));
+            }
+        }
+        assert_eq!(kept.last(), unbounded(&entries));
+    }
+
+    impl PersonErrors {
+        fn clone_last(&self) -> Vec<String> {
+            Self {
+                by_rollout: self.by_rollout.clone(),
+                held: self.held,
+            }
+            .last()
+        }
+    }
 }

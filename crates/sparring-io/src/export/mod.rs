@@ -175,16 +175,18 @@ pub struct ExportReport {
 /// Fills in what rows lack: a system message from `system_prompt` for rows
 /// that start without one, and `tools` for rows that have none.
 pub fn supply(rows: &mut [Row], system_prompt: Option<&str>, tools: Option<&[Value]>) {
+    // One copy of the given tools, shared by every row that lacked them.
+    let tools = tools.map(|t| sparring_types::Tools::new(t.to_vec()));
     for row in rows {
         if let Some(prompt) = system_prompt
             && row.messages.first().is_none_or(|m| m.role != Role::System)
         {
             row.messages.insert(0, Message::text(Role::System, prompt));
         }
-        if let Some(tools) = tools
+        if let Some(tools) = &tools
             && row.tools.is_empty()
         {
-            row.tools = tools.to_vec();
+            row.tools.clone_from(tools);
         }
     }
 }
@@ -251,7 +253,7 @@ const EMPTY_AGENT_TURN: (&str, &str) = (
 );
 
 fn tools_value(row: &Row) -> Value {
-    Value::Array(row.tools.clone())
+    Value::Array(row.tools.to_vec())
 }
 
 /// Where a line's trace (`row_id`, `task_id`, `reward` …) goes.
