@@ -54,6 +54,16 @@ STATUS_WORDS = {"pending", "processing", "shipped", "delivered", "cancelled", "c
                 "refunded", "returned", "exchanged", "active", "frozen", "closed", "open",
                 "suspended", "completed", "paid", "unpaid", "overdue", "booked", "confirmed"}
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# A date and a clock in a person's words ("2026-12-16 at 11:00", "2026-12-16T11:00:00").
+DATE_TIME = re.compile(r"\b(\d{4}-\d{2}-\d{2})(?:T|\s+at\s+|\s+)(\d{1,2}):(\d{2})(?::(\d{2}))?")
+DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+# Verbs of a tool that hands the person over to someone (`transfer_to_nurse`).
+HANDOFF_VERBS = {"transfer", "hand", "handoff", "escalate", "connect", "route", "forward", "refer"}
+# Words a person asks for someone to talk to with.
+HANDOFF_CUES = ["talk", "speak", "connect", "put me through", "transfer", "hand me", "escalate"]
+# A description's first word that says nothing of what the tool does.
+VAGUE_VERBS = {"request", "make", "use", "perform", "do", "handle", "process", "submit", "send",
+               "this", "the", "a", "an", "returns", "tool"}
 
 
 def words(text):
@@ -78,6 +88,21 @@ class Tool:
         self.id_params = sorted((p for p in self.params if p == "id" or p.endswith("_id")),
                                 key=lambda p: order.get(p, len(order)))
         self.id_param = self.id_params[0] if self.id_params else None
+        # The description's own verb ("Move a booked appointment …" for
+        # `reschedule_appointment`): a word a person may use for the act.
+        first = (words(self.description)[:1] or [""])[0]
+        self.described_verb = (first if first != self.verb and first not in READ_VERBS
+                               and first not in VAGUE_VERBS and first.isalpha() else None)
+        # Whom a hand-off tool hands the person to (`transfer_to_nurse` ->
+        # nurse, `transfer_to_human_agents` -> human agent).
+        self.recipient = None
+        if self.verb in HANDOFF_VERBS and "to" in self.name_words[1:]:
+            after = self.name_words[self.name_words.index("to") + 1:]
+            self.recipient = " ".join(w[:-1] if w.endswith("s") else w for w in after) or None
+
+    def options(self, param):
+        """The values a parameter may take (see `options`)."""
+        return options(self.params.get(param) or {})
 
     def id_pattern(self, param=None):
         """A regex for this tool's ids (or one parameter's), from the examples
@@ -103,6 +128,21 @@ class Tool:
         if self.id_param and self.id_param != "id":
             return self.id_param[: -len("_id")].replace("_", " ")
         return self.name_words[-1].rstrip("s") if len(self.name_words) > 1 else "record"
+
+
+def options(spec):
+    """The values a parameter's schema lets it take: its enum, else the
+    options its description lists ("either 'no longer needed' or 'ordered
+    by mistake'"); empty for a free value."""
+    if spec.get("enum"):
+        return [str(v) for v in spec["enum"]]
+    text = str(spec.get("description") or "")
+    m = re.search(r"\b(?:either|one of|must be|should be|can be)\b(.*)", text, re.IGNORECASE)
+    if not m:
+        return []
+    listed = re.findall(r"'([^']{1,60})'|\"([^\"]{1,60})\"", m.group(1).split(". ")[0])
+    listed = [a or b for a, b in listed]
+    return listed if len(listed) >= 2 else []
 
 
 # An id of no known shape: letters, maybe a dash, then three digits or more.
@@ -238,7 +278,15 @@ class Conversation:
         for t in candidates:
             if t.reads:
                 continue
-            cues = SYNONYMS.get(t.verb, [t.verb])
+            cues = SYNONYMS.get(t.verb, [t.verb]) + ([t.described_verb] if t.described_verb else [])
+            if t.recipient:
+                # "can I talk to a nurse?": a hand-off is asked for by whom.
+                head = t.recipient.split()[0]
+                if re.search(r"\b" + re.escape(head) + r"s?\b", text) and any(h in text for h in HANDOFF_CUES):
+                    score = 5
+                    if score > best_score:
+                        best, best_score = t, score
+                continue
             # Whole words: "unfreeze" is not "freeze"; "my transfer" names a
             # thing, not the act.
             def used(c):
@@ -419,14 +467,44 @@ class Conversation:
                     found.append(value)
         return found
 
+    def choice_for(self, param, tool):
+        """Which of a parameter's options (tool.options) the person's words
+        name, the schema's word (`feeling_better`) for their words ("feeling
+        better"): a phrase of several words anywhere, a single word only as
+        the reason they give ("the reason is other"); the last message
+        first. None when they name none."""
+        choices = options(tool.params.get(param) or {})
+        for text in reversed(self.users):
+            low = " " + re.sub(r"[_-]", " ", text.lower()) + " "
+            found = []
+            for option in choices:
+                said = re.sub(r"[_-]", " ", option.lower()).strip()
+                if " " in said:
+                    m = re.search(r"\b" + re.escape(said) + r"\b", low)
+                else:
+                    # "the reason is other", "the cabin is economy".
+                    names = "|".join(["reason", "because"] + [re.escape(w) for w in param.split("_") if len(w) > 2])
+                    m = re.search(r"\b(?:" + names + r")\b[^.?!]{0,12}?\b" + re.escape(said) + r"\b", low)
+                if m:
+                    found.append((m.start(), option))
+            if found:
+                return min(found)[1]
+        return None
+
     def value_for(self, param, tool):
         """A value the person gave for a parameter, from their words."""
         spec = tool.params.get(param, {})
         if "email" in param:
             m = EMAIL.search(self.user_text)
             return m.group(0) if m else None
+        choices = options(spec)
+        if choices:
+            picked = self.choice_for(param, tool)
+            if picked is not None or param in FREE_TEXT:
+                return picked
         if param in FREE_TEXT:
-            m = re.search(r"because ([^.?!]+)", self.user_text, re.IGNORECASE)
+            m = (re.search(r"because ([^.?!]+)", self.user_text, re.IGNORECASE)
+                 or re.search(r"\breason(?: is|:)\s+([^.?!)]+)", self.user_text, re.IGNORECASE))
             return m.group(1).strip() if m else None
         names = [re.escape(w) for w in param.split("_") if w not in ("new", "the")]
         # The description's noun ("The second line of the address, such as
@@ -454,6 +532,13 @@ class Conversation:
                     found = m.group(1).strip()
             if found is not None:
                 break
+        if spec.get("format") == "date-time":
+            # "2026-12-16 at 11:00" as the schema writes it: 2026-12-16T11:00:00.
+            for text in ([found] if found else []) + list(reversed(self.users)):
+                m = DATE_TIME.search(text)
+                if m:
+                    return "%sT%02d:%s:%s" % (m.group(1), int(m.group(2)), m.group(3), m.group(4) or "00")
+            return None
         if number:
             # A number standing alone, not the digits of an id (`A-2002`).
             standalone = r"(?<![\w#-])\$?(\d+(?:,\d{3})*(?:\.\d+)?)(?![\w-])"
@@ -491,7 +576,8 @@ class Conversation:
             if not any(w in s for w in ("identify", "authenticate", "verify")):
                 continue
             for t in self.tools:
-                if t.name in sentence and "email" in t.params and t not in named:
+                if t.name in sentence and ("email" in t.params or t in self.person_finders()) \
+                        and t not in named:
                     named.append(t)
             # In the order the sentence names what they find by ("via
             # email, or via name + zip code").
@@ -522,10 +608,16 @@ class Conversation:
             m = EMAIL.search(self.user_text)
             return m.group(0) if m else None
         label = param.replace("_", " ")
+        # A whole name is two words ("my name is Maya Chen"); anything else one.
+        value = r"([A-Za-z'-]+\s+[A-Za-z'-]+)" if param in ("name", "full_name") else r"([\w'-]+)"
         for text in reversed(self.users):
-            m = re.search(r"\b" + re.escape(label) + r"(?: code)?\b\s*(?:is|:)\s*([\w'-]+)", text, re.IGNORECASE)
+            m = re.search(r"\b" + re.escape(label) + r"(?: code)?\b\s*(?:is|:)\s*" + value, text, re.IGNORECASE)
             if m:
                 return m.group(1)
+        if param in ("dob", "date_of_birth", "birth_date", "birthdate"):
+            m = re.search(r"\b(?:date of birth|birth ?date|dob|birthday|born)\b[^.?!\d]{0,20}(\d{4}-\d{2}-\d{2})",
+                          self.user_text, re.IGNORECASE)
+            return m.group(1) if m else None
         if param in ("zip", "zip_code", "postal_code"):
             m = re.search(r"\b(?:zip|postal|postcode)\b[^.?!\d]{0,20}(\d{5})\b", self.user_text, re.IGNORECASE)
             return m.group(1) if m else None
@@ -537,6 +629,15 @@ class Conversation:
                                   text))
                 if m:
                     full = (m.group(1), m.group(2))
+                    continue
+                # Written in lowercase, a name is read only where it is named
+                # as one ("my name is maya chen") or is an answer's first
+                # words ("i'm maya chen.").
+                m = (re.search(r"\bmy (?:full )?name is ([a-z]+) ([a-z]+)\b", text, re.IGNORECASE)
+                     or (text is not self.opening
+                         and re.match(r"\s*(?:i'm|i am)\s+([a-z]+)\s+([a-z]+)\s*(?:[.,]|$)", text, re.IGNORECASE)))
+                if m:
+                    full = (m.group(1).capitalize(), m.group(2).capitalize())
             if full:
                 return {"first_name": full[0], "last_name": full[1]}.get(param, " ".join(full))
         return None

@@ -11,13 +11,18 @@ Protocol v1 (docs/agent-protocol.md); standard library only."""
 
 import re
 
-from calibration import (EMAIL, FREE_TEXT, OWNER_WORDS, STATUS_WORDS, call, entity,
+from calibration import (EMAIL, FREE_TEXT, IDENTITY_PARAMS, OWNER_WORDS, STATUS_WORDS, call, entity,
                          normalise_id, say, serve, words)
 
 YES = re.compile(r"\b(yes|yeah|yep|sure|go ahead|do it|please do|ok|okay|confirm)\b", re.IGNORECASE)
 # Error kinds a second try may clear.
 TRANSIENT = {"timeout", "server_error", "rate_limited", "malformed", "empty"}
 EVERYTHING = re.compile(r"\beverything\b|\ball (?:you have|the details|my records)\b", re.IGNORECASE)
+
+
+def agreed(text):
+    """Whether the person said yes: not "before I say yes: …?"."""
+    return bool(YES.search(text)) and not re.search(r"\bbefore i say yes\b", text, re.IGNORECASE)
 
 
 def past(verb):
@@ -28,14 +33,20 @@ def past(verb):
     return verb + "ed"
 
 
-def needs_confirmation(c, tool):
-    """Whether a sentence of the policy asks to confirm before this tool's action."""
+def confirm_sentences(c, tool):
+    """The sentences of the policy that ask to confirm before this tool's action."""
+    out = []
     for sentence in re.split(r"(?<=[.!?])\s+|\n", c.system):
         s = sentence.lower()
         if "confirm" in s or "clear yes" in s:
             if tool.verb in s or any(w in s for w in tool.name_words[1:] if len(w) > 3):
-                return True
-    return False
+                out.append(sentence)
+    return out
+
+
+def needs_confirmation(c, tool):
+    """Whether a sentence of the policy asks to confirm before this tool's action."""
+    return bool(confirm_sentences(c, tool))
 
 
 def allowed_statuses(tool):
@@ -108,7 +119,7 @@ def respond(c):
     if auths:
         who = identified(c, auths)
         if "role" in who:
-            return who
+            return with_record_question(c, tool, who)
     if tool.id_param is None:
         return act_without_id(c, tool, thing)
 
@@ -212,11 +223,11 @@ def respond(c):
         return arguments
 
     if confirm:
-        proposal = propose(tool, thing, target, arguments, record)
+        proposal = propose(c, tool, thing, target, arguments, record)
         last = c.agent_texts[-1] if c.agent_texts else ""
         if not last.endswith(proposal):
             return say(proposal)
-        if not YES.search(c.last_user):
+        if not agreed(c.last_user):
             if "?" in c.last_user and sum(t.endswith(proposal) for t in c.agent_texts) < 2:
                 return say("It is done as soon as you say yes, and the tools show no fee for it. " + proposal)
             return say("Alright, I won't go ahead.")
@@ -227,7 +238,9 @@ def respond(c):
     if done[2].get("ok"):
         result = done[2].get("result")
         status = result.get("status") if isinstance(result, dict) else None
-        now = f" It is now {status}." if status else ""
+        # A status the record already had is no news ("It is now booked"
+        # would claim a booking).
+        now = f" It is now {status}." if status and status != record.get("status") else ""
         return say(f"{thing.capitalize()} {target} has been {past(tool.verb)}.{now}")
     if (done[2].get("error") or {}).get("kind") in ("refused", "invalid_arguments", "not_found"):
         message = done[2]["error"].get("message", "it was refused")
@@ -281,6 +294,13 @@ def other_arguments(c, tool, arguments, record=None):
             arguments[param] = value
             continue
         value = c.value_for(param, tool)
+        if value is None and tool.options(param):
+            value = choose(c, tool, param)
+            if isinstance(value, (Ask, dict)):
+                if isinstance(value, dict):
+                    return value
+                asks.append(value)
+                continue
         if value is None and param in FREE_TEXT:
             value = free_text(c, param)
         if value is None:
@@ -291,6 +311,22 @@ def other_arguments(c, tool, arguments, record=None):
             continue
         arguments[param] = value
     return asks if asks else arguments
+
+
+def choose(c, tool, param):
+    """A parameter with a closed list of values the person named none of:
+    the question listing them in words, or, asked before and still not
+    named, `other` where it is one of them, else a reply giving up."""
+    options = tool.options(param)
+    label = param.replace("_", " ")
+    spoken = [o.replace("_", " ") for o in options]
+    question = f"What is the {label}: {', '.join(spoken[:-1])} or {spoken[-1]}?"
+    if c.asked(f"what is the {label}:"):
+        fallback = next((o for o in options if o.lower() == "other"), None)
+        if fallback is not None:
+            return fallback
+        return say(f"Without the {label} I can't go on, sorry.")
+    return Ask(question)
 
 
 def item_schema(tool, param):
@@ -396,14 +432,19 @@ def label_of(param):
     return name.replace("_", " ") if name != "id" else "record"
 
 
-def propose(tool, thing, target, arguments, record):
-    """The question that confirms an action: what, on which records, how much."""
+def propose(c, tool, thing, target, arguments, record):
+    """The question that confirms an action: what, on which records, how
+    much, and any other value the policy's confirming sentence names ("the
+    new time")."""
     amount = next((arguments[k] for k in ("amount", "total") if k in arguments), None)
     if amount is None:
         amount = next((record[f] for f in ("total", "amount", "balance") if f in record), None)
     money = f" for ${amount}" if amount is not None else ""
+    named = " ".join(confirm_sentences(c, tool)).lower()
     others = [f"{label_of(k)} {v}" for k, v in arguments.items()
-              if k.endswith("_id") and str(v) != str(target)]
+              if (k.endswith("_id") and str(v) != str(target))
+              or (not k.endswith("_id") and k not in FREE_TEXT and isinstance(v, (str, int, float))
+                  and k.replace("_", " ") in named)]
     also = f" ({', '.join(others)})" if others else ""
     return f"I can {tool.verb} {thing} {target}{also}{money}. Shall I go ahead?"
 
@@ -537,8 +578,8 @@ def identified(c, auths):
         if all(args.values()):
             ready.append((t, args))
     if not ready:
-        for t in auths:
-            question = identity_question(t)
+        for i, t in enumerate(auths):
+            question = identity_question(t, i == 0)
             if not c.asked(question.lower()):
                 return say(question)
         return say("I can't identify you without those details, so I can't go on, sorry.")
@@ -573,12 +614,49 @@ def identified(c, auths):
     return dict(found, **who) if isinstance(found, dict) else who
 
 
-def identity_question(tool):
-    """What to ask for an identifying tool's parameters, one question each."""
+def with_record_question(c, tool, reply):
+    """The first question for who the person is, with the question for the
+    record the tool needs when their words name none and no read lists
+    their records once they are found: one message, so the person answers
+    both at once."""
+    text = reply.get("content") or ""
+    param = tool.id_param
+    if c.agent_texts or not text.startswith("Before I look at anything") or param is None \
+            or entity(param) in OWNER_WORDS or c.ids_for(param, c.user_text):
+        return reply
+    kind = entity(param)
+    # A read by the person's own id that lists that kind, or reads their
+    # profile (which may list it: `get_user_details`).
+    lists = any(t.reads and len(t.id_params) == 1 and entity(t.id_params[0]) in OWNER_WORDS
+                and (kind in " ".join(t.name_words[1:]) or any(w in OWNER_WORDS for w in t.name_words[1:]))
+                for t in c.tools)
+    if lists:
+        return reply
+    return say(f"{text} Could you give me the {label_of(param)} number?")
+
+
+def identity_question(tool, first):
+    """What to ask for an identifying tool's parameters, one question each,
+    each named as its description names it ("The patient's date of birth"
+    -> date of birth)."""
     if "email" in tool.params:
         return "Before I look at anything: what email address is on your profile?"
-    labels = [p.replace("_", " ") + (" code" if p == "zip" else "") for p in tool.required]
-    return "To find your profile instead: " + " ".join(f"What is your {label}?" for label in labels)
+    labels = [identity_label(tool, p) for p in tool.required]
+    opening = "Before I look at anything: " if first else "To find your profile instead: "
+    return opening + " ".join(f"What is your {label}?" for label in labels)
+
+
+def identity_label(tool, param):
+    """How to ask for one identity parameter: the noun its description
+    starts with, owner and article left out ("The patient's full name." ->
+    full name; "The first name of the customer" -> first name), else its
+    name in words."""
+    described = re.split(r"[,.(;:]| such as| of the\b", str((tool.params.get(param) or {}).get("description") or ""))[0]
+    noun = [w for w in described.lower().split() if w not in ("the", "a", "an", "your", "their")
+            and not w.endswith("'s")]
+    if 1 <= len(noun) <= 3 and all(w.isalpha() for w in noun):
+        return " ".join(noun)
+    return param.replace("_", " ") + (" code" if param == "zip" else "")
 
 
 def precondition_ok(tool, record):
@@ -630,7 +708,7 @@ def find_by_email(c, tool, thing):
 def act_without_id(c, tool, thing):
     arguments = {}
     for param in tool.required:
-        value = c.value_for(param, tool)
+        value = (c.identity_value(param) if param in IDENTITY_PARAMS else None) or c.value_for(param, tool)
         if value is None and param in FREE_TEXT:
             value = free_text(c, param)
         if value is None:

@@ -10,7 +10,10 @@
   reads), it reads the record and pastes what the tool returned into its
   reply; when the read failed it says "Done." too (it never reads an error).
 - When the policy names a tool that identifies the person first, it calls it
-  with the email the person gave, if they gave one, and goes on either way.
+  with what the person happened to give for it (their email; their name and
+  date of birth), if they gave all of it, and goes on either way.
+- A parameter with a closed list of values (a schema's enum) gets the one
+  the person named, else the first.
 
 So it meets the goals where the first id is the right one and nothing can
 go wrong (an `inform` about the person's own record, `no_action`), and
@@ -22,7 +25,7 @@ Generic over any spec's tools (see calibration.py). Protocol v1."""
 
 import json
 
-from calibration import EMAIL, FREE_TEXT, call, say, serve
+from calibration import FREE_TEXT, call, say, serve
 
 
 def respond(c):
@@ -30,10 +33,11 @@ def respond(c):
     if tool is None:
         return say("Done.")
     auth = c.identify_tool()
-    email = EMAIL.search(c.user_text)
-    if auth is not None and email is not None and tool is not auth:
-        args = {"email": email.group(0)}
-        if c.last_call(auth.name, args) is None:
+    if auth is not None and tool is not auth:
+        # Whatever identifies the person that they happened to say (their
+        # email; their name and date of birth), never asked for.
+        args = {p: c.identity_value(p) for p in auth.required}
+        if all(args.values()) and c.last_call(auth.name, args) is None:
             return call(auth.name, args)
     done = c.last_call(tool.name)
     if done is not None:
@@ -47,6 +51,9 @@ def respond(c):
             if not ids:
                 return say("Done.")
             arguments[param] = ids[0]
+        elif tool.options(param):
+            # The option the person named, else the first: never asked.
+            arguments[param] = c.value_for(param, tool) or tool.options(param)[0]
         elif param in FREE_TEXT:
             arguments[param] = "customer request"
         else:

@@ -8,6 +8,11 @@
 /// the patience draw of the same question.
 pub const LEAVE_WHEN_UNKNOWN: f64 = 0.20;
 
+/// The most days a new time (a date-time argument, `new_time`) lies from
+/// the record's own time: the person asks for a day 1 to this many days
+/// away (earlier when the month runs out).
+pub const NEW_TIME_MAX_DAYS: u32 = 7;
+
 /// How a person answers an agent's request to confirm, by stance: the share
 /// that agrees at once, that asks a question first, and that pushes (hurries
 /// the agent on, or tries to change the terms). Each row sums to 1.

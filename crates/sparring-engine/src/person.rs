@@ -60,6 +60,9 @@ const AMOUNTS: &[u32] = &[25, 40, 60, 75, 120, 250, 400];
 /// Dates a person gives (travel, appointments, deliveries).
 const DATES: &[&str] = &["2024-06-14", "2024-07-02", "2024-08-19", "2024-09-05"];
 
+/// Hours of the day a person asks a new time at (a date-time argument).
+const HOURS: &[u32] = &[9, 10, 11, 14, 15, 16];
+
 /// Names of people and businesses a customer pays or adds.
 const PAYEES: &[&str] = &["Lena Fischer", "Northside Plumbing", "Maple Dental Care"];
 
@@ -264,18 +267,51 @@ pub fn value_for(
     if has("reason") {
         return stream.pick(REASONS).map(|s| (*s).to_owned());
     }
-    if has("date")
-        || schema
-            .and_then(|s| s.get("format"))
-            .and_then(serde_json::Value::as_str)
-            == Some("date")
-    {
+    let format = schema
+        .and_then(|s| s.get("format"))
+        .and_then(serde_json::Value::as_str);
+    // A new time (`new_time`, format date-time): a stock date at a stock hour,
+    // unless the record's own time gives one (`moved_time`).
+    if format == Some("date-time") {
+        let date = stream.pick(DATES).map(|s| (*s).to_owned())?;
+        let hour = stream.pick(HOURS).copied().unwrap_or(10);
+        return Some(format!("{date}T{hour:02}:00:00"));
+    }
+    if has("date") || format == Some("date") {
         return stream.pick(DATES).map(|s| (*s).to_owned());
     }
     if has("name") && !description.to_lowercase().contains("customer") {
         return stream.pick(PAYEES).map(|s| (*s).to_owned());
     }
     None
+}
+
+/// A new time near a record's own (`2026-12-10T09:30:00`): a few days
+/// later, or earlier where the month runs out, at one of `HOURS`; the
+/// record's seconds and offset kept. `None` when `current` is no date-time.
+pub fn moved_time(current: &str, stream: &mut Stream) -> Option<String> {
+    if !sparring_types::is_date_time(current) {
+        return None;
+    }
+    let (date, time) = current.split_at(10);
+    let day: u32 = date.get(8..10)?.parse().ok()?;
+    let shift =
+        1 + u32::try_from(stream.below(u64::from(crate::defaults::NEW_TIME_MAX_DAYS))).unwrap_or(0);
+    // Day 28 is in every month: the new day stays a real one.
+    let new_day = if day + shift <= 28 {
+        day + shift
+    } else {
+        day.saturating_sub(shift).max(1)
+    };
+    let hour = stream.pick(HOURS).copied().unwrap_or(10);
+    // `T09:30:00+02:00` → `T{hour}:00:00+02:00`: the clock's hour and
+    // minutes change, the rest stays.
+    let rest = time.get(6..).unwrap_or("");
+    Some(format!(
+        "{}{new_day:02}{}{hour:02}:00{rest}",
+        &date[..8],
+        &time[..1]
+    ))
 }
 
 /// Which field of an address form a parameter is (0 line 1, 1 line 2, 2
@@ -625,11 +661,17 @@ impl Person {
 
     /// What the person says to one question.
     fn lookup(&self, q: &str) -> Lookup {
-        let w = words(q);
+        let mut w = words(q);
+        // "date of birth", "when were you born", "birthday": the `dob` field.
+        if w.iter()
+            .any(|x| matches!(x.as_str(), "birth" | "born" | "birthday"))
+        {
+            w.push("dob".to_owned());
+        }
         let has = |k: &str| w.iter().any(|x| x == k || x.trim_end_matches('s') == k);
         if has("why") || has("reason") {
             return match self.facts.args.iter().find(|(p, _)| p.contains("reason")) {
-                Some((_, r)) => Lookup::Known(format!("Because {r}.")),
+                Some((_, r)) => Lookup::Known(crate::writer::reason_sentence(r)),
                 None => Lookup::Known("I'd rather not go into it.".to_owned()),
             };
         }
@@ -788,6 +830,7 @@ pub fn field_words(field: &str) -> String {
     match w.as_slice() {
         [] => field.to_owned(),
         ["user", "id"] => "ID".to_owned(),
+        ["dob"] => "date of birth".to_owned(),
         [one, "id"] if crate::identity::is_owner_entity(one) => format!("{one} number"),
         [rest @ .., "id" | "ids"] if !rest.is_empty() => rest.join(" "),
         all => all.join(" "),
@@ -991,6 +1034,75 @@ mod tests {
             })
             .count();
         assert!((1240..1560).contains(&left), "{left}");
+    }
+
+    /// A new time is the record's own moved a few days within its month,
+    /// at a stock hour, its seconds and offset kept; nothing else moves.
+    #[test]
+    fn a_new_time_moves_the_record_time_within_its_month() {
+        for seed in 0..200 {
+            let mut s = Stream::derive(seed, "t", &[]);
+            let t = moved_time("2026-12-10T09:30:00", &mut s).unwrap();
+            assert!(sparring_types::is_date_time(&t), "{t}");
+            let day: u32 = t[8..10].parse().unwrap();
+            assert!((11..=17).contains(&day), "{t}");
+            assert!(t.starts_with("2026-12-") && t.ends_with(":00:00"), "{t}");
+            let late = moved_time("2026-02-27T16:45:00+02:00", &mut s).unwrap();
+            assert!(sparring_types::is_date_time(&late), "{late}");
+            let day: u32 = late[8..10].parse().unwrap();
+            assert!((20..=28).contains(&day), "{late}");
+            assert!(late.ends_with(":00:00+02:00"), "{late}");
+        }
+        let mut s = Stream::derive(0, "t", &[]);
+        assert_eq!(moved_time("2026-12-10", &mut s), None);
+        assert_eq!(moved_time("AP-501", &mut s), None);
+    }
+
+    /// Asked for its date of birth in any words, the person gives its
+    /// `dob`, named in words.
+    #[test]
+    fn the_date_of_birth_is_known_by_any_name() {
+        let mut facts = Facts::new("Maya Chen", &Operation::Read, Some("appointments"), "x");
+        facts.known.insert("dob".into(), "1984-03-12".into());
+        let mut p = Person::new(
+            facts,
+            "cooperative",
+            Patience::Endless,
+            Stream::derive(0, "p", &[]),
+        );
+        for q in [
+            "What is your date of birth?",
+            "When were you born?",
+            "Your DOB?",
+        ] {
+            assert_eq!(
+                p.answer(q),
+                Move::Say("My date of birth is 1984-03-12.".into()),
+                "{q}"
+            );
+        }
+    }
+
+    /// A reason from a schema's enum is spoken as the reason, in words.
+    #[test]
+    fn an_enum_reason_is_spoken_in_words() {
+        let mut facts = Facts::new(
+            "Maya Chen",
+            &Operation::StateChange("cancel".into()),
+            Some("appointments"),
+            "cancel_appointment",
+        );
+        facts.args.push(("reason".into(), "feeling_better".into()));
+        let mut p = Person::new(
+            facts,
+            "cooperative",
+            Patience::Endless,
+            Stream::derive(0, "p", &[]),
+        );
+        assert_eq!(
+            p.answer("Why do you want to cancel?"),
+            Move::Say("The reason is feeling better.".into())
+        );
     }
 
     #[test]

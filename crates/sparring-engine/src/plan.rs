@@ -830,11 +830,13 @@ fn facts_for(
             facts.known.remove(key);
         }
     }
-    let balance = model
+    let record = model
         .entity
         .as_ref()
         .zip(chosen.as_ref())
-        .and_then(|(e, id)| world.record(e, id))
+        .and_then(|(e, id)| world.record(e, id));
+    let balance = record
+        .as_ref()
         .and_then(|r| r.get("balance").and_then(serde_json::Value::as_f64));
     let required = tool.required();
     // A tool that takes an address field by field gets one new address,
@@ -856,6 +858,10 @@ fn facts_for(
             reference_value(world, seed, other, &owner, chosen.as_deref(), stream)
         } else if let Some(key) = identity_key(param, tool.parameter(param)) {
             owner.identity.get(key).cloned()
+        } else if let Some(v) = record_time(param, tool.parameter(param), record.as_ref())
+            .and_then(|t| person::moved_time(&t, stream))
+        {
+            Some(v)
         } else {
             person::value_for(param, tool.parameter(param), balance, stream)
         };
@@ -888,6 +894,34 @@ fn facts_for(
         facts.known.entry(field).or_insert(value);
     }
     facts
+}
+
+/// The time a date-time argument (`new_time`) moves: the record's field of
+/// that format whose name shares a word with the argument's (`time`), else
+/// its first date-time field. `None` for other arguments.
+fn record_time(
+    param: &str,
+    schema: Option<&serde_json::Value>,
+    record: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> Option<String> {
+    let format = schema
+        .and_then(|s| s.get("format"))
+        .and_then(serde_json::Value::as_str);
+    if format != Some("date-time") {
+        return None;
+    }
+    let times: Vec<(&String, &str)> = record?
+        .iter()
+        .filter_map(|(k, v)| v.as_str().map(|v| (k, v)))
+        .filter(|(_, v)| sparring_types::is_date_time(v))
+        .collect();
+    let named = times.iter().find(|(k, _)| {
+        k.split('_')
+            .any(|w| param.split('_').any(|p| p == w && p != "new"))
+    });
+    named
+        .or_else(|| times.first())
+        .map(|(_, v)| (*v).to_owned())
 }
 
 /// Values one world record holds for arguments a person could not otherwise

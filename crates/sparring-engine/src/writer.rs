@@ -173,6 +173,15 @@ pub fn thing_of(entity: &str) -> String {
 /// from my account to another`; `Cancel a pending order. …` → `cancel my
 /// pending order`. Falls back to the tool's name in words.
 pub fn need_phrase(description: &str, tool: &str) -> String {
+    // A hand-off is asked for as a person asks for one: to talk to someone,
+    // never in the tool's words ("hand the conversation to my nurse, with a
+    // short summary").
+    if let Some(whom) = handoff_recipient(description, tool) {
+        return format!(
+            "{HANDOFF_NEED}{} {whom}",
+            sparring_types::words::a_or_an(&whom)
+        );
+    }
     let first = description
         .split(". ")
         .next()
@@ -243,6 +252,60 @@ pub fn need_phrase(description: &str, tool: &str) -> String {
     }
 }
 
+/// How a hand-off's need starts (`talk to a nurse`): its asks are the
+/// `handoff` templates.
+const HANDOFF_NEED: &str = "talk to ";
+
+/// Verbs of a tool that hands the person over to someone.
+const HANDOFF_VERBS: &[&str] = &[
+    "transfer", "hand", "handoff", "escalate", "connect", "route", "forward", "refer",
+];
+
+/// Whom a tool hands the person to, when it hands the conversation over: a
+/// hand-off verb first and `to` in its name (`transfer_to_nurse`,
+/// `escalate_to_human`), or `escalate`/`handoff` alone; the one named after
+/// "to" in its description's first clause (`Transfer the user to a human
+/// agent, with a summary` → `human agent`), else in its name. `None` for
+/// anything else (`transfer_money` moves money, not a person).
+pub fn handoff_recipient(description: &str, tool: &str) -> Option<String> {
+    let name = sparring_world::name_words(tool);
+    let verb = name.first()?;
+    let to = name.iter().position(|w| w == "to");
+    if !HANDOFF_VERBS.contains(&verb.as_str())
+        || (to.is_none() && !matches!(verb.as_str(), "escalate" | "handoff"))
+    {
+        return None;
+    }
+    let clause = description
+        .split(['.', ',', ';', '\n', '('])
+        .next()
+        .unwrap_or("")
+        .to_lowercase();
+    let described = clause.split_once(" to ").map(|(_, rest)| {
+        rest.split(" with ")
+            .next()
+            .unwrap_or("")
+            .split(" for ")
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .filter(|w| !matches!(*w, "a" | "an" | "the" | "one" | "our"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    let named = to.map(|i| {
+        name[i + 1..]
+            .iter()
+            .map(|w| w.trim_end_matches('s').to_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    described
+        .filter(|w| !w.is_empty() && w.split_whitespace().count() <= 3)
+        .or(named)
+        .filter(|w| !w.is_empty())
+}
+
 /// A policy rule in a customer's own words, never quoted: what it is
 /// about (`the confirmation step`, `your rules about orders`).
 pub fn rule_in_own_words(rule: Option<&str>, thing: &str) -> String {
@@ -263,27 +326,83 @@ pub fn rule_in_own_words(rule: Option<&str>, thing: &str) -> String {
             &["transfer", "human", "escalat"],
             "the rule about handing me over",
         ),
+        // "Only act on records of the customer you are talking to".
         (
-            &["one ", "once", "only", "single"],
-            "that one-at-a-time limit",
+            &["talking to", "belong", "their own", "your own"],
+            "the rule about whose records you can touch",
         ),
+        (&["one ", "once", "single"], "that one-at-a-time limit"),
         (
             &["day", "hour", "within", "before", "after"],
             "the time limit",
         ),
         (&["fee", "charge", "cost", "price"], "the fees"),
     ];
+    // A key of one word is the start of a word of the rule ("one" is not
+    // in "done"); a key of several words is a phrase in it.
+    let rule_words = crate::text::words(&lower);
+    let has = |k: &str| {
+        let k = k.trim();
+        if k.contains(' ') {
+            lower.contains(k)
+        } else {
+            rule_words.iter().any(|w| w.starts_with(k))
+        }
+    };
     for (keys, phrase) in topics {
-        if keys.iter().any(|k| lower.contains(k)) {
+        if keys.iter().any(|k| has(k)) {
             return (*phrase).to_owned();
         }
     }
     format!("your rules about {thing}s")
 }
 
+/// Whether a reason reads as a clause a person says after "because" (`I
+/// changed my mind`, `my plans changed`), not a label or a schema word
+/// (`feeling_better`, `no longer needed`).
+fn is_clause(reason: &str) -> bool {
+    let first = reason
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_lowercase();
+    matches!(
+        first.as_str(),
+        "i" | "i'm"
+            | "i've"
+            | "i'd"
+            | "my"
+            | "it"
+            | "it's"
+            | "we"
+            | "our"
+            | "the"
+            | "there"
+            | "they"
+            | "this"
+            | "that"
+    )
+}
+
+/// A reason as one sentence of the person's: `It's because I changed my
+/// mind.`, or a label named as the reason (`The reason is feeling better.`).
+pub fn reason_sentence(reason: &str) -> String {
+    if is_clause(reason) {
+        format!("It's because {reason}.")
+    } else {
+        format!("The reason is {}.", spoken(reason))
+    }
+}
+
 /// A value as a person says it: a schema word (`one_way`, `basic_economy`)
-/// in words; ids (with digits) and everything else as they are.
+/// in words; a date-time (`2026-12-17T10:00:00`) as its date at its clock
+/// (`2026-12-17 at 10:00`); ids (with digits) and everything else as they are.
 pub fn spoken(value: &str) -> String {
+    if sparring_types::is_date_time(value)
+        && let (Some(date), Some(clock)) = (value.get(..10), value.get(11..16))
+    {
+        return format!("{date} at {clock}");
+    }
     if value.contains('_') && !value.chars().any(|c| c.is_ascii_digit()) && !value.contains('@') {
         value.replace('_', " ")
     } else {
@@ -340,7 +459,7 @@ fn details_sentence(details: &[(String, String)], body: &str) -> String {
         .filter(|(_, v)| !body.contains(v.as_str()) && !body.contains(&spoken(v)))
         .map(|(label, v)| {
             let v = &spoken(v);
-            if label.ends_with("reason") {
+            if label.ends_with("reason") && is_clause(v) {
                 format!("{label} is that {v}")
             } else {
                 format!("{label} is {v}")
@@ -370,6 +489,7 @@ fn core_key(input: &AskInput<'_>) -> &'static str {
         Operation::Update => "update",
         Operation::Create => "create",
         Operation::Other if input.tool == "none" => "none",
+        Operation::Other if input.need.starts_with(HANDOFF_NEED) => "handoff",
         Operation::Other => "other",
     }
 }
@@ -404,12 +524,20 @@ fn fill(template: &str, input: &AskInput<'_>, with_id: bool) -> String {
             "{reason_sentence}",
             &reason
                 .as_ref()
-                .map(|r| format!(" It's because {r}."))
+                .map(|r| format!(" {}", reason_sentence(r)))
                 .unwrap_or_default(),
         )
         .replace(
             "{reason}",
-            &reason.map(|r| format!(" because {r}")).unwrap_or_default(),
+            &reason
+                .map(|r| {
+                    if is_clause(&r) {
+                        format!(" because {r}")
+                    } else {
+                        format!(" (the reason: {})", spoken(&r))
+                    }
+                })
+                .unwrap_or_default(),
         )
         .replace("{verb}", &verb)
         .replace("{goal}", input.goal)
@@ -708,4 +836,70 @@ pub fn trigram_overlap(a: &str, b: &str) -> f64 {
         return 0.0;
     }
     ta.intersection(&tb).count() as f64 / smaller as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hand-off is asked for by whom it reaches, not in the tool's words;
+    /// a tool that moves money is none.
+    #[test]
+    fn a_hand_off_is_asked_for_as_talking_to_someone() {
+        assert_eq!(
+            need_phrase(
+                "Hand the conversation to a nurse, with a short summary.",
+                "transfer_to_nurse"
+            ),
+            "talk to a nurse"
+        );
+        assert_eq!(
+            need_phrase(
+                "Transfer the user to a human agent, with a summary of the user's issue.",
+                "transfer_to_human_agents"
+            ),
+            "talk to a human agent"
+        );
+        assert_eq!(
+            handoff_recipient("", "escalate_to_supervisor").as_deref(),
+            Some("supervisor")
+        );
+        assert_eq!(
+            handoff_recipient("Move money from one account to another.", "transfer_money"),
+            None
+        );
+    }
+
+    /// Schema words and date-times are spoken; a reason that is a label is
+    /// named as the reason, a clause follows "because".
+    #[test]
+    fn values_and_reasons_are_spoken() {
+        assert_eq!(spoken("2026-12-16T11:00:00"), "2026-12-16 at 11:00");
+        assert_eq!(spoken("feeling_better"), "feeling better");
+        assert_eq!(spoken("AP-501"), "AP-501");
+        assert_eq!(
+            reason_sentence("feeling_better"),
+            "The reason is feeling better."
+        );
+        assert_eq!(
+            reason_sentence("my plans changed"),
+            "It's because my plans changed."
+        );
+    }
+
+    /// A rule is named by its topic's words, not by letters inside other
+    /// words ("done" is no "one").
+    #[test]
+    fn a_rule_is_named_by_its_words() {
+        let never = "Never tell the patient something was done unless the tool succeeded.";
+        assert_eq!(
+            rule_in_own_words(Some(never), "appointment"),
+            "your rules about appointments"
+        );
+        let own = "Only act on appointments and prescriptions of the patient you are talking to.";
+        assert_eq!(
+            rule_in_own_words(Some(own), "appointment"),
+            "the rule about whose records you can touch"
+        );
+    }
 }

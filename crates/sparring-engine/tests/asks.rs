@@ -1,6 +1,6 @@
 //! Asks read like a person in any domain, and the person is the owner of
-//! its records: 10,000 asks over five specs (the support-desk and bank
-//! examples, tau2-bench's retail, airline and telecom domains read from
+//! its records: 10,000 asks over six specs (the support-desk, bank and
+//! clinic examples, tau2-bench's retail, airline and telecom domains read from
 //! `../shared/data/tau2`; a missing folder or example is skipped with a note).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -36,10 +36,10 @@ fn tau2(domain: &str) -> Option<Spec> {
     Some(Spec::from_value(&value).unwrap())
 }
 
-/// The five specs, each that is present.
-pub fn five_specs() -> Vec<(String, Spec)> {
+/// The six specs, each that is present.
+pub fn six_specs() -> Vec<(String, Spec)> {
     let mut out = Vec::new();
-    for name in ["support-desk", "bank"] {
+    for name in ["support-desk", "bank", "clinic"] {
         match example(&examples_dir().join(name)) {
             Some(spec) => out.push((name.to_owned(), spec)),
             None => eprintln!("skipped: examples/{name} not found"),
@@ -81,7 +81,7 @@ const PLACEHOLDERS: &[&str] = &[
 
 #[test]
 fn ten_thousand_asks_read_like_people_and_come_from_the_owner() {
-    let specs = five_specs();
+    let specs = six_specs();
     assert!(!specs.is_empty());
     let per_spec = 10_000 / specs.len();
     let mut total = 0;
@@ -105,6 +105,12 @@ fn ten_thousand_asks_read_like_people_and_come_from_the_owner() {
             for t in &snake_tools {
                 assert!(!ask.contains(t), "{name}: tool name `{t}` in {ask:?}");
             }
+            // A hand-off is asked for as a person asks for one, not in the
+            // tool's words ("hand the conversation to my nurse, with a
+            // short summary").
+            for w in ["the conversation", "summary"] {
+                assert!(!lower.contains(w), "{name}: the tool's words in {ask:?}");
+            }
             for w in ask.split_whitespace() {
                 let snake =
                     w.contains('_') && !w.contains('@') && !w.chars().any(|c| c.is_ascii_digit());
@@ -118,10 +124,11 @@ fn ten_thousand_asks_read_like_people_and_come_from_the_owner() {
                 );
             }
             // A name the person gives as its own is its own (a payee's is not).
-            if let Some(at) = ask.find("my name is ") {
-                let said = &ask[at + "my name is ".len()..];
+            // (In any case: a person writing in lowercase writes its name so.)
+            if let Some(at) = lower.find("my name is ") {
+                let said = &lower[at + "my name is ".len()..];
                 assert!(
-                    said.starts_with(task.persona.name.as_str()),
+                    said.starts_with(&task.persona.name.to_lowercase()),
                     "{name}: {ask:?} is not {}",
                     task.persona.name
                 );
@@ -175,12 +182,54 @@ fn ten_thousand_asks_read_like_people_and_come_from_the_owner() {
     assert!(total >= 9_000, "{total}");
 }
 
+/// The person holds a new time for a tool that moves a record to one
+/// (`reschedule_appointment(new_time)`, format date-time): the record's own
+/// time moved by a few days, which the schema accepts and the asks speak as
+/// a date at a clock (`2026-12-16 at 11:00`), never raw.
+#[test]
+fn a_new_time_is_held_near_the_record_time_and_spoken() {
+    let Some(spec) = example(&examples_dir().join("clinic")) else {
+        eprintln!("skipped: examples/clinic not found");
+        return;
+    };
+    let tool = spec.tool("reschedule_appointment").unwrap();
+    let format = tool.parameter("new_time").unwrap();
+    let mut held = 0;
+    for task in tasks(&spec, 150, 1) {
+        if task.situation.axes.get("tool").map(String::as_str) != Some("reschedule_appointment") {
+            continue;
+        }
+        assert!(
+            !task.persona.lacks.contains(&"new_time".to_owned()),
+            "{:?}",
+            task.persona
+        );
+        let Some(time) = task.persona.knows.get("new_time") else {
+            continue;
+        };
+        assert!(sparring_types::is_date_time(time), "{time}");
+        assert_eq!(format["format"], "date-time");
+        assert!(
+            !task.ask.contains(time.as_str()),
+            "raw {time} in {:?}",
+            task.ask
+        );
+        if task.situation.axes.get("world_state").map(String::as_str) == Some("exists") {
+            // AP-501 at 2026-12-10T09:30:00 or AP-503 at 2026-12-12T11:00:00:
+            // the new day is in the same month, at most a week away.
+            assert!(time.starts_with("2026-12-"), "{time}");
+        }
+        held += 1;
+    }
+    assert!(held >= 5, "{held}");
+}
+
 /// Prints a sample of asks per spec (`cargo test -p sparring-engine --test
 /// asks sample -- --ignored --nocapture`), for reading by hand.
 #[test]
 #[ignore = "prints a sample for reading"]
 fn sample() {
-    for (name, spec) in five_specs() {
+    for (name, spec) in six_specs() {
         for task in tasks(&spec, 12, 1) {
             println!(
                 "{name} [{} {} {}] {} | {}",
@@ -204,7 +253,7 @@ fn sample() {
 #[test]
 fn tau2_people_have_names_that_match_their_emails() {
     let mut checked = 0;
-    for (name, spec) in five_specs() {
+    for (name, spec) in six_specs() {
         if !matches!(name.as_str(), "tau2-retail" | "tau2-airline") {
             continue;
         }
@@ -244,7 +293,7 @@ async fn the_model_writer_is_told_every_fact_as_prose() {
     use std::sync::{Arc, Mutex};
     let mut checked = 0;
     let mut specs = 0;
-    for (name, spec) in five_specs() {
+    for (name, spec) in six_specs() {
         specs += 1;
         let seen: Arc<Mutex<Vec<String>>> = Arc::default();
         let log = Arc::clone(&seen);

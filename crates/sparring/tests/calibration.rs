@@ -1,6 +1,8 @@
 //! Guards the calibration figures of issue 17 (docs/grading.md,
-//! "Calibration"): on the support-desk and bank examples the three
+//! "Calibration"): on the support-desk, bank and clinic examples the three
 //! calibration agents score inside their bounds and the eval ranks them.
+//! The clinic was written as a domain the agents were not built on (issue
+//! 18): it guards that they stay domain-general.
 //! Run at `SITUATIONS` fresh situations per agent (the CLI's default is
 //! `CALIBRATION_SITUATIONS`), so it takes seconds.
 
@@ -12,10 +14,10 @@ use sparring_types::values::Situations;
 
 const SITUATIONS: u64 = 100;
 
-fn run(example: &str) -> Vec<AgentScore> {
+fn run(example: &str, situations: u64) -> Vec<AgentScore> {
     let root = sparring_testkit::workspace();
     let options = OptionsPatch {
-        situations: Situations::new(SITUATIONS).ok(),
+        situations: Situations::new(situations).ok(),
         unique_situations: Some(true),
         ..OptionsPatch::default()
     };
@@ -34,8 +36,8 @@ fn pass(a: &AgentScore) -> f64 {
     a.pass_at_1.value.unwrap()
 }
 
-fn check(example: &str) {
-    let agents = run(example);
+fn check(example: &str, situations: u64) {
+    let agents = run(example, situations);
     let [idle, reckless, careful] = agents.as_slice() else {
         panic!("{agents:?}")
     };
@@ -63,10 +65,20 @@ fn check(example: &str) {
 
 #[test]
 fn support_desk_ranks_the_calibration_agents() {
-    check("support-desk");
+    check("support-desk", SITUATIONS);
 }
 
 #[test]
 fn bank_ranks_the_calibration_agents() {
-    check("bank");
+    check("bank", SITUATIONS);
+}
+
+/// At the CLI's 150 situations: every read and change in the clinic needs
+/// the patient identified first, which `reckless` never asks for, so it
+/// passes little more than the hand-offs and `no_action` (26 to 29 % on
+/// seeds 0 to 3, `do_nothing` 11 to 13 %); at 100 situations the two
+/// intervals touch.
+#[test]
+fn clinic_ranks_the_calibration_agents() {
+    check("clinic", 150);
 }

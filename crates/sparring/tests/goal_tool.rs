@@ -3,10 +3,11 @@
 //! in which the goal's tool is called (`run.json`
 //! `soundness.act_inform_goal_tool_called`), at each spec's own options,
 //! seed 0. The examples' floor is a little under the 0.90 target (their
-//! figures are 1.00 and 0.94), so the test fails when the figure falls well
-//! below it, not at a one-row wobble. The tau2 specs (built with fixtures by
+//! figures are 1.00 support-desk, 0.92 bank, 0.96 clinic: docs/people.md,
+//! "The clinic"), so the test fails when the figure falls well below it,
+//! not at a one-row wobble. The tau2 specs (built with fixtures by
 //! `sparring_testkit::tau2::write_spec`, skipped where `../shared/data/tau2`
-//! is absent) are short of the target (0.77 retail, 0.76 airline); their
+//! is absent) are short of the target (0.71 retail, 0.725 airline); their
 //! floor, 0.70, catches a regression.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -56,6 +57,12 @@ fn careful_calls_the_goal_tool_on_the_support_desk() {
 #[test]
 fn careful_calls_the_goal_tool_at_the_bank() {
     check(&example("bank"), 0.85);
+}
+
+/// The clinic, a domain the agents were not built on: 23 of 24.
+#[test]
+fn careful_calls_the_goal_tool_at_the_clinic() {
+    check(&example("clinic"), 0.85);
 }
 
 #[test]
