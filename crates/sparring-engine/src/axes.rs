@@ -29,7 +29,7 @@
 //! one of the pinned conditions.
 
 use sparring_grid::{CoveringArray, Effort, GridError, GridProblem};
-use sparring_types::{AxesSpec, Spec};
+use sparring_types::{AxesSpec, Spec, singular};
 pub use sparring_world::TERMINAL_STATUSES;
 use sparring_world::{Operation, ToolModel, World};
 use std::collections::BTreeMap;
@@ -152,14 +152,18 @@ impl Axes {
         for s in 1..WORLD_STATES.len() {
             forbidden.push(((TOOL, none), (STATE, s)));
         }
+        // Nor does a rule about some tools bear on it: the person asks for
+        // nothing those tools do.
+        for (r, rule) in rules.iter().enumerate() {
+            if !rule.tools.is_empty() {
+                forbidden.push(((TOOL, none), (RULE, r)));
+            }
+        }
         let required = spec
             .seeds
             .iter()
             .map(|seed| {
-                let lower = seed.to_lowercase();
-                let tool = models
-                    .iter()
-                    .position(|m| action_words(m).iter().any(|w| lower.contains(w.as_str())));
+                let tool = seed_tool(seed, &models, spec, &world);
                 vec![Some(tool.unwrap_or(none)), None, Some(0), Some(0), Some(0)]
             })
             .collect();
@@ -412,6 +416,75 @@ fn action_words(model: &ToolModel) -> Vec<String> {
     words
 }
 
+/// The tool a seed ask is about: the acting tool whose verb the ask uses
+/// (its name's, its description's first word, "Move money …"), the one on
+/// the records the ask names by id first; else a read of a record the ask
+/// names (the one whose noun it uses, `balance` → `get_balance`, else the
+/// entity's plain read). `None`: the ask names no action and no record.
+pub fn seed_tool(seed: &str, models: &[ToolModel], spec: &Spec, world: &World) -> Option<usize> {
+    let words: Vec<String> = seed
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    // The entities of the records the ask names by id.
+    let tokens: Vec<&str> = seed
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '?' | '!' | '(' | ')' | ';'))
+        .map(|t| t.trim_end_matches(['.', ':']))
+        .filter(|t| t.chars().any(|c| c.is_ascii_digit()))
+        .collect();
+    let named: Vec<String> = world
+        .entities()
+        .into_iter()
+        .filter(|e| {
+            let ids = world.ids(e);
+            tokens.iter().any(|t| ids.iter().any(|id| id == t))
+        })
+        .collect();
+    let uses = |verb: &str| {
+        let stem = verb.trim_end_matches('e');
+        stem.len() >= 3
+            && words
+                .iter()
+                .any(|w| w.starts_with(stem) && w.len() <= verb.len() + 3)
+    };
+    let on_named = |m: &ToolModel| m.entity.as_ref().is_some_and(|e| named.contains(e));
+    let mut best: Option<(u32, usize)> = None;
+    for (i, m) in models.iter().enumerate() {
+        let described = spec
+            .tool(&m.name)
+            .and_then(|t| t.description.split_whitespace().next())
+            .map(str::to_lowercase)
+            .unwrap_or_default();
+        let score = if m.acts() || m.money.is_some() {
+            let mut verbs = action_words(m);
+            verbs.push(m.verb.clone());
+            verbs.push(described);
+            if !verbs.iter().any(|v| uses(v)) {
+                continue;
+            }
+            4 + u32::from(on_named(m))
+        } else if m.operation == Operation::Read && m.id_param.is_some() && on_named(m) {
+            let noun = m.head.as_deref().is_some_and(|h| {
+                h.split('_')
+                    .all(|part| words.iter().any(|w| singular(w) == singular(part)))
+            });
+            // A read of a field the ask names (`balance`) over the plain
+            // read of its record.
+            let field =
+                noun && m.head.as_deref().map(singular) != m.entity.as_deref().map(singular);
+            1 + 2 * u32::from(noun) + u32::from(field)
+        } else {
+            continue;
+        };
+        if best.is_none_or(|(s, _)| score > s) {
+            best = Some((score, i));
+        }
+    }
+    best.map(|(_, i)| i)
+}
+
 /// What a list of asks never touches.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Gap {
@@ -539,11 +612,13 @@ mod tests {
             ]
         );
         assert_eq!(axes.values[1][0], "confirm-amount-before-issuing-refund");
-        // The refund rule meets refund_order and no tool, not cancel_order.
+        // The refund rule meets refund_order, not cancel_order, nor the
+        // situation that needs no tool; `none` goes with rule `none` only.
         assert!(axes.forbidden.contains(&((0, 1), (1, 0))));
         assert!(!axes.forbidden.contains(&((0, 0), (1, 0))));
-        // `none` goes with every rule.
-        assert!(!axes.forbidden.iter().any(|(t, r)| *t == (0, 2) && r.0 == 1));
+        assert!(axes.forbidden.contains(&((0, 2), (1, 0))));
+        assert!(axes.forbidden.contains(&((0, 2), (1, 1))));
+        assert!(!axes.forbidden.contains(&((0, 2), (1, 2))));
     }
 
     fn refund_spec(axes: &serde_json::Value) -> Result<Spec, sparring_types::SpecError> {

@@ -122,6 +122,7 @@ impl Facts {
         let mut facts = Self::new(name, &Operation::Other, None, "request");
         "get what I asked for".clone_into(&mut facts.goal);
         // Ids the seed names are facts the person can repeat.
+        let mut ids: Vec<String> = Vec::new();
         for w in ask.split_whitespace() {
             let w = w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '#'));
             // A date ("born 1984-03-12") or an amount ("250.00") is no id.
@@ -130,11 +131,17 @@ impl Facts {
                 && w.chars()
                     .all(|c| c.is_ascii_digit() || c == '.' || c == ',');
             if w.len() >= 4 && w.chars().any(|c| c.is_ascii_digit()) && !date && !number {
-                facts
-                    .known
-                    .entry("id".to_owned())
-                    .or_insert_with(|| w.to_owned());
+                ids.push(w.to_owned());
             }
+        }
+        ids.dedup();
+        if let Some(first) = ids.first() {
+            facts.known.insert("id".to_owned(), first.clone());
+        }
+        // Every record the seed names is the person's own ("from my checking
+        // A-1001 to my savings A-1002"): a proposal naming one is no stranger's.
+        if ids.len() > 1 {
+            facts.known.insert("named_ids".to_owned(), ids.join(", "));
         }
         facts
     }
@@ -937,6 +944,13 @@ mod tests {
         assert_eq!(f.known.get("id").map(String::as_str), Some("AP-501"));
         let f = Facts::for_seed("Where is order 12345?", "Ben");
         assert_eq!(f.known.get("id").map(String::as_str), Some("12345"));
+        assert!(!f.known.contains_key("named_ids"));
+        let f = Facts::for_seed("Move $250 from A-1001 to A-1002.", "Ana");
+        assert_eq!(f.known.get("id").map(String::as_str), Some("A-1001"));
+        assert_eq!(
+            f.known.get("named_ids").map(String::as_str),
+            Some("A-1001, A-1002")
+        );
     }
 
     /// A confirmation's turn counts every reply the person answered, also

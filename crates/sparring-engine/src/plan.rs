@@ -280,6 +280,15 @@ fn finish_plan(
                     .unwrap_or_else(|| identity::draw_generated(&mut stream));
                 let mut facts = Facts::for_seed(ask, owner.name());
                 facts.set_owner(&owner);
+                // The record the seed names, when it is one of its tool's:
+                // the goal is about that record.
+                if let Some(m) = model
+                    && let (Some(param), Some(entity)) = (&m.id_param, &m.entity)
+                    && let Some(id) = facts.known.get("id").cloned()
+                    && task_world.record(entity, &id).is_some()
+                {
+                    facts.id = Some((param.clone(), id));
+                }
                 facts
             }
             (None, Some(model)) => {

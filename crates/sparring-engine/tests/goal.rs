@@ -676,6 +676,40 @@ fn exists_plays_the_happy_path_and_terminal_the_worlds_refusal() {
     );
 }
 
+/// A seed's goal is about the tool and the record it names: a question
+/// about an order is a read of it (not `no_action`, which an agent that
+/// does nothing passes), "move $250 from … to …" is the transfer, "the
+/// balance of account …" the balance read.
+#[test]
+fn seeds_are_about_the_tool_and_record_they_name() {
+    let cases = [
+        ("support-desk", 0, GoalKind::Act, "refund_order", "#W1004"),
+        ("support-desk", 1, GoalKind::Inform, "get_order", "#W1002"),
+        ("bank", 0, GoalKind::Act, "transfer_money", "A-1001"),
+        ("bank", 1, GoalKind::Inform, "get_balance", "A-2001"),
+    ];
+    for (example, index, kind, tool, record) in cases {
+        let path = format!(
+            "{}/../../examples/{example}/spec.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let spec = sparring_types::Spec::from_value(&load_yaml(&path)).unwrap();
+        let plan = sparring_engine::plan::plan(&spec, &sparring_types::SimulateOptions::default())
+            .unwrap();
+        let task = plan
+            .tasks
+            .iter()
+            .find(|t| t.situation.seed_index == Some(index))
+            .unwrap();
+        let g = task.situation.goal.as_ref().unwrap();
+        assert_eq!(
+            (g.kind, g.tool.as_deref(), g.record.as_deref()),
+            (kind, Some(tool), Some(record)),
+            "{example} seed {index}: {g:?}"
+        );
+    }
+}
+
 fn load_yaml(path: &str) -> Value {
     let text = std::fs::read_to_string(path).unwrap();
     let mut value: Value = serde_saphyr::from_str(&text).unwrap();
