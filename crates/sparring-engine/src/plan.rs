@@ -287,6 +287,10 @@ fn finish_plan(
                     && let Some(id) = facts.known.get("id").cloned()
                     && task_world.record(entity, &id).is_some()
                 {
+                    // Known under the tool's own name for it, the field the
+                    // row's `persona.id_field` names.
+                    facts.known.remove("id");
+                    facts.known.insert(param.clone(), id.clone());
                     facts.id = Some((param.clone(), id));
                 }
                 facts
