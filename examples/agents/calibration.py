@@ -35,7 +35,7 @@ SYNONYMS = {
     "open": ["open"],
     "return": ["return"],
     "exchange": ["exchange", "swap"],
-    "book": ["book", "reserve", "new"],
+    "book": ["book", "reserve", "new", "create", "set up"],
     "pay": ["pay"],
     "add": ["add", "new", "set up", "create", "save", "book"],
     "create": ["create", "new", "set up", "open"],
@@ -59,6 +59,8 @@ DATE_TIME = re.compile(r"\b(\d{4}-\d{2}-\d{2})(?:T|\s+at\s+|\s+)(\d{1,2}):(\d{2}
 DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 # Verbs of a tool that hands the person over to someone (`transfer_to_nurse`).
 HANDOFF_VERBS = {"transfer", "hand", "handoff", "escalate", "connect", "route", "forward", "refer"}
+# Words that ask for something new, whatever the tool's verb.
+NEW_CUES = ["new", "create", "set up"]
 # Words a person asks for someone to talk to with.
 HANDOFF_CUES = ["talk", "speak", "connect", "put me through", "transfer", "hand me", "escalate"]
 # A description's first word that says nothing of what the tool does.
@@ -302,7 +304,11 @@ class Conversation:
                         continue
                     return True
                 return False
-            if not any(used(c) for c in cues):
+            # "a new certificate": words that ask for something new name a
+            # write tool whose noun they come with.
+            noun_said = any(w.rstrip("s") in said_words for w in t.name_words[1:] if len(w) > 3)
+            if not any(used(c) for c in cues) and not (
+                    noun_said and any(used(c) for c in NEW_CUES)):
                 continue
             score = 3 + sum(1 for w in t.name_words[1:] if w in said_words or w.rstrip("s") in said_words)
             # "my profile" is the person's own record, not one of theirs.

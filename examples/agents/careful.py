@@ -310,7 +310,9 @@ def other_arguments(c, tool, arguments, record=None):
             asks.append(Ask(f"What {label} would you like?"))
             continue
         arguments[param] = value
-    return asks if asks else arguments
+    # One question each, in the order asked (a search's missing origin is
+    # also the tool's own).
+    return list(dict.fromkeys(asks)) if asks else arguments
 
 
 def choose(c, tool, param):
@@ -412,14 +414,19 @@ def object_list(c, tool, param, arguments, record):
             continue
         args = {p: known.get(p) if known.get(p) is not None else c.value_for(p, t) for p in t.required}
         have = sum(v is not None for v in args.values())
-        if any(p in known for p in t.required) and c.last_call(t.name) is None \
+        # A search that takes something known, or one named for what the
+        # list holds (`flights`: `search_direct_flight`) before anything is.
+        about = any(p in known for p in t.required) or param.rstrip("s") in t.name
+        if about and c.last_call(t.name) is None \
                 and (best is None or have > best[2]):
             best = (t, args, have)
     if best is not None:
         t, args, have = best
         if have == len(args):
             return call(t.name, args)
-        missing = [p for p, v in args.items() if v is None]
+        # The tool's own arguments are asked for beside this question.
+        missing = sorted((p for p, v in args.items() if v is None),
+                         key=lambda p: p in tool.required)
     label = missing[0].replace("_", " ")
     if c.asked(f"what {label}"):
         return say(f"Without the {label} I can't go on, sorry.")

@@ -339,8 +339,24 @@ fn finish_plan(
         };
         let input = AskInput {
             operation: &op,
-            search: model
-                .is_some_and(|m| m.id_param.is_none() && matches!(m.operation, Operation::Read)),
+            // A search by the person's details or number ("which orders do
+            // you have under my email?", `list_accounts(customer_id)`); a
+            // read that takes neither an id nor them (`search_onestop_flight`,
+            // `list_all_airports`) is asked for in its description's words.
+            search: model.is_some_and(|m| {
+                m.id_param.is_none()
+                    && matches!(m.operation, Operation::Read)
+                    && (m
+                        .references
+                        .iter()
+                        .any(|(_, e)| identity::is_owner_entity(e))
+                        || spec.tool(&m.name).is_some_and(|t| {
+                            t.parameter_names()
+                                .iter()
+                                .any(|p| identity_key(p, t.parameter(p)).is_some())
+                        }))
+            }),
+            by_id: model.is_some_and(|m| m.id_param.is_some()),
             thing: &thing,
             id: id.as_deref(),
             wants: &facts.wants,
@@ -362,6 +378,7 @@ fn finish_plan(
         let read = Operation::Read;
         let second = AskInput {
             operation: &read,
+            by_id: true,
             tier: "ordinary",
             ..input.clone()
         };
@@ -371,7 +388,10 @@ fn finish_plan(
             Some(ask) => writer::seed_phrasings(templates, ask, &input, n, &mut stream),
             None => writer::phrasings(templates, &input, second, n, &mut stream),
         };
+        // Several records matter to a tool that takes one: a booking or a
+        // search names none of them, so the ask does not list them.
         if state == "several"
+            && model.is_some_and(|m| m.id_param.is_some())
             && let Some(others) = facts.known.get("other_ids")
         {
             // Each phrasing lists them in its own words (the first as

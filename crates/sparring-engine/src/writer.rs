@@ -106,9 +106,14 @@ pub fn draw_style(stream: &mut Stream) -> &'static str {
 pub struct AskInput<'a> {
     /// What the tool does.
     pub operation: &'a Operation,
-    /// Whether the tool takes an id but not the person's details (a search
-    /// by email is written differently from a look-up by id).
+    /// Whether the tool is a read that takes no record id but the person's
+    /// details (a search by email is written differently from a look-up by
+    /// id).
     pub search: bool,
+    /// Whether the tool takes a record's id (`get_order(order_id)`); a read
+    /// that takes neither an id nor the person's details
+    /// (`search_onestop_flight`) is asked for in its description's words.
+    pub by_id: bool,
     /// The entity, singular (`order`).
     pub thing: &'a str,
     /// The record's id, if the person has one.
@@ -218,6 +223,18 @@ pub fn need_phrase(description: &str, tool: &str) -> String {
     if words.len() < 2 || words.len() > 14 || !verb_first {
         return tool_words;
     }
+    // The customer as the subject of a verb speaks as "I" ("list the
+    // accounts the customer holds": "the accounts I hold", not "me holds").
+    let mut cut = cut;
+    for subject in ["the user", "the customer", "a customer", "a user"] {
+        for (verb, own) in SUBJECT_VERBS {
+            cut = cut.replace(&format!("{subject} {verb} "), &format!("I {own} "));
+            if cut.ends_with(&format!("{subject} {verb}")) {
+                let at = cut.len() - subject.len() - verb.len() - 1;
+                cut = format!("{}I {own}", &cut[..at]);
+            }
+        }
+    }
     let cut = cut
         .replace("the user's", "my")
         .replace("the customer's", "my")
@@ -251,6 +268,18 @@ pub fn need_phrase(description: &str, tool: &str) -> String {
         phrase
     }
 }
+
+/// Verbs a description gives the customer as its subject, with the form
+/// they take after "I".
+const SUBJECT_VERBS: &[(&str, &str)] = &[
+    ("holds", "hold"),
+    ("has", "have"),
+    ("owns", "own"),
+    ("is", "am"),
+    ("wants", "want"),
+    ("needs", "need"),
+    ("uses", "use"),
+];
 
 /// How a hand-off's need starts (`talk to a nurse`): its asks are the
 /// `handoff` templates.
@@ -476,7 +505,8 @@ fn details_sentence(details: &[(String, String)], body: &str) -> String {
 fn core_key(input: &AskInput<'_>) -> &'static str {
     match input.operation {
         Operation::Read if input.search => "search",
-        Operation::Read => "read",
+        Operation::Read if input.by_id || input.need.is_empty() => "read",
+        Operation::Read => "other",
         Operation::StateChange(_) => "state_change",
         // An update whose name is not a plain change (`transfer_money`,
         // `exchange_items`) is asked for in its description's words.
@@ -491,6 +521,20 @@ fn core_key(input: &AskInput<'_>) -> &'static str {
         Operation::Other if input.tool == "none" => "none",
         Operation::Other if input.need.starts_with(HANDOFF_NEED) => "handoff",
         Operation::Other => "other",
+    }
+}
+
+/// Whether the vague tier may leave the goal itself out ("something is
+/// wrong with my order"): only an ask about a record the person has. A
+/// person who wants something new (a booking, a hand-off, a search, a sum)
+/// says what, and leaves out the details until asked; "something is wrong
+/// with my reservation" from someone who wants to book one would be a
+/// different task, which no agent could tell.
+fn hides_goal(input: &AskInput<'_>) -> bool {
+    match core_key(input) {
+        "read" | "state_change" | "update" => true,
+        "other" => input.id.is_some() || input.several,
+        _ => false,
     }
 }
 
@@ -582,15 +626,17 @@ pub fn phrasings(
         let k = attempt;
         attempt += 1;
         let with_id = input.tier != "ambiguous";
-        let core = if input.tier == "ambiguous" && (input.id.is_none() || k % 2 == 1) {
-            pick_nth(templates.list("core", "vague"), k, base)
-        } else {
-            order
-                .get(k % order.len().max(1))
-                .and_then(|i| cores.get(*i))
-                .cloned()
-                .unwrap_or_default()
-        };
+        let core =
+            if input.tier == "ambiguous" && hides_goal(input) && (input.id.is_none() || k % 2 == 1)
+            {
+                pick_nth(templates.list("core", "vague"), k, base)
+            } else {
+                order
+                    .get(k % order.len().max(1))
+                    .and_then(|i| cores.get(*i))
+                    .cloned()
+                    .unwrap_or_default()
+            };
         let mut body = fill(&core, input, with_id);
         // The facts the task needs: every tier but the vague one states them.
         if input.tier != "ambiguous" || input.several {
@@ -867,6 +913,23 @@ mod tests {
         assert_eq!(
             handoff_recipient("Move money from one account to another.", "transfer_money"),
             None
+        );
+    }
+
+    /// The customer as a verb's subject is "I": "the accounts I hold".
+    #[test]
+    fn the_customer_as_a_subject_is_i() {
+        assert_eq!(
+            need_phrase("List the accounts the customer holds.", "list_accounts"),
+            "list the accounts I hold"
+        );
+        assert_eq!(
+            need_phrase("List the payees a customer has saved.", "list_payees"),
+            "list the payees I have saved"
+        );
+        assert_eq!(
+            need_phrase("Send the user a certificate.", "send_certificate"),
+            "send me my certificate"
         );
     }
 
