@@ -352,6 +352,12 @@ class Conversation:
                     score += 2 if t.id_param and w.rstrip("s") == entity(t.id_param) else 3
                 elif w in OWNER_WORDS and "profile" in said_words:
                     score += 3
+            # "list the transfers": the tool's own verb and noun together
+            # outweigh a noun other tools share ("from my account").
+            verb = t.name_words[0] if t.name_words else ""
+            if any(re.search(r"\b" + re.escape(verb) + r"\b(?:\s+\w+){0,2}?\s+" + re.escape(w.rstrip("s")),
+                             text) for w in t.name_words[1:] if len(w) > 3):
+                score += 2
             if t.id_param is None:
                 return score + (3 if t in searches else -0.5)
             if self.ids_for(t.id_param, said):

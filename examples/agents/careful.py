@@ -272,16 +272,29 @@ def other_arguments(c, tool, arguments, record=None):
         if param.endswith("_ids") and not param.startswith("new_"):
             single = param[:-1]
             said = [v for v, _ in c.ids_for(single, c.user_text)]
-            listed = [str(e[single]) for v in (record or {}).values() if isinstance(v, list)
-                      for e in v if isinstance(e, dict) and e.get(single) is not None]
+            lines = [e for v in (record or {}).values() if isinstance(v, list)
+                     for e in v if isinstance(e, dict) and e.get(single) is not None]
+            listed = [str(e[single]) for e in lines]
             if said and (not listed or set(said) <= set(listed)):
                 arguments[param] = said
+                continue
+            # "the Water Bottle in red, size XL": the lines the words describe.
+            described = [str(e[single]) for e in lines if described_by(c.user_text, e)]
+            if described:
+                arguments[param] = described[:1]
                 continue
             if listed:
                 arguments[param] = listed
                 continue
             if record is None:
                 continue  # the record, once read, lists them
+        if param.startswith("new_") and param.endswith("_ids") and record is not None:
+            value = replacements(c, param, arguments, record)
+            if isinstance(value, dict):
+                return value  # the read that lists the options
+            if value:
+                arguments[param] = value
+                continue
         if item_schema(tool, param) is not None:
             if record is None:
                 continue  # assembled once the records are read
@@ -313,6 +326,61 @@ def other_arguments(c, tool, arguments, record=None):
     # One question each, in the order asked (a search's missing origin is
     # also the tool's own).
     return list(dict.fromkeys(asks)) if asks else arguments
+
+
+def option_values(line):
+    """The plain values that tell one option of a thing from another: its
+    `options` (colour, size), else its own text fields that are no ids."""
+    fields = line.get("options") if isinstance(line.get("options"), dict) else line
+    return [str(v) for k, v in fields.items()
+            if isinstance(v, (str, int, float)) and not isinstance(v, bool)
+            and not k.endswith("_id") and k not in ("name", "price", "available")]
+
+
+def described_by(text, line):
+    """Whether the person's words name this line: every option value, as
+    a whole word, and its name when it has one."""
+    low = " " + text.lower() + " "
+    values = option_values(line)
+    name = str(line.get("name") or "").lower()
+    return bool(values) and (not name or name in low) and all(
+        re.search(r"\b" + re.escape(v.lower()) + r"\b", low) for v in values)
+
+
+def replacements(c, param, arguments, record):
+    """The new things an exchange asks for (`new_item_ids`), from words
+    ("what I want instead is the Water Bottle in blue, size M"): ids the
+    person gave, else the other options of the old things, read from the
+    record each old line names (`product_id`: `get_product_details`), whose
+    values the words name. A call to make first, the ids, or None."""
+    single = param[4:-1]
+    olds = [str(x) for x in arguments.get(param[4:]) or []]
+    said = [v for v, _ in c.ids_for(single, c.user_text) if v not in olds]
+    if said:
+        return said
+    lines = [e for v in record.values() if isinstance(v, list) for e in v
+             if isinstance(e, dict) and str(e.get(single)) in olds]
+    found = []
+    for line in lines:
+        for key, ref in line.items():
+            if key == single or not key.endswith("_id"):
+                continue
+            reader = next((t for t in c.tools if t.reads and t.id_param == key), None)
+            if reader is None:
+                continue
+            done = c.last_call(reader.name, {key: ref})
+            if done is None:
+                return call(reader.name, {key: ref})
+            result = done[2].get("result") if isinstance(done[2], dict) else None
+            options = [o for v in (result or {}).values() if isinstance(v, dict)
+                       for o in v.values() if isinstance(o, dict) and o.get(single) is not None]
+            fits = [o for o in options if str(o[single]) not in olds
+                    and o.get("available") is not False
+                    and described_by(c.user_text, dict(o, name=""))]
+            if fits:
+                found.append(str(fits[0][single]))
+                break
+    return found or None
 
 
 def choose(c, tool, param):

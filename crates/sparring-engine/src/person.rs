@@ -702,7 +702,12 @@ impl Person {
                 w.windows(2)
                     .any(|p| p[0] == *x && matches!(p[1].as_str(), "address" | "number"))
             });
-            let hits = fw.iter().filter(|x| has(x)).count() + usize::from(names_data);
+            // "the new item" is the `new_item_ids` field, "the item" the
+            // other one.
+            let same_age = field.split('_').any(|x| x == "new") == has("new");
+            let hits = fw.iter().filter(|x| has(x)).count()
+                + usize::from(names_data)
+                + usize::from(same_age);
             let core_hits = fw
                 .iter()
                 .filter(|x| !matches!(x.as_str(), "from" | "to") && has(x))
@@ -718,7 +723,9 @@ impl Person {
         let other_data = DATA_WORDS
             .iter()
             .any(|d| !matches!(*d, "id" | "number" | "reference" | "code") && has(d));
-        let asks_id = has("id") || has("number") || q.contains('#') || has("reference");
+        // "Which new item ids?" asks for something other than the record's.
+        let asks_id =
+            (has("id") || has("number") || q.contains('#') || has("reference")) && !has("new");
         if asks_id
             && !other_data
             && let Some(id) = self
@@ -963,6 +970,32 @@ mod tests {
         p.answer("Shall I go ahead with the refund?");
         let turns: Vec<u32> = p.confirmations().iter().map(|c| c.turn).collect();
         assert_eq!(turns, [1, 3]);
+    }
+
+    /// Asked for the new thing, the person names what it wants instead, not
+    /// its record's id nor the thing it has.
+    #[test]
+    fn the_new_thing_is_what_the_person_wants_instead() {
+        let mut p = person(Patience::Endless, 1);
+        p.facts
+            .known
+            .insert("item_ids".into(), "the Lamp in red, size S".into());
+        p.facts
+            .known
+            .insert("new_item_ids".into(), "the Lamp in blue, size S".into());
+        let Move::Say(reply) = p.answer("What new item ids would you like?") else {
+            panic!()
+        };
+        assert!(reply.contains("blue"), "{reply}");
+        let Move::Say(reply) = p.answer("Which item is it?") else {
+            panic!()
+        };
+        assert!(reply.contains("red"), "{reply}");
+        p.facts.known.remove("new_item_ids");
+        let Move::Say(reply) = p.answer("What new item ids would you like?") else {
+            panic!()
+        };
+        assert!(!reply.contains("W123"), "{reply}");
     }
 
     #[test]

@@ -327,7 +327,19 @@ fn finish_plan(
                 let own = identity_key(p, schema(p)).is_some()
                     || (identity::is_owner_entity(p)
                         && model.is_some_and(|m| m.references.iter().any(|(r, _)| r == p)));
-                (writer::detail_label(p, schema(p), own), v.clone())
+                // Things in a list (`item_ids`) are said in words, the one
+                // to change and what the person wants instead.
+                match (p.ends_with("_ids"), facts.known.get(p)) {
+                    (true, Some(words)) if words != v => {
+                        let label = if p.starts_with("new_") {
+                            "what I want instead"
+                        } else {
+                            "the one to change"
+                        };
+                        (label.to_owned(), words.clone())
+                    }
+                    _ => (writer::detail_label(p, schema(p), own), v.clone()),
+                }
             })
             .collect();
         let email = facts.known.get("email").cloned().unwrap_or_default();
@@ -878,9 +890,29 @@ fn facts_for(
         .then(|| stream.below(person::address_forms() as u64));
     let (from_record, companions) =
         record_values(world, tool, model, balance, address.is_some(), stream);
+    // An exchange (`item_ids` for `new_item_ids`): one of the record's
+    // things and the other option of it the person wants.
+    let swap = record.as_ref().and_then(|r| {
+        let new = tool
+            .parameter_names()
+            .into_iter()
+            .find(|p| p.starts_with("new_") && p.ends_with("_ids"))?;
+        let old = new.trim_start_matches("new_");
+        let entity = model.entity.as_deref()?;
+        let (was, becomes, words) = replacement(world, r, entity, old, stream)?;
+        let had = record_line_words(r, old, &was);
+        Some([(old.to_owned(), was, had), (new.to_owned(), becomes, words)])
+    });
+    let swapped = |param: &str| {
+        swap.as_ref()
+            .and_then(|s| s.iter().find(|(p, _, _)| p == param))
+            .map(|(_, v, _)| v.clone())
+    };
     for param in tool.parameter_names() {
         let value = if Some(param) == model.id_param.as_deref() {
             chosen.clone()
+        } else if let Some(v) = swapped(param) {
+            Some(v)
         } else if let Some(v) = from_record.get(param) {
             Some(v.clone())
         } else if let Some(v) = address
@@ -926,7 +958,113 @@ fn facts_for(
     for (field, value) in companions {
         facts.known.entry(field).or_insert(value);
     }
+    // The person names the things in words ("the Backpack in white, size
+    // S"), not by their ids; the goal's arguments keep the ids.
+    for (param, _, words) in swap.iter().flatten() {
+        facts.known.insert(param.clone(), words.clone());
+    }
     facts
+}
+
+/// Words for the line of `record` whose `…_id` (of `list_param`'s kind) is
+/// `id`: its name and options ("the Water Bottle in red, size XL").
+fn record_line_words(
+    record: &serde_json::Map<String, serde_json::Value>,
+    list_param: &str,
+    id: &str,
+) -> String {
+    let key = format!("{}_id", list_param.trim_end_matches("_ids"));
+    record
+        .values()
+        .filter_map(serde_json::Value::as_array)
+        .flatten()
+        .find(|line| line.get(&key).and_then(serde_json::Value::as_str) == Some(id))
+        .map_or_else(
+            || id.to_owned(),
+            |line| {
+                let name = line
+                    .get("name")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("");
+                option_words(name, line)
+            },
+        )
+}
+
+/// For an exchange of `old_param`'s things (`item_ids`) in `record` (of
+/// `entity`): one of them (`was`), another option of the same thing the
+/// world lists beside it (`becomes`: a key of the same map in a record of
+/// another entity, such as a product's `variants`, not marked unavailable),
+/// and words for it from that record's name and the option's own fields.
+/// `None` when the world lists no other option.
+fn replacement(
+    world: &World,
+    record: &serde_json::Map<String, serde_json::Value>,
+    entity: &str,
+    old_param: &str,
+    stream: &mut Stream,
+) -> Option<(String, String, String)> {
+    use serde_json::Value;
+    let key = format!("{}_id", old_param.strip_suffix("_ids")?);
+    let olds: Vec<String> = record
+        .values()
+        .filter_map(Value::as_array)
+        .flatten()
+        .filter_map(|thing| thing.get(&key).and_then(Value::as_str).map(str::to_owned))
+        .collect();
+    let mut found: Vec<(String, String, String)> = Vec::new();
+    for other in world.entities().iter().filter(|e| e.as_str() != entity) {
+        for id in world.ids(other) {
+            let Some(holder) = world.record(other, &id) else {
+                continue;
+            };
+            for options in holder.values().filter_map(Value::as_object) {
+                for was in olds.iter().filter(|o| options.contains_key(o.as_str())) {
+                    let name = holder.get("name").and_then(Value::as_str).unwrap_or("");
+                    for (becomes, option) in options {
+                        if becomes == was
+                            || option.get("available").and_then(Value::as_bool) == Some(false)
+                        {
+                            continue;
+                        }
+                        found.push((was.clone(), becomes.clone(), option_words(name, option)));
+                    }
+                }
+            }
+        }
+    }
+    stream.pick(&found).cloned()
+}
+
+/// "the Backpack in white, size S": a named thing and an option's own
+/// plain fields (its `options`, else its other text fields).
+fn option_words(name: &str, option: &serde_json::Value) -> String {
+    let fields = option
+        .get("options")
+        .and_then(serde_json::Value::as_object)
+        .or_else(|| option.as_object());
+    let parts: Vec<String> = fields
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !k.ends_with("_id") && *k != "available")
+        .filter_map(|(k, v)| {
+            let v = v.as_str()?;
+            Some(match k.as_str() {
+                "color" | "colour" => v.to_owned(),
+                _ => format!("{} {v}", k.replace('_', " ")),
+            })
+        })
+        .collect();
+    let thing = if name.is_empty() {
+        "the same thing".to_owned()
+    } else {
+        format!("the {name}")
+    };
+    if parts.is_empty() {
+        thing
+    } else {
+        format!("{thing} in {}", parts.join(", "))
+    }
 }
 
 /// The time a date-time argument (`new_time`) moves: the record's field of

@@ -225,7 +225,6 @@ pub fn need_phrase(description: &str, tool: &str) -> String {
     }
     // The customer as the subject of a verb speaks as "I" ("list the
     // accounts the customer holds": "the accounts I hold", not "me holds").
-    let mut cut = cut;
     for subject in ["the user", "the customer", "a customer", "a user"] {
         for (verb, own) in SUBJECT_VERBS {
             cut = cut.replace(&format!("{subject} {verb} "), &format!("I {own} "));
@@ -506,12 +505,12 @@ fn core_key(input: &AskInput<'_>) -> &'static str {
     match input.operation {
         Operation::Read if input.search => "search",
         Operation::Read if input.by_id || input.need.is_empty() => "read",
-        Operation::Read => "other",
         Operation::StateChange(_) => "state_change",
         // An update whose name is not a plain change (`transfer_money`,
         // `exchange_items`) is asked for in its description's words.
         Operation::Update
             if input.wants.iter().all(|(p, _)| p.contains("reason"))
+                || input.wants.iter().any(|(p, _)| p.ends_with("_ids"))
                 || (!input.need.is_empty() && !plain_change(input.tool)) =>
         {
             "other"
@@ -520,7 +519,8 @@ fn core_key(input: &AskInput<'_>) -> &'static str {
         Operation::Create => "create",
         Operation::Other if input.tool == "none" => "none",
         Operation::Other if input.need.starts_with(HANDOFF_NEED) => "handoff",
-        Operation::Other => "other",
+        // A read that takes neither a record's id nor the person's details.
+        Operation::Read | Operation::Other => "other",
     }
 }
 

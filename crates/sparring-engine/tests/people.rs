@@ -494,3 +494,84 @@ fn the_person_says_what_it_does_not_know_and_may_leave_over_it() {
     let want = sparring_engine::defaults::LEAVE_WHEN_UNKNOWN * 2000.0;
     assert!((left as f64 - want).abs() < 90.0, "{left}");
 }
+
+/// A shop whose orders list items that are options of a product: an
+/// exchange's person holds the item it has and the option it wants, says
+/// both in words (never their ids), and the goal carries the ids, the new
+/// one another available option of the same product.
+#[test]
+fn an_exchange_person_wants_another_option_of_the_same_product() {
+    let spec = sparring_types::Spec::from_value(&serde_json::json!({
+        "name": "shop",
+        "system_prompt": "You help customers of a shop with their orders.",
+        "tools": [
+            {"name": "get_order", "description": "Look up an order.",
+             "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string"}},
+                            "required": ["order_id"]}},
+            {"name": "get_product", "description": "Look up a product and its options.",
+             "inputSchema": {"type": "object", "properties": {"product_id": {"type": "string"}},
+                            "required": ["product_id"]}},
+            {"name": "exchange_order_items",
+             "description": "Exchange items of a delivered order for other options of the same product.",
+             "inputSchema": {"type": "object", "properties": {
+                 "order_id": {"type": "string"},
+                 "item_ids": {"type": "array", "items": {"type": "string"}},
+                 "new_item_ids": {"type": "array", "items": {"type": "string"}}},
+                 "required": ["order_id", "item_ids", "new_item_ids"]}}
+        ],
+        "fixtures": {
+            "orders": [
+                {"order_id": "#O1", "status": "delivered", "items": [
+                    {"item_id": "111", "product_id": "P1", "name": "Lamp", "options": {"color": "red"}}]},
+                {"order_id": "#O2", "status": "delivered", "items": [
+                    {"item_id": "222", "product_id": "P2", "name": "Mug", "options": {"color": "white"}}]}
+            ],
+            "products": [
+                {"product_id": "P1", "name": "Lamp", "variants": {
+                    "111": {"item_id": "111", "options": {"color": "red"}, "available": true},
+                    "112": {"item_id": "112", "options": {"color": "blue"}, "available": true},
+                    "113": {"item_id": "113", "options": {"color": "gold"}, "available": false}}},
+                {"product_id": "P2", "name": "Mug", "variants": {
+                    "222": {"item_id": "222", "options": {"color": "white"}, "available": true},
+                    "223": {"item_id": "223", "options": {"color": "black"}, "available": true}}}
+            ]
+        }
+    }))
+    .unwrap();
+    let p = plan(
+        &spec,
+        &SimulateOptions {
+            situations: Some(60),
+            unique_situations: true,
+            ..SimulateOptions::default()
+        },
+    )
+    .unwrap();
+    let mut seen = 0;
+    for t in &p.tasks {
+        let s = &t.situation;
+        if s.axes.get("tool").map(String::as_str) != Some("exchange_order_items")
+            || s.axes.get("world_state").map(String::as_str) != Some("exists")
+        {
+            continue;
+        }
+        seen += 1;
+        let goal = s.goal.as_ref().unwrap();
+        let arg = |k: &str| goal.arguments.get(k).and_then(|v| v.as_str()).unwrap_or("");
+        let (old, new) = (arg("item_ids"), arg("new_item_ids"));
+        let expected = match arg("order_id") {
+            "#O1" => ("111", "112", "the Lamp in red", "the Lamp in blue"),
+            "#O2" => ("222", "223", "the Mug in white", "the Mug in black"),
+            other => panic!("{other}: {goal:?}"),
+        };
+        assert_eq!((old, new), (expected.0, expected.1), "{goal:?}");
+        let knows = &t.persona.knows;
+        assert_eq!(knows["item_ids"], expected.2);
+        assert_eq!(knows["new_item_ids"], expected.3);
+        if s.tier != sparring_types::Tier::Ambiguous {
+            assert!(t.ask.contains(expected.3), "{}", t.ask);
+            assert!(!t.ask.contains(new), "{}", t.ask);
+        }
+    }
+    assert!(seen >= 2, "{seen}");
+}

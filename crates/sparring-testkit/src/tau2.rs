@@ -267,7 +267,22 @@ pub fn retail_db(calls: &[Call], task: &Value) -> Db {
         &pm,
         json!({"user_id": user, "source": "credit_card"}),
     );
-    // Items: what the writes name, each in its order.
+    // Items: what the writes name, each in its order. An exchange or a
+    // change of items pairs each old item with its new one: both are
+    // variants of one product (another colour), so the person can want the
+    // new one and an agent can find it by the product.
+    let mut sibling: BTreeMap<String, String> = BTreeMap::new();
+    for (_, a) in calls {
+        let (Some(old), Some(new)) = (
+            a.get("item_ids").and_then(Value::as_array),
+            a.get("new_item_ids").and_then(Value::as_array),
+        ) else {
+            continue;
+        };
+        for (o, n) in old.iter().zip(new) {
+            sibling.entry(s(o)).or_insert_with(|| s(n));
+        }
+    }
     for (_, a) in calls {
         let Some(o) = a
             .get("order_id")
@@ -279,6 +294,13 @@ pub fn retail_db(calls: &[Call], task: &Value) -> Db {
         for key in ["item_ids"] {
             for item in a.get(key).and_then(Value::as_array).into_iter().flatten() {
                 let item = s(item);
+                let count_needed = a[key]
+                    .as_array()
+                    .expect("iterated as an array above")
+                    .iter()
+                    .filter(|x| s(x) == item)
+                    .count();
+                let line = item_line(&mut db, &item, sibling.get(&item).cloned());
                 let order = db
                     .get_mut("orders")
                     .and_then(|orders| orders.get_mut(&o))
@@ -287,26 +309,21 @@ pub fn retail_db(calls: &[Call], task: &Value) -> Db {
                     .get_mut("items")
                     .and_then(Value::as_array_mut)
                     .expect("every built order has an items list");
-                let count_needed = a[key]
-                    .as_array()
-                    .expect("iterated as an array above")
-                    .iter()
-                    .filter(|x| s(x) == item)
-                    .count();
                 let have = items
                     .iter()
                     .filter(|x| x["item_id"] == item.as_str())
                     .count();
                 for _ in have..count_needed {
-                    items.push(json!({"item_id": item, "product_id": "1000000001", "name": "Item", "price": 50.0}));
+                    items.push(line.clone());
                 }
             }
         }
     }
+    let default_line = item_line(&mut db, "9000000001", None);
     for (_, order) in db.get_mut("orders").into_iter().flatten() {
         order.entry("status").or_insert(json!("processed"));
         if order["items"].as_array().is_some_and(Vec::is_empty) {
-            order.insert("items".into(), json!([{"item_id": "9000000001", "product_id": "1000000001", "name": "Item", "price": 50.0}]));
+            order.insert("items".into(), json!([default_line]));
         }
         order.insert(
             "payment_history".into(),
@@ -322,6 +339,50 @@ pub fn retail_db(calls: &[Call], task: &Value) -> Db {
                "address": address(&zip), "orders": orders, "payment_methods": methods}),
     );
     db
+}
+
+/// An order's line for `item`: a variant of a product (named, with a
+/// colour and a size) whose other variant is `other` (the item an exchange
+/// names as its new one), else one made up; both are put in `products`,
+/// available, so an agent finds the new one by the product's details.
+fn item_line(db: &mut Db, item: &str, other: Option<String>) -> Value {
+    const NAMES: [&str; 5] = [
+        "T-Shirt",
+        "Water Bottle",
+        "Desk Lamp",
+        "Backpack",
+        "Sneakers",
+    ];
+    const COLOURS: [&str; 5] = ["black", "blue", "red", "white", "green"];
+    const SIZES: [&str; 4] = ["S", "M", "L", "XL"];
+    let hash = item
+        .bytes()
+        .fold(17u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+    let pick = |n: usize, salt: u64| (hash / salt) as usize % n;
+    let name = NAMES[pick(NAMES.len(), 1)];
+    let colour = pick(COLOURS.len(), 7);
+    let size = SIZES[pick(SIZES.len(), 11)];
+    let product_id = format!("{:010}", 1_000_000_000 + hash % 9_000_000_000);
+    let other =
+        other.unwrap_or_else(|| format!("{:010}", 1_000_000_000 + (hash / 3) % 9_000_000_000));
+    let variant = |id: &str, colour: &str| {
+        json!({"item_id": id, "options": {"color": colour, "size": size},
+               "available": true, "price": 50.0})
+    };
+    let mine = variant(item, COLOURS[colour]);
+    let theirs = variant(&other, COLOURS[(colour + 1) % COLOURS.len()]);
+    let product = put(
+        db,
+        "products",
+        &product_id,
+        json!({"name": name, "variants": {}}),
+    );
+    if let Some(Value::Object(variants)) = product.get_mut("variants") {
+        variants.entry(item.to_owned()).or_insert(mine.clone());
+        variants.entry(other).or_insert(theirs);
+    }
+    json!({"item_id": item, "product_id": product_id, "name": name,
+           "options": mine["options"], "price": 50.0})
 }
 
 /// The airline database one task's gold calls need: its user, the
