@@ -369,6 +369,22 @@ fn finish_plan(
                         }))
             }),
             by_id: model.is_some_and(|m| m.id_param.is_some()),
+            // The person's email or number (`list_accounts(customer_id)`:
+            // "which accounts do you have under my email?").
+            by_email: model.is_some_and(|m| {
+                m.references
+                    .iter()
+                    .any(|(_, e)| identity::is_owner_entity(e))
+                    || spec.tool(&m.name).is_some_and(|t| {
+                        t.parameter_names()
+                            .iter()
+                            .any(|p| identity_key(p, t.parameter(p)) == Some("email"))
+                    })
+            }),
+            handoff: spec
+                .tools
+                .iter()
+                .any(|t| writer::handoff_recipient(&t.description, &t.name).is_some()),
             thing: &thing,
             id: id.as_deref(),
             wants: &facts.wants,

@@ -114,6 +114,13 @@ pub struct AskInput<'a> {
     /// that takes neither an id nor the person's details
     /// (`search_onestop_flight`) is asked for in its description's words.
     pub by_id: bool,
+    /// Whether the tool takes the person's email or their own number: a
+    /// search by other details (`find_patient(name, dob)`) never says "the
+    /// email on it".
+    pub by_email: bool,
+    /// Whether the spec has a tool that hands the person over: a question
+    /// about no tool then never asks for a human, which that tool does.
+    pub handoff: bool,
     /// The entity, singular (`order`).
     pub thing: &'a str,
     /// The record's id, if the person has one.
@@ -503,7 +510,8 @@ fn details_sentence(details: &[(String, String)], body: &str) -> String {
 
 fn core_key(input: &AskInput<'_>) -> &'static str {
     match input.operation {
-        Operation::Read if input.search => "search",
+        Operation::Read if input.search && input.by_email => "search",
+        Operation::Read if input.search => "search_by_details",
         Operation::Read if input.by_id || input.need.is_empty() => "read",
         Operation::StateChange(_) => "state_change",
         // An update whose name is not a plain change (`transfer_money`,
@@ -617,7 +625,11 @@ pub fn phrasings(
     stream: &mut Stream,
 ) -> Vec<String> {
     let base = stream.index(1 << 16);
-    let cores = templates.list("core", core_key(input));
+    let mut cores = templates.list("core", core_key(input)).to_vec();
+    if input.handoff && core_key(input) == "none" {
+        // "Can I talk to a human?" is what the hand-off tool does.
+        cores.retain(|c| !c.contains("human"));
+    }
     let mut order: Vec<usize> = (0..cores.len()).collect();
     stream.shuffle(&mut order);
     let mut out: Vec<String> = Vec::with_capacity(n);

@@ -385,3 +385,32 @@ async fn the_model_writer_is_told_every_fact_as_prose() {
 fn writer_value(value: &str) -> String {
     sparring_engine::writer::spoken(value)
 }
+
+/// An ask says only what its tool takes and keeps to what no tool does: a
+/// search by name and date of birth (`find_patient`) never mentions an
+/// email, and where a tool hands the person over (`transfer_to_nurse`) a
+/// question about no tool never asks for a human.
+#[test]
+fn asks_keep_to_what_the_tool_takes_and_leave_hand_offs_to_their_tool() {
+    let Some(spec) = example(&examples_dir().join("clinic")) else {
+        eprintln!("skipped: examples/clinic not found");
+        return;
+    };
+    let (mut searches, mut nones) = (0, 0);
+    for t in tasks(&spec, 200, 3) {
+        let tool = t.situation.axes.get("tool").map(String::as_str);
+        let lower = t.ask.to_lowercase();
+        match tool {
+            Some("find_patient") => {
+                searches += 1;
+                assert!(!lower.contains("email"), "{}", t.ask);
+            }
+            Some("none") => {
+                nones += 1;
+                assert!(!lower.contains("human"), "{}", t.ask);
+            }
+            _ => {}
+        }
+    }
+    assert!(searches >= 5 && nones >= 5, "{searches} {nones}");
+}
