@@ -146,7 +146,9 @@ pub fn owner_of(world: &World, seed: u64, entity: &str, id: &str) -> Option<Owne
         let field = format!("{}_id", singular(entity));
         return Some(from_record(entity, id, &field, &record));
     }
-    if own.contains_key("email") || own.contains_key("name") {
+    // A name alone is the record's own ("Desk Lamp" of a product), not
+    // its person's: a person's record carries more of who they are.
+    if own.contains_key("email") || (own.contains_key("name") && own.len() > 1) {
         let key = own
             .get("email")
             .map_or_else(|| format!("name/{}", own["name"]), |e| format!("email/{e}"));

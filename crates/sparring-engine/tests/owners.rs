@@ -171,3 +171,38 @@ async fn the_run_carries_the_several_warning_once() {
             .all(|r| r.situation.axes.get("world_state").map(String::as_str) != Some("several"))
     );
 }
+
+/// A thing's own name ("Desk Lamp") is not a person's: whoever asks about
+/// a product is someone the world has, with their own name and email.
+#[test]
+fn a_products_name_is_not_its_owner() {
+    let product = json!({"type": "object", "properties": {"product_id": {"type": "string",
+        "description": "The product id, such as 'P-1'."}}, "required": ["product_id"]});
+    let spec = Spec::from_value(&json!({
+        "name": "shop",
+        "system_prompt": "You help customers of a shop.",
+        "tools": [
+            {"name": "get_product", "description": "Look up a product.", "inputSchema": product},
+        ],
+        "fixtures": {
+            "products": [
+                {"product_id": "P-1", "name": "Desk Lamp"},
+                {"product_id": "P-2", "name": "Water Bottle"},
+            ],
+            "customers": [
+                {"customer_id": "C-1", "name": "Ana Lima", "email": "ana.lima@mail.test"},
+                {"customer_id": "C-2", "name": "Ben Okafor", "email": "ben.okafor@mail.test"},
+            ],
+        },
+    }))
+    .unwrap();
+    let world = sparring_world::World::new(&spec, 0);
+    for id in ["P-1", "P-2"] {
+        let owner = sparring_engine::identity::owner_of(&world, 0, "products", id).unwrap();
+        let name = owner.name().to_owned();
+        assert!(
+            ["Ana Lima", "Ben Okafor"].contains(&name.as_str()),
+            "{id}: {name}"
+        );
+    }
+}
