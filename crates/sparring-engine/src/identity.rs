@@ -104,6 +104,20 @@ pub fn is_owner_entity(entity: &str) -> bool {
 /// the run seed: an owner-less record's owner is drawn from it, the entity
 /// and the id, so it is the same in every situation of a run.
 pub fn owner_of(world: &World, seed: u64, entity: &str, id: &str) -> Option<Owner> {
+    world.record(entity, id)?;
+    Some(
+        real_owner(world, entity, id, OWNER_HOPS)
+            .unwrap_or_else(|| drawn_owner(world, seed, entity, id)),
+    )
+}
+
+/// How many records a record's owner is looked for through (a claim's
+/// policy's holder is one hop): a longer chain, or a loop, ends in a drawn
+/// owner.
+const OWNER_HOPS: usize = 3;
+
+/// The owner the world says a record has, if it says one.
+fn real_owner(world: &World, entity: &str, id: &str, hops: usize) -> Option<Owner> {
     let record = world.record(entity, id)?;
     let entities = world.entities();
     // 1. An owner-like id field naming another record.
@@ -159,8 +173,32 @@ pub fn owner_of(world: &World, seed: u64, entity: &str, id: &str) -> Option<Owne
             identity: complete(own, id),
         });
     }
-    // 4. Someone the world has, chosen by the record and the run seed; or a
-    // generated person.
+    // 4. The owner of the record it belongs to (a claim's policy's holder):
+    // an id field naming a record of another entity that has an owner of its
+    // own, not a drawn one.
+    if hops > 0 {
+        for (field, value) in &record {
+            let Some(stem) = field.strip_suffix("_id") else {
+                continue;
+            };
+            let Some(value) = text(value) else { continue };
+            if singular(entity) == stem {
+                continue;
+            }
+            if let Some(other) = entities.iter().find(|e| singular(e) == stem)
+                && let Some(owner) = real_owner(world, other, &value, hops - 1)
+            {
+                return Some(owner);
+            }
+        }
+    }
+    None
+}
+
+/// Someone the world has, chosen by the record and the run seed; or a
+/// generated person: the owner of a record the world gives none.
+fn drawn_owner(world: &World, seed: u64, entity: &str, id: &str) -> Owner {
+    let entities = world.entities();
     let mut stream = Stream::derive(seed, "identity/owner", &[fnv(entity), fnv(id)]);
     if let Some(other) = entities.iter().find(|e| is_owner_entity(e)) {
         let ids = world.ids(other);
@@ -168,11 +206,11 @@ pub fn owner_of(world: &World, seed: u64, entity: &str, id: &str) -> Option<Owne
             && let Some(owner) = world.record(other, oid)
         {
             let field = format!("{}_id", singular(other));
-            return Some(from_record(other, oid, &field, &owner));
+            return from_record(other, oid, &field, &owner);
         }
     }
     let name = stream.pick(NAMES).copied().unwrap_or("Sam Doe");
-    Some(generated(name))
+    generated(name)
 }
 
 /// The owner of the first record of the world that `text` names by its id

@@ -206,3 +206,57 @@ fn a_products_name_is_not_its_owner() {
         );
     }
 }
+
+/// A record that names its owner only through another record (a claim's
+/// policy's holder) belongs to that owner, in every situation of a run.
+#[test]
+fn a_claim_belongs_to_its_policys_holder() {
+    let claim = json!({"type": "object", "properties": {"claim_id": {"type": "string",
+        "description": "The claim id, such as 'CL-1'."}}, "required": ["claim_id"]});
+    let spec = Spec::from_value(&json!({
+        "name": "claims",
+        "system_prompt": "You help policyholders with their claims.",
+        "tools": [
+            {"name": "get_claim", "description": "Look up a claim.", "inputSchema": claim},
+        ],
+        "fixtures": {
+            "policyholders": [
+                {"policyholder_id": "PH-1", "name": "Rosa Delgado", "email": "rosa@mail.test"},
+                {"policyholder_id": "PH-2", "name": "Tom Becker", "email": "tom@mail.test"},
+            ],
+            "policies": [
+                {"policy_id": "POL-1", "policyholder_id": "PH-1", "status": "active"},
+                {"policy_id": "POL-2", "policyholder_id": "PH-2", "status": "active"},
+            ],
+            "claims": [
+                {"claim_id": "CL-1", "policy_id": "POL-1", "status": "open"},
+                {"claim_id": "CL-2", "policy_id": "POL-2", "status": "open"},
+                {"claim_id": "CL-3", "policy_id": "POL-1", "status": "denied"},
+            ],
+        },
+    }))
+    .unwrap();
+    let world = sparring_world::World::new(&spec, 0);
+    for (claim, holder) in [
+        ("CL-1", "Rosa Delgado"),
+        ("CL-2", "Tom Becker"),
+        ("CL-3", "Rosa Delgado"),
+    ] {
+        let owner = sparring_engine::identity::owner_of(&world, 0, "claims", claim).unwrap();
+        assert_eq!(owner.name(), holder, "{claim}");
+    }
+    for t in tasks(&spec, &SimulateOptions::default()) {
+        let (Some(id), Some("exists")) = (
+            t.persona.knows.get("claim_id"),
+            t.situation.axes.get("world_state").map(String::as_str),
+        ) else {
+            continue;
+        };
+        let holder = if id == "CL-2" {
+            "Tom Becker"
+        } else {
+            "Rosa Delgado"
+        };
+        assert_eq!(t.persona.name, holder, "{id}");
+    }
+}

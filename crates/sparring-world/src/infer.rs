@@ -107,7 +107,7 @@ const READ: &[&str] = &[
 const LIST_VERBS: &[&str] = &["search", "list", "query"];
 const CREATE: &[&str] = &[
     "create", "book", "add", "place", "open", "submit", "register", "schedule", "new", "make",
-    "send", "issue", "post", "insert", "request",
+    "send", "issue", "post", "insert", "request", "file", "lodge", "raise",
 ];
 const UPDATE: &[&str] = &[
     "update",
@@ -370,7 +370,8 @@ pub fn infer_tool(tool: &ToolSpec, entities: &[String]) -> ToolModel {
     match &operation {
         Operation::Other if !verb.is_empty() => why.push(format!(
             "unknown verb `{verb}` on a record the call names: an action whose \
-             preconditions apply; the record is answered unchanged"
+             preconditions apply; the record is answered unchanged unless its words say \
+             what status it leaves"
         )),
         Operation::Other => why.push("no known verb in the name: other".to_owned()),
         Operation::StateChange(v) => {
@@ -722,6 +723,14 @@ mod tests {
                 ("user_id".to_owned(), "users".to_owned())
             ]
         );
+        // A claim is filed: a new record on the policy it names.
+        let entities = vec!["claims".to_owned(), "policies".to_owned()];
+        let m = infer_tool(
+            &tool("file_claim", &["policy_id", "amount", "description"]),
+            &entities,
+        );
+        assert_eq!(m.operation, Operation::Create);
+        assert_eq!(m.entity.as_deref(), Some("claims"));
     }
 
     #[test]

@@ -203,6 +203,25 @@ const UPDATE_GROUP: &[&str] = &["update", "modify", "change", "edit", "amend", "
 const MONEY_GROUP: &[&str] = &["transfer", "move", "send", "wire", "pay", "withdraw"];
 /// Words that negate the action after them.
 const NEGATORS: &[&str] = &["not", "never", "cannot", "no"];
+
+/// Verbs of saying: an action named after one ("Never tell the customer
+/// that an order was cancelled unless …") is what is said, not done.
+const SPEECH_VERBS: &[&str] = &[
+    "tell",
+    "tells",
+    "told",
+    "say",
+    "says",
+    "said",
+    "promise",
+    "promises",
+    "inform",
+    "mention",
+    "imply",
+    "suggest",
+    "assure",
+    "guarantee",
+];
 /// Modal words after which a participle is the action, not a state.
 const MODALS: &[&str] = &[
     "can", "cannot", "could", "may", "might", "must", "should", "will", "would", "shall", "to",
@@ -872,7 +891,13 @@ impl RuleReader {
             matches!(w[0], "not" | "no" | "never")
                 && (w[1].starts_with("check") || w[1] == "verify")
         });
-        if no_check {
+        // Nor from sentences about what to say: the actions they name come
+        // after a verb of saying.
+        let first_action = mentions.first().map_or(words.len(), |(i, _)| *i);
+        let about_speech = words[..first_action]
+            .iter()
+            .any(|w| SPEECH_VERBS.contains(w));
+        if no_check || (described.is_none() && about_speech) {
             return out;
         }
         let restrictive = words.iter().any(|w| matches!(*w, "only" | "unless"));
@@ -916,6 +941,14 @@ impl RuleReader {
                 ) else {
                     continue;
                 };
+                // The state the sentence says the action leaves ("The claim
+                // starts as open") is no state it needs.
+                if effect
+                    .as_ref()
+                    .is_some_and(|(_, v)| values.iter().all(|x| same_words(x, v)))
+                {
+                    continue;
+                }
                 out.push(Reading::Precondition(Precondition {
                     tool: t.name.clone(),
                     param,
@@ -977,8 +1010,16 @@ impl RuleReader {
     /// the `from_` one).
     fn records_named(t: &ToolView, words: &[&str]) -> Vec<(Option<String>, String)> {
         let mentions = |e: &str| words.iter().any(|w| *w == e || singular(w) == e);
+        // A tool that makes its record (`file_claim(policy_id)`) has none to
+        // check yet: a state it names is of a record it refers to ("on an
+        // active policy").
+        let makes_own = |e: &str| {
+            !t.ids.iter().any(|(_, pe, _)| pe == e)
+                && t.ids.iter().any(|(_, pe, _)| pe != e && mentions(pe))
+        };
         if let Some(e) = &t.entity
             && mentions(e)
+            && !makes_own(e)
             && !t
                 .ids
                 .iter()
@@ -1208,6 +1249,23 @@ fn find_effect(
             .any(|v| inflects(w, v))
     };
     for (i, w) in words.iter().enumerate() {
+        // "The claim starts as open", "is created as draft": what a new
+        // record is made as.
+        if matches!(*w, "starts" | "begins" | "created")
+            && let Some(as_at) = (i + 1..(i + 3).min(words.len())).find(|&j| words[j] == "as")
+            && words[i + 1..as_at].iter().all(|x| *x == "out")
+        {
+            let entity = words[..i]
+                .iter()
+                .rfind(|x| !matches!(**x, "the" | "a" | "an" | "it" | "is" | "new"))
+                .map(|x| (*x).to_owned());
+            if let Some(value) = raw_from(toks, sentence, as_at + 1)
+                .and_then(|raw| value_list(&raw).into_iter().next())
+            {
+                masked[i..=as_at].iter_mut().for_each(|m| *m = true);
+                return Some((entity, value));
+            }
+        }
         if *w != "status" && !w.starts_with("mark") {
             continue;
         }
@@ -1612,6 +1670,23 @@ mod tests {
             one(
                 &r,
                 "The cancel tool does not check if the order is pending.",
+                None
+            )
+            .is_empty()
+        );
+        // What to say about an action is no condition on it.
+        assert!(
+            one(
+                &r,
+                "Never tell the customer that an order was refunded or cancelled unless the tool succeeded.",
+                None
+            )
+            .is_empty()
+        );
+        assert!(
+            one(
+                &r,
+                "Never promise that a pending order will be cancelled.",
                 None
             )
             .is_empty()

@@ -1298,7 +1298,7 @@ impl World {
                 None => &[],
             };
             if let Some(record) = self.record_mut(entity, id) {
-                if model.operation == Operation::Update
+                if matches!(model.operation, Operation::Update | Operation::Create)
                     && let Some((value, _)) = &rules.sets_status
                 {
                     record.insert(
@@ -1486,6 +1486,24 @@ impl World {
             return refusal;
         }
         match &model.operation {
+            // An action of an unknown verb whose words say what it leaves
+            // ("The claim status will be changed to 'under appeal'") leaves it.
+            Operation::Other if acts && rules.sets_status.is_some() => {
+                drop(current);
+                let known = shared.statuses.get(&singular(&entity));
+                let done = rules
+                    .sets_status
+                    .as_ref()
+                    .map(|(v, _)| rulebook::in_house_case(v, known.map_or(&[], Vec::as_slice)));
+                let Some(record) = self.record_mut(&entity, &id) else {
+                    return self.not_found(&entity, &param, &id);
+                };
+                if let Some(done) = done {
+                    record.insert("status".to_owned(), Value::String(done));
+                }
+                self.after_effects(index, model, args, Some((&entity, &id)));
+                self.record_answer(&entity, &id, &param)
+            }
             Operation::Read | Operation::Other | Operation::Create => {
                 if !rules.declared.requires.is_empty()
                     && let Some(refusal) =

@@ -294,6 +294,76 @@ fn a_verb_the_world_does_not_know_still_keeps_the_records_rules() {
     assert_eq!(read["ok"], true, "{read}");
 }
 
+/// An action of an unknown verb whose description says what it leaves
+/// ("will be changed to 'under appeal'") leaves it, so it cannot be done
+/// twice; a sentence about what to tell the customer is no rule; a filed
+/// claim is a new record, made as its description says, and the state it
+/// needs is its policy's.
+#[test]
+fn claims_are_filed_appealed_and_told_about_by_their_words() {
+    let spec = Spec::from_value(&json!({
+        "name": "claims",
+        "system_prompt": "Only claims that are denied can be appealed. Never tell the policyholder \
+            that a claim was filed, cancelled or appealed unless the tool succeeded.",
+        "tools": [
+            {"name": "appeal_claim",
+             "description": "Appeal a denied claim. The claim status will be changed to 'under appeal'.",
+             "inputSchema": {"type": "object", "properties": {"claim_id": {"type": "string"}},
+                             "required": ["claim_id"]}},
+            {"name": "cancel_claim", "description": "Cancel an open claim.",
+             "inputSchema": {"type": "object", "properties": {"claim_id": {"type": "string"}},
+                             "required": ["claim_id"]}},
+            {"name": "file_claim",
+             "description": "File a new claim on an active policy. The claim starts as open.",
+             "inputSchema": {"type": "object", "properties": {"policy_id": {"type": "string"},
+                             "amount": {"type": "number"}}, "required": ["policy_id", "amount"]}},
+        ],
+        "fixtures": {
+            "claims": [
+                {"claim_id": "CL-1", "policy_id": "POL-1", "status": "denied"},
+                {"claim_id": "CL-2", "policy_id": "POL-1", "status": "cancelled"},
+            ],
+            "policies": [
+                {"policy_id": "POL-1", "status": "active"},
+                {"policy_id": "POL-2", "status": "lapsed"},
+            ],
+        },
+    }))
+    .unwrap();
+    let mut w = World::new(&spec, 0);
+    let ok = call(&mut w, "appeal_claim", json!({"claim_id": "CL-1"}));
+    assert_eq!(ok["result"]["status"], "under appeal", "{ok}");
+    refused_with(
+        &call(&mut w, "appeal_claim", json!({"claim_id": "CL-1"})),
+        &["under appeal"],
+    );
+    // The cancelled claim is refused for not being denied, never allowed
+    // for being cancelled.
+    refused_with(
+        &call(&mut w, "appeal_claim", json!({"claim_id": "CL-2"})),
+        &["cancelled"],
+    );
+    let explain = w.explain().to_string();
+    assert!(!explain.contains("must be cancelled"), "{explain}");
+    // Filing makes a claim, open as its description says, on an active
+    // policy only.
+    let filed = call(
+        &mut w,
+        "file_claim",
+        json!({"policy_id": "POL-1", "amount": 90}),
+    );
+    assert_eq!(filed["result"]["status"], "open", "{filed}");
+    assert_eq!(filed["result"]["policy_id"], "POL-1", "{filed}");
+    refused_with(
+        &call(
+            &mut w,
+            "file_claim",
+            json!({"policy_id": "POL-2", "amount": 90}),
+        ),
+        &["lapsed", "File a new claim on an active policy."],
+    );
+}
+
 #[test]
 fn a_new_value_replaces_the_field_it_renews() {
     let spec = Spec::from_value(&json!({
