@@ -16,9 +16,14 @@ n = 0
 
 
 def fault_now(at):
-    if marker is None or n != at or os.path.exists(marker):
+    # Created atomically: of graders running at once, only one faults (two
+    # reaching their row `at` together would both see no marker).
+    if marker is None or n != at:
         return False
-    open(marker, "w").close()
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
     return True
 
 
