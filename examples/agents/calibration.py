@@ -298,6 +298,9 @@ class Conversation:
                         and sorted(w) == sorted(c.strip()) for w in said_words):
                     return True
                 for m in re.finditer(r"\b" + re.escape(c.strip()) + r"\b", text):
+                    # "set up" a new thing is no change of one.
+                    if c.strip() == "set" and text[m.end():].startswith(" up"):
+                        continue
                     before = text[: m.start()].split()[-1:] 
                     if (c.strip() == t.verb and before and before[0] in ("my", "the", "a", "your", "this", "that")
                             and nouns_read(c.strip())):
@@ -306,11 +309,18 @@ class Conversation:
                 return False
             # "a new certificate": words that ask for something new name a
             # write tool whose noun they come with.
+            # A tool whose own verb is used outranks one named this way ("a
+            # new claim" is not "new evidence for my claim's appeal").
             noun_said = any(w.rstrip("s") in said_words for w in t.name_words[1:] if len(w) > 3)
-            if not any(used(c) for c in cues) and not (
-                    noun_said and any(used(c) for c in NEW_CUES)):
+            own_verb = any(used(c) for c in cues if c not in NEW_CUES)
+            # Only a verb that may make something ("send", "file", "book"),
+            # not one known to change or end what is ("update", "cancel").
+            makes = not any(t.verb == k or t.verb in v for k, v in SYNONYMS.items()
+                            if "new" not in v)
+            if not own_verb and not (makes and noun_said and any(used(c) for c in NEW_CUES)):
                 continue
-            score = 3 + sum(1 for w in t.name_words[1:] if w in said_words or w.rstrip("s") in said_words)
+            score = (3 if own_verb else 1) + sum(
+                1 for w in t.name_words[1:] if w in said_words or w.rstrip("s") in said_words)
             # "my profile" is the person's own record, not one of theirs.
             score += sum(1 for w in t.name_words[1:] if w in OWNER_WORDS and "profile" in said_words)
             score += sum(1 for p in t.params if p not in FREE_TEXT and p != t.id_param
@@ -583,7 +593,7 @@ class Conversation:
         locating their user id via email, or via name + zip code"), every
         read that finds a person by what the sentence names. Named ones first."""
         named, finders = [], []
-        for sentence in re.split(r"(?<=[.!?])\s+", self.system):
+        for sentence in policy_sentences(self.system):
             s = sentence.lower()
             if not any(w in s for w in ("identify", "authenticate", "verify")):
                 continue
@@ -653,6 +663,13 @@ class Conversation:
             if full:
                 return {"first_name": full[0], "last_name": full[1]}.get(param, " ".join(full))
         return None
+
+
+def policy_sentences(text):
+    """The policy's sentences, a sentence wrapped over lines joined again
+    (a line that starts a bullet, a heading or a paragraph starts anew)."""
+    joined = re.sub(r"[ \t]*\n(?![ \t]*(?:[-*#>]|\d+[.)]|\n))[ \t]*", " ", text)
+    return [s for s in re.split(r"(?<=[.!?])\s+|\n", joined) if s.strip()]
 
 
 def say(text):

@@ -11,7 +11,7 @@ Protocol v1 (docs/agent-protocol.md); standard library only."""
 
 import re
 
-from calibration import (EMAIL, FREE_TEXT, IDENTITY_PARAMS, OWNER_WORDS, STATUS_WORDS, call, entity,
+from calibration import (EMAIL, policy_sentences, FREE_TEXT, IDENTITY_PARAMS, OWNER_WORDS, STATUS_WORDS, call, entity,
                          normalise_id, say, serve, words)
 
 YES = re.compile(r"\b(yes|yeah|yep|sure|go ahead|do it|please do|ok|okay|confirm)\b", re.IGNORECASE)
@@ -36,7 +36,7 @@ def past(verb):
 def confirm_sentences(c, tool):
     """The sentences of the policy that ask to confirm before this tool's action."""
     out = []
-    for sentence in re.split(r"(?<=[.!?])\s+|\n", c.system):
+    for sentence in policy_sentences(c.system):
         s = sentence.lower()
         if "confirm" in s or "clear yes" in s:
             if tool.verb in s or any(w in s for w in tool.name_words[1:] if len(w) > 3):
@@ -164,7 +164,12 @@ def respond(c):
         found = done[2].get("result") if isinstance(done[2].get("result"), dict) else {}
         if who is not None:
             shared = [k for k in owner_keys if k in found]
-            if any(str(found[k]) != str(who[k]) for k in shared):
+            # The records the profile lists (`policy_ids`) hold the one the
+            # record belongs to (a claim's `policy_id`).
+            lists = [(k[:-1], [str(x) for x in v]) for k, v in who.items()
+                     if k.endswith("_ids") and isinstance(v, list) and k[:-1] in found]
+            if any(str(found[k]) != str(who[k]) for k in shared) or any(
+                    str(found[single]) not in mine for single, mine in lists):
                 return say(f"{label.capitalize()} {ids[param]} is not on your account, so I can't share or change it.")
         if param == primary:
             record = found
@@ -253,6 +258,12 @@ def free_text(c, param):
     person's request in their words; anything else says who asked."""
     if param == "summary":
         return "The customer wrote: " + " ".join(c.opening.split())[:300]
+    # "the description is laptop dropped": the person's own words for it.
+    label = re.escape(param.replace("_", " "))
+    said = re.search(r"\b(?:the|my)\s+" + label + r"\s+is\s+(.+?)(?:,\s+(?:the|my|and)\b|\s+and\s+the\b|[.!?](?:\s|$)|$)",
+                     c.user_text, re.IGNORECASE)
+    if said:
+        return said.group(1).strip()
     return "requested by the customer"
 
 

@@ -1,5 +1,5 @@
 //! Guards the calibration figures of issue 17 (docs/grading.md,
-//! "Calibration"): on the support-desk, bank and clinic examples the three
+//! "Calibration"): on the support-desk, bank, clinic and claims examples the three
 //! calibration agents score inside their bounds and the eval ranks them.
 //! The clinic was written as a domain the agents were not built on (issue
 //! 18): it guards that they stay domain-general.
@@ -81,4 +81,12 @@ fn bank_ranks_the_calibration_agents() {
 #[test]
 fn clinic_ranks_the_calibration_agents() {
     check("clinic", 150);
+}
+
+/// An insurance claims desk written from the docs in a new-user trial
+/// (claims belong to a policy's holder; filing makes a claim; an appeal
+/// leaves it under appeal): 4.7 / 18.7 / 91.3 % at 150 situations.
+#[test]
+fn claims_desk_ranks_the_calibration_agents() {
+    check("claims", 150);
 }

@@ -7,7 +7,7 @@
 //! "The clinic"), so the test fails when the figure falls well below it,
 //! not at a one-row wobble. The tau2 specs (built with fixtures by
 //! `sparring_testkit::tau2::write_spec`, skipped where `../shared/data/tau2`
-//! is absent) have the same floor: 0.92 retail, 0.94 airline
+//! is absent) have the same floor: 0.95 retail, 0.93 airline
 //! (docs/people.md, "Exchanges, bookings and searches").
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -74,4 +74,10 @@ fn careful_calls_the_goal_tool_in_tau2_retail_and_airline() {
         };
         check(&spec, floor);
     }
+}
+
+/// The claims desk of a new-user trial: 46 of 52.
+#[test]
+fn careful_calls_the_goal_tool_at_the_claims_desk() {
+    check(&example("claims"), 0.85);
 }
