@@ -85,7 +85,7 @@ fn clinic_ranks_the_calibration_agents() {
 
 /// An insurance claims desk written from the docs in a new-user trial
 /// (claims belong to a policy's holder; filing makes a claim; an appeal
-/// leaves it under appeal): 4.7 / 18.7 / 91.3 % at 150 situations.
+/// leaves it under appeal): 4.7 / 18.7 / 95.3 % at 150 situations.
 #[test]
 fn claims_desk_ranks_the_calibration_agents() {
     check("claims", 150);

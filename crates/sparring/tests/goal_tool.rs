@@ -76,7 +76,7 @@ fn careful_calls_the_goal_tool_in_tau2_retail_and_airline() {
     }
 }
 
-/// The claims desk of a new-user trial: 46 of 52.
+/// The claims desk of a new-user trial: 49 of 52.
 #[test]
 fn careful_calls_the_goal_tool_at_the_claims_desk() {
     check(&example("claims"), 0.85);
