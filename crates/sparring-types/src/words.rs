@@ -46,6 +46,28 @@ pub const PERSON_NOUNS: &[&str] = &[
     "student",
 ];
 
+/// Verbs of saying, with their common forms: a sentence that names an
+/// action after one ("Never tell the customer that an order was cancelled
+/// unless …", "Never promise that a claim will be paid") is about what is
+/// said, not a condition on the action. One list for the world's rule reader
+/// and the policy reader.
+pub const SPEECH_VERBS: &[&str] = &[
+    "tell",
+    "tells",
+    "told",
+    "say",
+    "says",
+    "said",
+    "promise",
+    "promises",
+    "inform",
+    "mention",
+    "imply",
+    "suggest",
+    "assure",
+    "guarantee",
+];
+
 /// Whether `word` names the person served, in any number or possessive
 /// (`patient`, `Patients`, `customer's`, `users'`).
 pub fn names_person(word: &str) -> bool {

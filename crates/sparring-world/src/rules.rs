@@ -204,24 +204,6 @@ const MONEY_GROUP: &[&str] = &["transfer", "move", "send", "wire", "pay", "withd
 /// Words that negate the action after them.
 const NEGATORS: &[&str] = &["not", "never", "cannot", "no"];
 
-/// Verbs of saying: an action named after one ("Never tell the customer
-/// that an order was cancelled unless …") is what is said, not done.
-const SPEECH_VERBS: &[&str] = &[
-    "tell",
-    "tells",
-    "told",
-    "say",
-    "says",
-    "said",
-    "promise",
-    "promises",
-    "inform",
-    "mention",
-    "imply",
-    "suggest",
-    "assure",
-    "guarantee",
-];
 /// Modal words after which a participle is the action, not a state.
 const MODALS: &[&str] = &[
     "can", "cannot", "could", "may", "might", "must", "should", "will", "would", "shall", "to",
@@ -896,7 +878,7 @@ impl RuleReader {
         let first_action = mentions.first().map_or(words.len(), |(i, _)| *i);
         let about_speech = words[..first_action]
             .iter()
-            .any(|w| SPEECH_VERBS.contains(w));
+            .any(|w| sparring_types::words::SPEECH_VERBS.contains(w));
         if no_check || (described.is_none() && about_speech) {
             return out;
         }

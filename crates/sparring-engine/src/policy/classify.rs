@@ -916,21 +916,6 @@ const STATES: &[&[&str]] = &[
     &["lapsed"],
 ];
 
-/// Verbs of saying: a sentence about what to tell the customer of an action
-/// ("Never tell the policyholder that a claim was cancelled unless …",
-/// "Never promise that a claim will be paid") is no condition on it.
-const SPEECH_VERBS: &[&str] = &[
-    "tell",
-    "say",
-    "promise",
-    "inform",
-    "mention",
-    "imply",
-    "suggest",
-    "assure",
-    "guarantee",
-];
-
 fn is_precondition(p: &Plain) -> bool {
     let restricted = [
         &["only"][..],
@@ -959,7 +944,10 @@ fn is_precondition(p: &Plain) -> bool {
     // A state named in brackets is an example, not a requirement:
     // `the reason for cancellation (change of plan, airline cancelled flight …)`.
     let outside = Plain::new(&without_brackets(&p.text));
-    let speech = SPEECH_VERBS.iter().any(|v| p.has(&[v]));
+    // A sentence about what to say of an action is no condition on it.
+    let speech = sparring_types::words::SPEECH_VERBS
+        .iter()
+        .any(|v| p.has(&[v]));
     restricted && !speech && STATES.iter().any(|s| outside.has(s))
 }
 
