@@ -209,10 +209,7 @@ impl Spec {
         };
         let world = match top.get("world") {
             None => WorldSpec::default(),
-            Some(v) => {
-                let keys: Vec<String> = fixtures.keys().cloned().collect();
-                crate::world_spec::parse(v, &tools, &keys)?
-            }
+            Some(v) => crate::world_spec::parse(v, &tools, &fixtures)?,
         };
         let policy_rules = match top.get("policy_rules") {
             None => crate::policy::PolicyRulesSpec::default(),

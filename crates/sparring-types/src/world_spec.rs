@@ -227,8 +227,10 @@ pub fn without_role(stem: &str) -> &str {
 pub(crate) fn parse(
     value: &Value,
     tools: &[ToolSpec],
-    fixture_keys: &[String],
+    fixtures: &BTreeMap<String, Vec<Value>>,
 ) -> Result<WorldSpec, SpecError> {
+    let fixture_keys: Vec<String> = fixtures.keys().cloned().collect();
+    let fixture_keys = fixture_keys.as_slice();
     let Value::Object(map) = value else {
         return Err(err(
             "/world",
@@ -253,7 +255,7 @@ pub(crate) fn parse(
         };
         out.insert(
             tool_name.clone(),
-            parse_tool(entry, tool, fixture_keys, &pointer)?,
+            parse_tool(entry, tool, fixture_keys, fixtures, &pointer)?,
         );
     }
     Ok(WorldSpec { tools: out })
@@ -264,6 +266,9 @@ struct Names<'a> {
     tool: &'a ToolSpec,
     params: Vec<&'a str>,
     records: Vec<String>,
+    /// The fixtures, to check that a condition's field is one their
+    /// records have.
+    fixtures: &'a BTreeMap<String, Vec<Value>>,
 }
 
 impl Names<'_> {
@@ -276,6 +281,7 @@ fn parse_tool(
     entry: &Value,
     tool: &ToolSpec,
     fixture_keys: &[String],
+    fixtures: &BTreeMap<String, Vec<Value>>,
     pointer: &str,
 ) -> Result<ToolWorld, SpecError> {
     let Value::Object(map) = entry else {
@@ -330,6 +336,7 @@ fn parse_tool(
         tool,
         params: params.clone(),
         records: record_names(tool, &world, fixture_keys),
+        fixtures,
     };
     if let Some(returns) = map.get("returns") {
         let at = format!("{pointer}/returns");
@@ -481,6 +488,38 @@ fn check_record(
     ))
 }
 
+/// A condition's field is one the record's fixtures have, when it has
+/// fixtures: `policy.statuss == active` would refuse every call.
+fn check_field(path: &FieldPath, names: &Names<'_>, at: &str, text: &str) -> Result<(), SpecError> {
+    let Some(field) = path.field.as_deref() else {
+        return Ok(());
+    };
+    let first = field.split('.').next().unwrap_or(field);
+    let Some((entity, records)) = names.fixtures.iter().find(|(e, _)| {
+        let stem = without_role(&path.record);
+        **e == path.record || crate::singular(e) == path.record || crate::singular(e) == stem
+    }) else {
+        return Ok(());
+    };
+    let mut known: Vec<&str> = records
+        .iter()
+        .filter_map(Value::as_object)
+        .flat_map(|r| r.keys().map(String::as_str))
+        .collect();
+    known.sort_unstable();
+    known.dedup();
+    if known.is_empty() || known.contains(&first) {
+        return Ok(());
+    }
+    Err(err(
+        at,
+        format!(
+            "`{text}`: no record of the `{entity}` fixtures has a field `{first}`{}",
+            did_you_mean(first, &known)
+        ),
+    ))
+}
+
 /// The leading `record.field` of `text` and the rest.
 fn split_path(text: &str) -> (&str, &str) {
     let end = text
@@ -497,6 +536,7 @@ fn condition(text: &str, names: &Names<'_>, at: &str) -> Result<Condition, SpecE
         return Err(err(at, format!("`{trimmed}`: {shape}")));
     }
     let left = field_path(left, names, at, trimmed)?;
+    check_field(&left, names, at, trimmed)?;
     let ops = [
         ("==", Comparison::Eq),
         ("!=", Comparison::Ne),
@@ -717,7 +757,16 @@ mod tests {
     }
 
     fn parse_json(v: &Value) -> Result<WorldSpec, SpecError> {
-        parse(v, &tools(), &["accounts".to_owned(), "payees".to_owned()])
+        let fixtures: BTreeMap<String, Vec<Value>> = [
+            (
+                "accounts".to_owned(),
+                vec![json!({"account_id": "A-1", "status": "active", "balance": 10})],
+            ),
+            ("payees".to_owned(), Vec::new()),
+        ]
+        .into_iter()
+        .collect();
+        parse(v, &tools(), &fixtures)
     }
 
     #[test]
@@ -774,6 +823,11 @@ mod tests {
                 json!({"transfer_money": {"requires": ["from_acount.balance >= amount"]}}),
                 "/world/transfer_money/requires/0",
                 "did you mean `from_account`",
+            ),
+            (
+                json!({"transfer_money": {"requires": ["from_account.statuss == active"]}}),
+                "/world/transfer_money/requires/0",
+                "no record of the `accounts` fixtures has a field `statuss`; did you mean `status`",
             ),
             (
                 json!({"transfer_money": {"requires": ["from_account.balance ~ 3"]}}),
