@@ -319,7 +319,7 @@ class Conversation:
                             if "new" not in v)
             if not own_verb and not (makes and noun_said and any(used(c) for c in NEW_CUES)):
                 continue
-            score = (3 if own_verb else 1) + sum(
+            score = (3 if own_verb else 0) + sum(
                 1 for w in t.name_words[1:] if w in said_words or w.rstrip("s") in said_words)
             # "my profile" is the person's own record, not one of theirs.
             score += sum(1 for w in t.name_words[1:] if w in OWNER_WORDS and "profile" in said_words)

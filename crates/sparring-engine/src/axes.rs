@@ -442,12 +442,17 @@ pub fn seed_tool(seed: &str, models: &[ToolModel], spec: &Spec, world: &World) -
             tokens.iter().any(|t| ids.iter().any(|id| id == t))
         })
         .collect();
+    // A word that names a record ("my booking") is no use of the verb it
+    // starts with (`book`).
+    let nouns: Vec<String> = world.entities().iter().map(|e| singular(e)).collect();
     let uses = |verb: &str| {
         let stem = verb.trim_end_matches('e');
         stem.len() >= 3
-            && words
-                .iter()
-                .any(|w| w.starts_with(stem) && w.len() <= verb.len() + 3)
+            && words.iter().any(|w| {
+                w.starts_with(stem)
+                    && w.len() <= verb.len() + 3
+                    && !nouns.iter().any(|n| *n == singular(w))
+            })
     };
     let on_named = |m: &ToolModel| m.entity.as_ref().is_some_and(|e| named.contains(e));
     let mut best: Option<(u32, usize)> = None;

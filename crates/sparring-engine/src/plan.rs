@@ -131,7 +131,37 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
     }
     plan.again = again;
     plan.warnings.extend(several);
+    plan.warnings.extend(no_happy_path(&world));
     Ok(plan)
+}
+
+/// A warning for each tool that acts on a record but whose rules refuse
+/// every record the world has: no situation can play its success, so a pass
+/// rate for it measures only refusals (a rule read wrong, or fixtures with
+/// no record in the state the tool needs).
+fn no_happy_path(world: &World) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in world.models() {
+        let (Some(entity), true) = (&m.entity, m.acts() && m.id_param.is_some()) else {
+            continue;
+        };
+        let ids = world.ids(entity);
+        let Some(first) = ids.first() else { continue };
+        let Some(why) = world.state_refuses(&m.name, first) else {
+            continue;
+        };
+        if ids[1..]
+            .iter()
+            .all(|id| world.state_refuses(&m.name, id).is_some())
+        {
+            out.push(format!(
+                "`{}` can act on no record: the world refuses every one of the {} `{entity}` records (the first: {why}), so its situations test only refusals; hint: check the rule with `sparring world SPEC --explain`, or give a fixture in the state it needs",
+                m.name,
+                ids.len()
+            ));
+        }
+    }
+    out
 }
 
 /// How many situations of the array a run can reach: all of them without a

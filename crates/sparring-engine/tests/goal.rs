@@ -267,6 +267,39 @@ fn decline_met_when_checked_not_done_and_explained_in_several_wordings() {
     assert!(check(&decline_goal(), &refused).met);
 }
 
+/// A decline about no record of the goal's own (a booking to make, refused
+/// for its car): the refused call, or a read of the car, is the check.
+#[test]
+fn a_declined_booking_is_checked_by_its_call_or_its_car() {
+    let mut g = Goal::new(GoalKind::Decline);
+    g.tool = Some("create_booking".to_owned());
+    g.arguments.insert("car_id".to_owned(), json!("CAR-05"));
+    g.arguments.insert("renter_id".to_owned(), json!("R-100"));
+    g.says = vec!["rented".to_owned()];
+    g.because = Some("car `CAR-05` is rented".to_owned());
+    let refused = r#"{"ok":false,"error":{"kind":"refused","message":"car `CAR-05` is rented"}}"#;
+    let tried = convo(&[
+        ("user", "Book CAR-05 for me."),
+        (
+            "call",
+            r#"create_booking {"car_id":"CAR-05","renter_id":"R-100"}"#,
+        ),
+        ("result", refused),
+        ("agent", "Sorry, CAR-05 is rented, so I can't book it."),
+    ]);
+    let v = check(&g, &tried);
+    assert!(v.met, "{}", v.evidence);
+    let unchecked = convo(&[
+        ("user", "Book CAR-05 for me."),
+        ("call", r#"get_renter {"renter_id":"R-100"}"#),
+        ("result", r#"{"ok":true,"result":{"renter_id":"R-100"}}"#),
+        ("agent", "Sorry, CAR-05 is rented, so I can't book it."),
+    ]);
+    let v = check(&g, &unchecked);
+    assert!(!v.met);
+    assert!(v.evidence.contains("never looked up"), "{}", v.evidence);
+}
+
 #[test]
 fn decline_not_met_unchecked_unexplained_or_done() {
     let unchecked = convo(&[

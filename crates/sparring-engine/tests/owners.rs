@@ -260,3 +260,37 @@ fn a_claim_belongs_to_its_policys_holder() {
         assert_eq!(t.persona.name, holder, "{id}");
     }
 }
+
+/// A tool whose rules refuse every record the world has can play no
+/// success: the plan says so once, naming the tool and the refusal.
+#[test]
+fn a_tool_that_can_act_on_no_record_is_warned_about() {
+    let booking = json!({"type": "object", "properties": {"booking_id": {"type": "string",
+        "description": "The booking id, such as 'BK-1'."}}, "required": ["booking_id"]});
+    let spec = |description: &str| {
+        Spec::from_value(&json!({
+            "name": "rental",
+            "system_prompt": "Only bookings that are confirmed can be cancelled.",
+            "tools": [
+                {"name": "cancel_booking", "description": description, "inputSchema": booking},
+            ],
+            "fixtures": {"bookings": [
+                {"booking_id": "BK-1", "status": "active"},
+                {"booking_id": "BK-2", "status": "completed"},
+                {"booking_id": "BK-3", "status": "confirmed"},
+            ]},
+        }))
+        .unwrap()
+    };
+    let warned = |s: &Spec| {
+        plan(s, &SimulateOptions::default())
+            .unwrap()
+            .warnings
+            .iter()
+            .filter(|w| w.contains("`cancel_booking` can act on no record"))
+            .count()
+    };
+    // The description and the policy contradict each other: no record is left.
+    assert_eq!(warned(&spec("Cancel a booking that is not confirmed.")), 1);
+    assert_eq!(warned(&spec("Cancel a booking.")), 0);
+}

@@ -44,6 +44,12 @@ pub const PERSON_NOUNS: &[&str] = &[
     "subscriber",
     "policyholder",
     "student",
+    "renter",
+    "borrower",
+    "buyer",
+    "shopper",
+    "applicant",
+    "resident",
 ];
 
 /// Verbs of saying, with their common forms: a sentence that names an

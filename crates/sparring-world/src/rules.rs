@@ -197,6 +197,35 @@ struct ToolView {
     param_descriptions: Vec<(String, String)>,
 }
 
+/// Words that start a clause of their own: a negation after one is about
+/// that clause ("a booking whose car has not been picked up").
+const CLAUSE_WORDS: &[&str] = &[
+    "whose", "which", "that", "who", "where", "when", "once", "after", "before", "until", "if",
+    "unless", "but", "while",
+];
+
+/// Whether a negator stands in the clause that names the first of
+/// `values` (the sentence's words; values as normalised by the reader).
+fn clause_negated(words: &[&str], values: &[String]) -> bool {
+    let at = words.iter().position(|w| {
+        values
+            .iter()
+            .any(|v| v.split_whitespace().next() == Some(normalise(w).as_str()))
+    });
+    let Some(at) = at else {
+        return words.iter().any(|w| NEGATORS.contains(w));
+    };
+    let start = words[..at]
+        .iter()
+        .rposition(|w| CLAUSE_WORDS.contains(w))
+        .unwrap_or(0);
+    let end = words[at + 1..]
+        .iter()
+        .position(|w| CLAUSE_WORDS.contains(w))
+        .map_or(words.len(), |i| at + 1 + i);
+    words[start..end].iter().any(|w| NEGATORS.contains(w))
+}
+
 /// Verbs that mean the same action in a sentence.
 const UPDATE_GROUP: &[&str] = &["update", "modify", "change", "edit", "amend", "alter"];
 /// Verbs that move money out of a record.
@@ -931,6 +960,13 @@ impl RuleReader {
                 {
                     continue;
                 }
+                // A description's negation counts in the clause of the state
+                // only: "Cancel a confirmed booking whose car has not been
+                // picked up" needs a confirmed booking.
+                let allowed = match described {
+                    Some(_) => !clause_negated(&words, &values) || unless,
+                    None => allowed,
+                };
                 out.push(Reading::Precondition(Precondition {
                     tool: t.name.clone(),
                     param,
@@ -1578,6 +1614,33 @@ mod tests {
                 "status".into(),
                 v(&["pending"]),
                 true
+            )]
+        );
+        // A negation in another clause is not the state's; in its own, it is.
+        assert_eq!(
+            one(
+                &r,
+                "Cancel a pending order whose parcel has not been packed yet.",
+                Some("cancel_order")
+            ),
+            vec![(
+                "cancel_order".into(),
+                "status".into(),
+                v(&["pending"]),
+                true
+            )]
+        );
+        assert_eq!(
+            one(
+                &r,
+                "Cancel an order that is not shipped.",
+                Some("cancel_order")
+            ),
+            vec![(
+                "cancel_order".into(),
+                "status".into(),
+                v(&["shipped"]),
+                false
             )]
         );
         // A read is never held back by a state; a word no record has is no state.

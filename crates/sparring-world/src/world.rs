@@ -1682,13 +1682,28 @@ impl World {
             .get("limit")
             .and_then(Value::as_u64)
             .map_or(page, |l| (l as usize).min(page));
+        let shared = Arc::clone(&self.shared);
+        // A filter on a field no fixture record of the entity has (a car
+        // search's `pickup_date`) is one the fixtures cannot answer: beside
+        // filters they can answer (`location`), it narrows nothing rather
+        // than matching nothing.
+        let fixtures = shared.fixtures.get(entity).filter(|f| !f.is_empty());
         let filters: Vec<(&String, &Value)> = args
             .iter()
             .filter(|(k, v)| !PAGING.contains(&k.as_str()) && !v.is_null())
             .collect();
+        let answerable: Vec<(&String, &Value)> = filters
+            .iter()
+            .copied()
+            .filter(|(k, _)| fixtures.is_none_or(|f| f.values().any(|r| has_field(r, k))))
+            .collect();
+        let filters = if answerable.is_empty() {
+            filters
+        } else {
+            answerable
+        };
         // Shared with the memory, not copied into the answer.
         let mut matches: Vec<Arc<Record>> = Vec::new();
-        let shared = Arc::clone(&self.shared);
         for id in self.ids(entity) {
             if matches.len() >= limit {
                 break;
@@ -2233,6 +2248,19 @@ fn replace_items(record: &mut Record, old_key: &str, old: &Value, new: &Value) -
         }
     }
     any
+}
+
+/// Whether a record has the field a filter names (itself, an alias, or
+/// one level down), whatever its value.
+fn has_field(record: &Record, key: &str) -> bool {
+    record.contains_key(key)
+        || ALIASES.iter().any(|(a, b)| {
+            (*a == key && record.contains_key(*b)) || (*b == key && record.contains_key(*a))
+        })
+        || record
+            .values()
+            .filter_map(Value::as_object)
+            .any(|inner| inner.contains_key(key))
 }
 
 fn field_matches(record: &Record, key: &str, given: &Value) -> bool {

@@ -474,3 +474,36 @@ fn generated_owners_have_several_records_and_people_stay_one_each() {
     let want = sparring_types::defaults::world::SHARED_OWNER_SHARE;
     assert!((share - want).abs() < 0.08, "{share} of {odd}");
 }
+
+/// A search argument no fixture record has a field for (a car search's
+/// dates) narrows nothing: the cars at the place are found, not none.
+#[test]
+fn a_search_ignores_what_the_fixtures_cannot_answer() {
+    let spec = Spec::from_value(&json!({
+        "name": "rental",
+        "system_prompt": "You help renters find cars.",
+        "tools": [{"name": "search_cars", "description": "Search the cars free at a location.",
+            "inputSchema": {"type": "object", "properties": {
+                "location": {"type": "string"}, "pickup_date": {"type": "string", "format": "date"}},
+                "required": ["location", "pickup_date"]}}],
+        "fixtures": {"cars": [
+            {"car_id": "CAR-01", "location": "Lisbon Airport", "model": "Golf"},
+            {"car_id": "CAR-02", "location": "Porto", "model": "Clio"},
+        ]},
+    }))
+    .unwrap();
+    let mut w = World::new(&spec, 0);
+    let found = w
+        .call(
+            "search_cars",
+            &json!({"location": "Lisbon Airport", "pickup_date": "2026-12-20"}),
+        )
+        .to_json();
+    let ids: Vec<&str> = found["result"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{found}"))
+        .iter()
+        .filter_map(|c| c["car_id"].as_str())
+        .collect();
+    assert_eq!(ids, ["CAR-01"], "{found}");
+}

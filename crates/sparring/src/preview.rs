@@ -70,6 +70,9 @@ pub async fn asks(spec: &Spec, options: OptionsPatch, n: usize, env: &Env) -> Re
             ));
         }
     }
+    // What the plan could not do as the spec says (a tool that can act on no
+    // record, a `several` no owner has), as a run says it.
+    let mut warnings: Vec<String> = p.warnings.iter().cloned().chain(warnings).collect();
     if let Some(backend) = writer_spec {
         let timeout = Duration::from_secs_f64(options.agent_timeout);
         let limiter = Limiter::new(options.concurrency, options.rpm);

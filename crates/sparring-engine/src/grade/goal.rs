@@ -624,9 +624,24 @@ fn is_goal_call(goal: &Goal, call: &Call) -> bool {
 
 /// Whether a call names the goal's record in any argument.
 fn touches(goal: &Goal, call: &Call) -> bool {
-    goal.record
-        .as_deref()
-        .is_some_and(|id| mentions_id(call, id))
+    match goal.record.as_deref() {
+        Some(id) => mentions_id(call, id),
+        // A goal about no record of its own (a booking to make): a call
+        // about a record it names (the car, not the person's own profile)
+        // or to its tool looks.
+        None => {
+            call.name == goal.tool.as_deref().unwrap_or_default()
+                || goal
+                    .arguments
+                    .iter()
+                    .filter(|(k, _)| {
+                        k.strip_suffix("_id")
+                            .is_some_and(|stem| !sparring_types::words::names_person(stem))
+                    })
+                    .filter_map(|(_, v)| v.as_str())
+                    .any(|id| mentions_id(call, id))
+        }
+    }
 }
 
 /// Whether a call names an id in any argument.
