@@ -743,6 +743,48 @@ fn seeds_are_about_the_tool_and_record_they_name() {
     }
 }
 
+/// "Cancel my booking": the booking is the record, not the verb of
+/// `create_booking` (whose description's verb is "book"); the renter who
+/// owns it is the person.
+#[test]
+fn a_seed_naming_a_booking_is_about_cancelling_it() {
+    let id = json!({"type": "object", "properties": {"booking_id": {"type": "string"}},
+        "required": ["booking_id"]});
+    let spec = sparring_types::Spec::from_value(&json!({
+        "name": "rental",
+        "system_prompt": "You help renters with their bookings.",
+        "tools": [
+            {"name": "create_booking", "description": "Book an available car for a renter.",
+             "inputSchema": {"type": "object", "properties": {"renter_id": {"type": "string"},
+                 "car_id": {"type": "string"}}, "required": ["renter_id", "car_id"]}},
+            {"name": "cancel_booking", "description": "Cancel a confirmed booking.", "inputSchema": id},
+        ],
+        "seeds": ["Hi, I'm maya@mail.test. Please cancel my booking BK-2, my trip got moved."],
+        "fixtures": {
+            "renters": [{"renter_id": "R-1", "name": "Maya Chen", "email": "maya@mail.test"}],
+            "bookings": [
+                {"booking_id": "BK-2", "renter_id": "R-1", "car_id": "C-1", "status": "confirmed"},
+            ],
+            "cars": [{"car_id": "C-1", "status": "available"}],
+        },
+    }))
+    .unwrap();
+    let plan = sparring_engine::plan::plan(&spec, &sparring_types::SimulateOptions::default())
+        .unwrap();
+    let task = plan
+        .tasks
+        .iter()
+        .find(|t| t.situation.seed_index == Some(0))
+        .unwrap();
+    let g = task.situation.goal.as_ref().unwrap();
+    assert_eq!(
+        (g.kind, g.tool.as_deref(), g.record.as_deref()),
+        (GoalKind::Act, Some("cancel_booking"), Some("BK-2")),
+        "{g:?}"
+    );
+    assert_eq!(task.persona.name, "Maya Chen");
+}
+
 fn load_yaml(path: &str) -> Value {
     let text = std::fs::read_to_string(path).unwrap();
     let mut value: Value = serde_saphyr::from_str(&text).unwrap();
