@@ -769,8 +769,8 @@ fn a_seed_naming_a_booking_is_about_cancelling_it() {
         },
     }))
     .unwrap();
-    let plan = sparring_engine::plan::plan(&spec, &sparring_types::SimulateOptions::default())
-        .unwrap();
+    let plan =
+        sparring_engine::plan::plan(&spec, &sparring_types::SimulateOptions::default()).unwrap();
     let task = plan
         .tasks
         .iter()
