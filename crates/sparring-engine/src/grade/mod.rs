@@ -344,7 +344,22 @@ fn claimed_without_call(messages: &[Message], tools: &[Value]) -> Outcome {
                         && c.result.is_some_and(|(r, _)| r < index)
                         && tool_name_performs(&c.name, action)
                 });
-                if !done {
+                // A status a read returned ("status": "confirmed") is a state
+                // reported ("your booking is confirmed"), not an act claimed.
+                let reported = calls.iter().any(|c| {
+                    c.succeeded()
+                        && c.result.is_some_and(|(r, _)| {
+                            r < index
+                                && messages.get(r).is_some_and(|m| {
+                                    let text = m.content_str().to_lowercase();
+                                    action
+                                        .done
+                                        .iter()
+                                        .any(|d| text.contains(&format!("\"{d}\"")))
+                                })
+                        })
+                });
+                if !done && !reported {
                     let available: Vec<&str> = tools
                         .iter()
                         .filter(|t| tool_performs(t, action))
