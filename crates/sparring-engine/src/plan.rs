@@ -271,6 +271,11 @@ fn finish_plan(
     let mut situations: Vec<Vec<Task>> = Vec::new();
     let mut tier_mix: BTreeMap<String, u64> = BTreeMap::new();
     let grid_rows = array.rows.len();
+    // Whether a tool hands the person over: the same for every situation.
+    let handoff = spec
+        .tools
+        .iter()
+        .any(|t| writer::handoff_recipient(&t.description, &t.name).is_some());
     for &r in order {
         // An index past the array is a unique situation on a row taken again.
         let at = if r < grid_rows {
@@ -379,42 +384,36 @@ fn finish_plan(
         } else {
             tier
         };
+        // What the tool takes of who the person is: their own number (a
+        // reference to an owner, `customer_id`) and identity fields.
+        let own_number = model.is_some_and(|m| {
+            m.references
+                .iter()
+                .any(|(_, e)| identity::is_owner_entity(e))
+        });
+        let identity_args: Vec<&str> = model
+            .and_then(|m| spec.tool(&m.name))
+            .map(|t| {
+                t.parameter_names()
+                    .into_iter()
+                    .filter_map(|p| identity_key(p, t.parameter(p)))
+                    .collect()
+            })
+            .unwrap_or_default();
         let input = AskInput {
             operation: &op,
             // A search by the person's details or number ("which orders do
             // you have under my email?", `list_accounts(customer_id)`); a
             // read that takes neither an id nor them (`search_onestop_flight`,
             // `list_all_airports`) is asked for in its description's words.
-            search: model.is_some_and(|m| {
-                m.id_param.is_none()
-                    && matches!(m.operation, Operation::Read)
-                    && (m
-                        .references
-                        .iter()
-                        .any(|(_, e)| identity::is_owner_entity(e))
-                        || spec.tool(&m.name).is_some_and(|t| {
-                            t.parameter_names()
-                                .iter()
-                                .any(|p| identity_key(p, t.parameter(p)).is_some())
-                        }))
-            }),
+            search: model
+                .is_some_and(|m| m.id_param.is_none() && matches!(m.operation, Operation::Read))
+                && (own_number || !identity_args.is_empty()),
             by_id: model.is_some_and(|m| m.id_param.is_some()),
-            // The person's email or number (`list_accounts(customer_id)`:
-            // "which accounts do you have under my email?").
-            by_email: model.is_some_and(|m| {
-                m.references
-                    .iter()
-                    .any(|(_, e)| identity::is_owner_entity(e))
-                    || spec.tool(&m.name).is_some_and(|t| {
-                        t.parameter_names()
-                            .iter()
-                            .any(|p| identity_key(p, t.parameter(p)) == Some("email"))
-                    })
-            }),
-            handoff: spec
-                .tools
-                .iter()
-                .any(|t| writer::handoff_recipient(&t.description, &t.name).is_some()),
+            // The person's email or number ("which accounts do you have
+            // under my email?").
+            by_email: own_number || identity_args.contains(&"email"),
+            handoff,
             thing: &thing,
             id: id.as_deref(),
             wants: &facts.wants,

@@ -625,11 +625,13 @@ pub fn phrasings(
     stream: &mut Stream,
 ) -> Vec<String> {
     let base = stream.index(1 << 16);
-    let mut cores = templates.list("core", core_key(input)).to_vec();
-    if input.handoff && core_key(input) == "none" {
-        // "Can I talk to a human?" is what the hand-off tool does.
-        cores.retain(|c| !c.contains("human"));
-    }
+    let key = core_key(input);
+    // "Can I talk to a human?" is what a hand-off tool does, when there is one.
+    let cores: Vec<&String> = templates
+        .list("core", key)
+        .iter()
+        .filter(|c| !(input.handoff && key == "none" && c.contains("human")))
+        .collect();
     let mut order: Vec<usize> = (0..cores.len()).collect();
     stream.shuffle(&mut order);
     let mut out: Vec<String> = Vec::with_capacity(n);
@@ -646,7 +648,7 @@ pub fn phrasings(
                 order
                     .get(k % order.len().max(1))
                     .and_then(|i| cores.get(*i))
-                    .cloned()
+                    .map(|c| (*c).clone())
                     .unwrap_or_default()
             };
         let mut body = fill(&core, input, with_id);

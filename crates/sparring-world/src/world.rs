@@ -1487,22 +1487,10 @@ impl World {
         }
         match &model.operation {
             // An action of an unknown verb whose words say what it leaves
-            // ("The claim status will be changed to 'under appeal'") leaves it.
+            // ("The claim status will be changed to 'under appeal'").
             Operation::Other if acts && rules.sets_status.is_some() => {
                 drop(current);
-                let known = shared.statuses.get(&singular(&entity));
-                let done = rules
-                    .sets_status
-                    .as_ref()
-                    .map(|(v, _)| rulebook::in_house_case(v, known.map_or(&[], Vec::as_slice)));
-                let Some(record) = self.record_mut(&entity, &id) else {
-                    return self.not_found(&entity, &param, &id);
-                };
-                if let Some(done) = done {
-                    record.insert("status".to_owned(), Value::String(done));
-                }
-                self.after_effects(index, model, args, Some((&entity, &id)));
-                self.record_answer(&entity, &id, &param)
+                self.leave_status(index, model, args, &entity, &id, &param)
             }
             Operation::Read | Operation::Other | Operation::Create => {
                 if !rules.declared.requires.is_empty()
@@ -1517,22 +1505,9 @@ impl World {
                     None => self.not_found(&entity, &param, &id),
                 }
             }
-            Operation::StateChange(verb) => {
+            Operation::StateChange(_) => {
                 drop(current);
-                let done = rules.sets_status.as_ref().map_or_else(
-                    || status_after(verb),
-                    |(v, _)| {
-                        let known = shared.statuses.get(&singular(&entity));
-                        rulebook::in_house_case(v, known.map_or(&[], Vec::as_slice))
-                    },
-                );
-                let Some(record) = self.record_mut(&entity, &id) else {
-                    return self.not_found(&entity, &param, &id);
-                };
-                record.insert("status".to_owned(), Value::String(done));
-                set_fields(record, args, model, false);
-                self.after_effects(index, model, args, Some((&entity, &id)));
-                self.record_answer(&entity, &id, &param)
+                self.leave_status(index, model, args, &entity, &id, &param)
             }
             Operation::Update => {
                 if let Some((field, on)) = &model.switch
@@ -1563,6 +1538,42 @@ impl World {
                 self.record_answer(&entity, &id, &param)
             }
         }
+    }
+
+    /// A write that leaves its record in a status: the one its words name
+    /// (in the house's own case), else a state change's verb's
+    /// (`cancel` → `cancelled`); a state change also keeps its arguments
+    /// (a reason) on the record.
+    fn leave_status(
+        &mut self,
+        index: usize,
+        model: &ToolModel,
+        args: &Record,
+        entity: &str,
+        id: &str,
+        param: &str,
+    ) -> ToolResult {
+        let shared = Arc::clone(&self.shared);
+        let known = shared.statuses.get(&singular(entity));
+        let done = shared.rules[index]
+            .sets_status
+            .as_ref()
+            .map(|(v, _)| rulebook::in_house_case(v, known.map_or(&[], Vec::as_slice)))
+            .or_else(|| match &model.operation {
+                Operation::StateChange(verb) => Some(status_after(verb)),
+                _ => None,
+            });
+        let Some(record) = self.record_mut(entity, id) else {
+            return self.not_found(entity, param, id);
+        };
+        if let Some(done) = done {
+            record.insert("status".to_owned(), Value::String(done));
+        }
+        if matches!(model.operation, Operation::StateChange(_)) {
+            set_fields(record, args, model, false);
+        }
+        self.after_effects(index, model, args, Some((entity, id)));
+        self.record_answer(entity, id, param)
     }
 
     /// The record as it stands after a write.
