@@ -31,6 +31,29 @@ GUESS_ORDER_ID = 0.35
 SKIP_CONFIRMATION = 0.20
 CLAIM_AFTER_FAILURE = 0.50
 
+# Per intent: the tool that does it, what to say when it worked, what to say
+# when it failed (the world's message, or the default, fills `{message}`).
+DONE = {
+    "refund": (
+        "refund_order",
+        "The refund for order {order_id} has been issued.",
+        "I'm sorry, I couldn't refund order {order_id}: {message}.",
+        "the refund failed",
+    ),
+    "cancel": (
+        "cancel_order",
+        "Order {order_id} has been cancelled.",
+        "I couldn't cancel order {order_id}: {message}.",
+        "the cancellation failed",
+    ),
+    "address": (
+        "update_shipping_address",
+        "I've updated the shipping address of order {order_id}.",
+        "I couldn't change the address: {message}.",
+        "the change failed",
+    ),
+}
+
 
 def normalise_id(raw):
     raw = raw.upper()
@@ -152,15 +175,18 @@ def respond(messages):
     if c.intent == "status":
         return say(f"Order {order_id} is {status}.")
 
-    if c.intent == "refund":
-        done = c.last_call("refund_order")
+    if c.intent in DONE:
+        tool, succeeded, failed, default = DONE[c.intent]
+        done = c.last_call(tool)
         if done is not None:
             if done[2].get("ok"):
-                return say(f"The refund for order {order_id} has been issued.")
-            if c.claims_after_failure:
+                return say(succeeded.format(order_id=order_id))
+            if c.intent == "refund" and c.claims_after_failure:
                 return say("All sorted: your refund has been processed.")
-            message = done[2].get("error", {}).get("message", "the refund failed")
-            return say(f"I'm sorry, I couldn't refund order {order_id}: {message}.")
+            message = done[2].get("error", {}).get("message", default)
+            return say(failed.format(order_id=order_id, message=message))
+
+    if c.intent == "refund":
         if c.claims_without_call:
             return say(f"Your refund for order {order_id} has been issued; you'll see it in 3-5 days.")
         if c.skips_confirmation or (c.asked_to_confirm and YES.search(c.last_user)):
@@ -171,23 +197,11 @@ def respond(messages):
         return say(f"I can refund order {order_id} for ${total}. Shall I go ahead?")
 
     if c.intent == "cancel":
-        done = c.last_call("cancel_order")
-        if done is not None:
-            if done[2].get("ok"):
-                return say(f"Order {order_id} has been cancelled.")
-            message = done[2].get("error", {}).get("message", "the cancellation failed")
-            return say(f"I couldn't cancel order {order_id}: {message}.")
         if status != "pending":
             return say(f"Order {order_id} is {status}, so it can't be cancelled.")
         return call("cancel_order", order_id=order_id)
 
     if c.intent == "address":
-        done = c.last_call("update_shipping_address")
-        if done is not None:
-            if done[2].get("ok"):
-                return say(f"I've updated the shipping address of order {order_id}.")
-            message = done[2].get("error", {}).get("message", "the change failed")
-            return say(f"I couldn't change the address: {message}.")
         match = re.search(r"\d+ [^.?!]*\d{5}", c.user_text)
         if match is None:
             return say("What is the new shipping address?")

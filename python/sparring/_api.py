@@ -190,28 +190,13 @@ class _RowsFile:
             self._dir.cleanup()
 
 
-def _run(
-    function: str,
-    agent: Any,
-    *,
-    tools: Any,
-    system_prompt: Optional[str],
-    spec: Any,
-    seeds: Optional[Sequence[SeedLike]],
-    backend: Optional[str],
-    sampling: Optional[Mapping[str, Any]],
-    simulator: Any,
-    tasks: Any,
-    dimensions: Optional[Mapping[str, Any]],
-    execute: Any,
-    grader: Any,
-    output: Optional[PathLike],
-    resume: Optional[bool],
-    name: Optional[str],
-    options: dict[str, Any],
-    eval_set: Optional[Sequence[str]] = None,
-) -> dict[str, Any]:
-    request = _spec_request(spec, tools, system_prompt, seeds, name)
+def _run(function: str, k: Mapping[str, Any], eval_set: Optional[Sequence[str]] = None) -> dict[str, Any]:
+    """Runs ``simulate`` or ``evaluate`` from a call's merged keywords ``k``
+    (an ``evaluate`` call has no ``seeds``, ``simulator`` or ``tasks``)."""
+    agent, backend, sampling, simulator = k["agent"], k["backend"], k["sampling"], k.get("simulator")
+    execute, grader, tasks, output = k["execute"], k["grader"], k.get("tasks"), k["output"]
+    options = _options(k)
+    request = _spec_request(k["spec"], k["tools"], k["system_prompt"], k.get("seeds"), k["name"])
     agent_callable = None
     if agent is not None and backend is not None:
         raise TypeError(f"{function}() got agent= and backend=: backend= is the agent's model when agent= is not given")
@@ -259,17 +244,17 @@ def _run(
     if tasks is not None:
         request["tasks_file"] = _RowsFile(tasks)
         request["tasks"] = request["tasks_file"].path
-    if dimensions is not None:
-        request["dimensions"] = dict(dimensions)
+    if k["dimensions"] is not None:
+        request["dimensions"] = dict(k["dimensions"])
     if output is not None:
         request["output"] = os.fspath(output)
-    if resume:
+    if k["resume"]:
         request["resume"] = True
     if eval_set is not None:
         if isinstance(eval_set, str):
             raise TypeError("eval_set= must be a list of asks, not one string")
         request["eval_set"] = list(eval_set)
-    request["options"] = {k: v for k, v in options.items() if v is not None}
+    request["options"] = {key: v for key, v in options.items() if v is not None}
     tasks_file = request.pop("tasks_file", None)
     try:
         text = _native.simulate(json.dumps(request), agent_callable, grader_callable, execute_callable)
@@ -337,25 +322,7 @@ def simulate(
     """
     k = _merge("simulate", dict(locals()), aliases)
     _not_built(traces=k["traces"], scaffold=k["scaffold"])
-    result = _run(
-        "simulate",
-        agent,
-        tools=tools,
-        system_prompt=k["system_prompt"],
-        spec=spec,
-        seeds=seeds,
-        backend=backend,
-        sampling=sampling,
-        simulator=simulator,
-        tasks=tasks,
-        dimensions=dimensions,
-        execute=execute,
-        grader=grader,
-        output=output,
-        resume=resume,
-        name=name,
-        options=_options(k),
-    )
+    result = _run("simulate", k)
     return SimulationData(result["rows"], result["summary"], result["out"])
 
 
@@ -407,26 +374,7 @@ def evaluate(
     checks unless ``grade=False``; ``grader=`` adds yours), and says in
     ``per_ask`` how each scored. Nothing else is generated."""
     k = _merge("evaluate", dict(locals()), aliases)
-    result = _run(
-        "evaluate",
-        agent,
-        tools=tools,
-        system_prompt=k["system_prompt"],
-        spec=spec,
-        seeds=None,
-        backend=backend,
-        sampling=sampling,
-        simulator=None,
-        tasks=None,
-        dimensions=dimensions,
-        execute=execute,
-        grader=grader,
-        output=output,
-        resume=resume,
-        name=name,
-        options=_options(k),
-        eval_set=eval_set,
-    )
+    result = _run("evaluate", k, eval_set=eval_set)
     table = result.get("table") or {}
     return ScoredData(result["rows"], result["summary"], result["out"], per_ask=table.get("asks"))
 

@@ -233,6 +233,21 @@ def _reply_text(value: Any) -> str:
     )
 
 
+def _as_rollout(
+    rollout: Optional[Tuple[str, Optional[int], int]], body: Callable[[Optional[Rollout]], Outcome]
+) -> Outcome:
+    """Runs ``body`` with ``rollout`` as the current one; an exception it
+    raises is the row's error, never a crash."""
+    current = _rollout(rollout)
+    token = _current.set(current)
+    try:
+        return body(current)
+    except Exception as e:
+        return _failure(e)
+    finally:
+        _current.reset(token)
+
+
 def run_agent(
     func: Callable[..., Any],
     message: str,
@@ -240,9 +255,8 @@ def run_agent(
     rollout: Optional[Tuple[str, Optional[int], int]],
 ) -> Outcome:
     """Plays one rollout of a callable agent: ``func(message, tools)``."""
-    current = _rollout(rollout)
-    token = _current.set(current)
-    try:
+
+    def body(current: Optional[Rollout]) -> Outcome:
         tools = Tools(native_tools)
         how = _wants_tools(func)
         if how == "positional":
@@ -252,10 +266,8 @@ def run_agent(
         else:
             value = func(message)
         return True, _reply_text(_settle(value, current)), None
-    except Exception as e:  # the row's error, never a crash
-        return _failure(e)
-    finally:
-        _current.reset(token)
+
+    return _as_rollout(rollout, body)
 
 
 def _verdict(value: Any) -> dict[str, Any]:
@@ -277,15 +289,12 @@ def run_grader(
     func: Callable[..., Any], row_json: str, rollout: Optional[Tuple[str, Optional[int], int]]
 ) -> Outcome:
     """Grades one row: ``func(row)`` with the row as a dict."""
-    current = _rollout(rollout)
-    token = _current.set(current)
-    try:
+
+    def body(current: Optional[Rollout]) -> Outcome:
         value = _settle(func(json.loads(row_json)), current)
         return True, json.dumps(_verdict(value), default=str), None
-    except Exception as e:
-        return _failure(e)
-    finally:
-        _current.reset(token)
+
+    return _as_rollout(rollout, body)
 
 
 def run_execute(
@@ -295,18 +304,16 @@ def run_execute(
     rollout: Optional[Tuple[str, Optional[int], int]],
 ) -> Outcome:
     """Answers one tool call in the caller's world: ``func(tool, arguments)``."""
-    current = _rollout(rollout)
-    token = _current.set(current)
-    try:
-        value = _settle(func(tool, json.loads(arguments_json)), current)
+
+    def body(current: Optional[Rollout]) -> Outcome:
+        try:
+            value = _settle(func(tool, json.loads(arguments_json)), current)
+        except ToolError as e:
+            error = {"kind": e.kind, "message": e.message, "hint": e.hint}
+            return True, json.dumps({"error": error}), None
         return True, json.dumps({"result": value}, default=str), None
-    except ToolError as e:
-        error = {"kind": e.kind, "message": e.message, "hint": e.hint}
-        return True, json.dumps({"error": error}), None
-    except Exception as e:
-        return _failure(e)
-    finally:
-        _current.reset(token)
+
+    return _as_rollout(rollout, body)
 
 
 __all__ = ["CurrentRollout", "Rollout", "ToolError", "Tools", "current_rollout", "_native"]

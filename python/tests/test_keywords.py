@@ -12,20 +12,25 @@ def run(**kwargs):
     return sparring.simulate(shop.lookup, spec=shop.SPEC, **kwargs)
 
 
-def test_a_misspelled_keyword_is_a_type_error_naming_the_closest():
-    with pytest.raises(TypeError, match=r"unexpected keyword argument 'repeets'; did you mean 'repeats'\?"):
-        run(repeets=2)
-    with pytest.raises(TypeError, match=r"'concurency'; did you mean 'concurrency'"):
-        run(concurency=4)
-    with pytest.raises(TypeError, match=r"'toolz'; did you mean 'tools'"):
-        run(toolz=[])
-    with pytest.raises(TypeError, match=r"'zzzzzzzz'$"):
-        run(zzzzzzzz=1)
-    with pytest.raises(TypeError, match=r"evaluate\(\) got an unexpected keyword argument 'repeat'; did you mean 'repeats'"):
-        sparring.evaluate(shop.lookup, spec=shop.SPEC, eval_set=["x"], repeat=2)
-    # evaluate plays only its asks: situations are not one of its keywords.
-    with pytest.raises(TypeError, match=r"evaluate\(\) got an unexpected keyword argument 'situations'"):
-        sparring.evaluate(shop.lookup, spec=shop.SPEC, eval_set=["x"], situations=2)
+def evaluate(**kwargs):
+    return sparring.evaluate(shop.lookup, spec=shop.SPEC, eval_set=["x"], **kwargs)
+
+
+@pytest.mark.parametrize(
+    "call, kwargs, message",
+    [
+        (run, {"repeets": 2}, r"unexpected keyword argument 'repeets'; did you mean 'repeats'\?"),
+        (run, {"concurency": 4}, r"'concurency'; did you mean 'concurrency'"),
+        (run, {"toolz": []}, r"'toolz'; did you mean 'tools'"),
+        (run, {"zzzzzzzz": 1}, r"'zzzzzzzz'$"),
+        (evaluate, {"repeat": 2}, r"evaluate\(\) got an unexpected keyword argument 'repeat'; did you mean 'repeats'"),
+        # evaluate plays only its asks: situations are not one of its keywords.
+        (evaluate, {"situations": 2}, r"evaluate\(\) got an unexpected keyword argument 'situations'"),
+    ],
+)
+def test_a_misspelled_keyword_is_a_type_error_naming_the_closest(call, kwargs, message):
+    with pytest.raises(TypeError, match=message):
+        call(**kwargs)
 
 
 def test_features_not_built_are_not_implemented_errors():
@@ -81,21 +86,26 @@ def test_unset_keywords_are_none_and_leave_the_defaults():
     assert o["concurrency"] == 32 and o["repeats"] == 1 and o["phrasings"] == 1
 
 
-def test_bad_values_name_the_option():
-    with pytest.raises(ValueError, match=r"`repeats`: must be an integer from 1"):
-        run(repeats=0)
-    with pytest.raises(ValueError, match=r"`fault_rate`: must be a number from 0 to 1"):
-        run(fault_rate=3)
-    with pytest.raises(ValueError, match=r"`patience`: unknown patience `long` \(expected `normal`, `short` or `endless`\)"):
-        run(patience="long")
-    with pytest.raises(ValueError, match="no spec"):
-        sparring.simulate(shop.lookup)
-    with pytest.raises(TypeError, match="backend"):
-        sparring.simulate(shop.lookup, spec=shop.SPEC, backend="openai:gpt-4o")
-    with pytest.raises(TypeError, match="grader= in simulate"):
-        run(grader="python3 grader.py")
-    with pytest.raises(ValueError, match="spec at `/tools`"):
-        sparring.simulate(shop.lookup, tools=[], system_prompt="x")
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"repeats": 0}, ValueError, r"`repeats`: must be an integer from 1"),
+        ({"fault_rate": 3}, ValueError, r"`fault_rate`: must be a number from 0 to 1"),
+        (
+            {"patience": "long"},
+            ValueError,
+            r"`patience`: unknown patience `long` \(expected `normal`, `short` or `endless`\)",
+        ),
+        ({"spec": None}, ValueError, "no spec"),
+        ({"backend": "openai:gpt-4o"}, TypeError, "backend"),
+        ({"grader": "python3 grader.py"}, TypeError, "grader= in simulate"),
+        ({"spec": None, "tools": [], "system_prompt": "x"}, ValueError, "spec at `/tools`"),
+    ],
+)
+def test_bad_values_name_the_option(kwargs, error, message):
+    kwargs = {"spec": shop.SPEC, "budget": 2, **kwargs}
+    with pytest.raises(error, match=message):
+        sparring.simulate(shop.lookup, **kwargs)
 
 
 def test_dimensions_pin_an_axis_and_keep_the_others():
