@@ -42,14 +42,7 @@ fn trl_reward_rows_out_counts_only_written_pairs() {
     ];
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("reward.jsonl");
-    let report = export(
-        &rows,
-        None,
-        Format::TrlReward,
-        &ExportOptions::default(),
-        &file,
-    )
-    .unwrap();
+    let report = export_default(&rows, Format::TrlReward, &file);
     assert_eq!(report.written, 1);
     assert_eq!(report.cut.excluded["export_empty_side"].count, 1);
     assert_eq!(report.cut.items_out, 1);
@@ -65,6 +58,15 @@ fn parquet_with_no_rows_is_an_error_not_a_broken_card() {
         .to_string();
     assert!(err.contains("nothing to write"), "{err}");
     assert!(!out.join("README.md").exists());
+}
+
+/// `rows` written as `format` to `file` with the default options.
+fn export_default(
+    rows: &[sparring_types::Row],
+    format: Format,
+    file: &std::path::Path,
+) -> sparring_io::export::ExportReport {
+    export(rows, None, format, &ExportOptions::default(), file).unwrap()
 }
 
 fn read(path: &std::path::Path) -> Vec<serde_json::Value> {
@@ -106,7 +108,7 @@ fn dpo_sides_are_one_agent_message_and_openai_takes_text_only() {
     let rows = pair_rows("It shipped on Monday.", "It was lost in transit.", false);
     for format in [Format::OpenaiDpo, Format::TrlDpo] {
         let file = dir.path().join(format!("{}.jsonl", format.as_str()));
-        let report = export(&rows, None, format, &ExportOptions::default(), &file).unwrap();
+        let report = export_default(&rows, format, &file);
         assert_eq!(report.written, 1, "{format:?}: {:?}", report.cut);
         let line = &read(&file)[0];
         let (chosen, rejected) = if format == Format::OpenaiDpo {
@@ -124,24 +126,10 @@ fn dpo_sides_are_one_agent_message_and_openai_takes_text_only() {
     // openai-dpo counts the pair out; trl-dpo keeps the call.
     let rows = pair_rows("It shipped on Monday.", "It was lost in transit.", true);
     let file = dir.path().join("call.jsonl");
-    let report = export(
-        &rows,
-        None,
-        Format::OpenaiDpo,
-        &ExportOptions::default(),
-        &file,
-    )
-    .unwrap();
+    let report = export_default(&rows, Format::OpenaiDpo, &file);
     assert_eq!(report.written, 0);
     assert_eq!(report.cut.excluded["export_tool_call_output"].count, 1);
-    let report = export(
-        &rows,
-        None,
-        Format::TrlDpo,
-        &ExportOptions::default(),
-        &file,
-    )
-    .unwrap();
+    let report = export_default(&rows, Format::TrlDpo, &file);
     assert_eq!(report.written, 1);
     assert!(read(&file)[0]["chosen"][0]["tool_calls"].is_array());
 }
@@ -185,7 +173,7 @@ fn an_empty_agent_turn_is_never_trained() {
         Format::TrlKto,
     ] {
         let file = dir.path().join(format!("{}.jsonl", format.as_str()));
-        let report = export(&rows, None, format, &ExportOptions::default(), &file).unwrap();
+        let report = export_default(&rows, format, &file);
         // A DPO side with no text has no length: the length ratio leaves
         // the pair out first.
         let class = if matches!(format, Format::OpenaiDpo | Format::TrlDpo) {
@@ -209,14 +197,7 @@ fn kto_completions_are_the_last_agent_message() {
     let dir = tempfile::tempdir().unwrap();
     let rows = pair_rows("It shipped Monday.", "It is lost.", false);
     let file = dir.path().join("kto.jsonl");
-    let report = export(
-        &rows,
-        None,
-        Format::TrlKto,
-        &ExportOptions::default(),
-        &file,
-    )
-    .unwrap();
+    let report = export_default(&rows, Format::TrlKto, &file);
     assert_eq!(report.written, 2);
     for line in read(&file) {
         let completion = line["completion"].as_array().unwrap();
@@ -239,14 +220,7 @@ fn openai_files_keep_their_trace_in_a_sidecar_unless_inlined() {
     let dir = tempfile::tempdir().unwrap();
     let rows = pair_rows("It shipped Monday.", "It is lost.", false);
     let file = dir.path().join("sft.jsonl");
-    let report = export(
-        &rows,
-        None,
-        Format::OpenaiSft,
-        &ExportOptions::default(),
-        &file,
-    )
-    .unwrap();
+    let report = export_default(&rows, Format::OpenaiSft, &file);
     let index = sparring_io::export::index_path(&file);
     assert_eq!(index.file_name().unwrap(), "sft.jsonl.index.jsonl");
     assert_eq!(report.files, vec![file.clone(), index.clone()]);
@@ -278,14 +252,7 @@ fn grpo_world_seeds_are_strings_that_keep_every_digit() {
         r.situation.world_seed = 1_421_204_402_630_784_427;
     }
     let file = dir.path().join("grpo.jsonl");
-    let report = export(
-        &rows,
-        None,
-        Format::TrlGrpo,
-        &ExportOptions::default(),
-        &file,
-    )
-    .unwrap();
+    let report = export_default(&rows, Format::TrlGrpo, &file);
     assert_eq!(report.written, 1);
     assert_eq!(read(&file)[0]["world_seed"], "1421204402630784427");
 }

@@ -203,12 +203,47 @@ struct Used<'a> {
     broken_arguments: usize,
 }
 
-impl Used<'_> {
+impl<'a> Used<'a> {
     fn new() -> Self {
         Self {
             rows: Vec::new(),
             broken_arguments: 0,
         }
+    }
+
+    /// A pair's line in TRL's preference shape: `prompt`, the two sides and
+    /// the chosen row's tools.
+    fn hf_pair_line(
+        &mut self,
+        prompt: &[Message],
+        chosen: &[Message],
+        rejected: &[Message],
+        tools_of: &Row,
+    ) -> Map<String, Value> {
+        let mut line = Map::new();
+        line.insert("prompt".into(), hf_all(prompt, &mut self.broken_arguments));
+        line.insert("chosen".into(), hf_all(chosen, &mut self.broken_arguments));
+        line.insert(
+            "rejected".into(),
+            hf_all(rejected, &mut self.broken_arguments),
+        );
+        line.insert("tools".into(), tools_value(tools_of));
+        line
+    }
+
+    /// Both rows of a written pair.
+    fn pair(&mut self, chosen: &'a Row, rejected: &'a Row) {
+        self.rows.push(chosen);
+        self.rows.push(rejected);
+    }
+
+    /// Distinct rows written.
+    fn distinct_rows(&self) -> usize {
+        self.rows
+            .iter()
+            .map(|r| r.row_id.as_str())
+            .collect::<BTreeSet<_>>()
+            .len()
     }
 
     fn warnings(&self, format: Format) -> Vec<String> {
@@ -605,7 +640,6 @@ fn export_dpo(
     let (pairs, mut cut) = build_preference_pairs(rows, &opts);
     let mut lines = Lines::create(path, TraceAt::of(format, export_opts))?;
     let mut used = Used::new();
-    let mut written_rows: BTreeSet<&str> = BTreeSet::new();
     for p in &pairs {
         let prefix = &p.chosen.messages[..p.split];
         let chosen = pair_side(&p.chosen.messages, p.split, side);
@@ -614,8 +648,7 @@ fn export_dpo(
             cut.exclude(EMPTY_AGENT_TURN.0, "pairs", EMPTY_AGENT_TURN.1, 1);
             continue;
         }
-        let mut line = Map::new();
-        if format == Format::OpenaiDpo {
+        let line = if format == Format::OpenaiDpo {
             // OpenAI's DPO takes text outputs only.
             if chosen
                 .iter()
@@ -635,26 +668,19 @@ fn export_dpo(
             if !p.chosen.tools.is_empty() {
                 input.insert("tools".into(), tools_value(p.chosen));
             }
+            let mut line = Map::new();
             line.insert("input".into(), Value::Object(input));
             line.insert("preferred_output".into(), openai_all(chosen));
             line.insert("non_preferred_output".into(), openai_all(rejected));
+            line
         } else {
-            line.insert("prompt".into(), hf_all(prefix, &mut used.broken_arguments));
-            line.insert("chosen".into(), hf_all(chosen, &mut used.broken_arguments));
-            line.insert(
-                "rejected".into(),
-                hf_all(rejected, &mut used.broken_arguments),
-            );
-            line.insert("tools".into(), tools_value(p.chosen));
-        }
+            used.hf_pair_line(prefix, chosen, rejected, p.chosen)
+        };
         lines.push(line, pair_trace(p.chosen, p.rejected, p.margin))?;
-        used.rows.push(p.chosen);
-        used.rows.push(p.rejected);
-        written_rows.insert(p.chosen.row_id.as_str());
-        written_rows.insert(p.rejected.row_id.as_str());
+        used.pair(p.chosen, p.rejected);
     }
     cut.items_out = lines.written;
-    cut.rows_out = written_rows.len();
+    cut.rows_out = used.distinct_rows();
     finish(format, lines, cut, &used)
 }
 
@@ -662,7 +688,6 @@ fn export_reward(rows: &[Row], opts: &RewardOptions, path: &Path) -> Result<Expo
     let (pairs, mut cut) = build_reward_pairs(rows, opts);
     let mut lines = Lines::create(path, TraceAt::Line)?;
     let mut used = Used::new();
-    let mut written_rows: BTreeSet<&str> = BTreeSet::new();
     for p in &pairs {
         let j = prompt_end(&p.chosen.messages, p.split).max(opening_end(&p.chosen.messages));
         let chosen = p.chosen.messages.get(j..).unwrap_or(&[]);
@@ -680,26 +705,13 @@ fn export_reward(rows: &[Row], opts: &RewardOptions, path: &Path) -> Result<Expo
             cut.exclude(EMPTY_AGENT_TURN.0, "pairs", EMPTY_AGENT_TURN.1, 1);
             continue;
         }
-        let mut line = Map::new();
-        line.insert(
-            "prompt".into(),
-            hf_all(&p.chosen.messages[..j], &mut used.broken_arguments),
-        );
-        line.insert("chosen".into(), hf_all(chosen, &mut used.broken_arguments));
-        line.insert(
-            "rejected".into(),
-            hf_all(rejected, &mut used.broken_arguments),
-        );
-        line.insert("tools".into(), tools_value(p.chosen));
+        let line = used.hf_pair_line(&p.chosen.messages[..j], chosen, rejected, p.chosen);
         lines.push(line, pair_trace(p.chosen, p.rejected, p.margin))?;
-        used.rows.push(p.chosen);
-        used.rows.push(p.rejected);
-        written_rows.insert(p.chosen.row_id.as_str());
-        written_rows.insert(p.rejected.row_id.as_str());
+        used.pair(p.chosen, p.rejected);
     }
     cut.items_out = lines.written;
     // Only the pairs written count, not those `export_empty_side` left out.
-    cut.rows_out = written_rows.len();
+    cut.rows_out = used.distinct_rows();
     finish(Format::TrlReward, lines, cut, &used)
 }
 

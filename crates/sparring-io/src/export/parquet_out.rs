@@ -149,26 +149,33 @@ fn batch(rows: &[&Row], path: &Path) -> Result<RecordBatch, Error> {
         tools_per_row.push(row.tools.len());
         tools.extend(row.tools.iter().map(|t: &Value| Some(t.to_string())));
     }
-    let function = StructArray::try_new(
-        function_fields(),
-        vec![strings(fn_name), owned(fn_args)],
-        None,
-    )
-    .map_err(|e| arrow_err(path, &e))?;
-    let calls = StructArray::try_new(
+    // Arrow's constructors fail only on mismatched lengths: a write error
+    // naming the file, never a panic.
+    let structs = |fields: Fields, columns: Vec<ArrayRef>| {
+        StructArray::try_new(fields, columns, None).map_err(|e| arrow_err(path, &e))
+    };
+    let lists = |item: Field, lengths: Vec<usize>, values: ArrayRef, nulls: Option<NullBuffer>| {
+        ListArray::try_new(
+            Arc::new(item),
+            OffsetBuffer::from_lengths(lengths),
+            values,
+            nulls,
+        )
+        .map_err(|e| arrow_err(path, &e))
+    };
+    let item = |fields: Fields| Field::new("item", DataType::Struct(fields), true);
+    let function = structs(function_fields(), vec![strings(fn_name), owned(fn_args)])?;
+    let calls = structs(
         call_fields(),
         vec![strings(call_id), strings(call_type), Arc::new(function)],
-        None,
-    )
-    .map_err(|e| arrow_err(path, &e))?;
-    let tool_calls = ListArray::try_new(
-        Arc::new(Field::new("item", DataType::Struct(call_fields()), true)),
-        OffsetBuffer::from_lengths(calls_per_msg),
+    )?;
+    let tool_calls = lists(
+        item(call_fields()),
+        calls_per_msg,
         Arc::new(calls),
         Some(NullBuffer::from(has_calls)),
-    )
-    .map_err(|e| arrow_err(path, &e))?;
-    let messages = StructArray::try_new(
+    )?;
+    let messages = structs(
         message_fields(),
         vec![
             strings(role),
@@ -177,23 +184,14 @@ fn batch(rows: &[&Row], path: &Path) -> Result<RecordBatch, Error> {
             strings(call_id_of_tool),
             strings(name),
         ],
-        None,
-    )
-    .map_err(|e| arrow_err(path, &e))?;
-    let messages = ListArray::try_new(
-        Arc::new(Field::new("item", DataType::Struct(message_fields()), true)),
-        OffsetBuffer::from_lengths(msg_per_row),
+    )?;
+    let messages = lists(
+        item(message_fields()),
+        msg_per_row,
         Arc::new(messages),
         None,
-    )
-    .map_err(|e| arrow_err(path, &e))?;
-    let tools = ListArray::try_new(
-        Arc::new(json_field("item", true)),
-        OffsetBuffer::from_lengths(tools_per_row),
-        owned(tools),
-        None,
-    )
-    .map_err(|e| arrow_err(path, &e))?;
+    )?;
+    let tools = lists(json_field("item", true), tools_per_row, owned(tools), None)?;
 
     let col = |f: &dyn Fn(&Row) -> Option<String>| owned(rows.iter().map(|r| f(r)).collect());
     let columns: Vec<ArrayRef> = vec![
