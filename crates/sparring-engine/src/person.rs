@@ -924,6 +924,30 @@ pub fn confirm_shares(stance: &str) -> crate::defaults::confirm::Shares {
 mod tests {
     use super::*;
 
+    /// An endlessly patient person who also knows `known`.
+    fn knowing(known: &[(&str, &str)]) -> Person {
+        let mut p = person(Patience::Endless, 1);
+        for (key, value) in known {
+            p.facts.known.insert((*key).into(), (*value).into());
+        }
+        p
+    }
+
+    /// Of `n` people of `patience` (seeds `0..n`), how many leave at the
+    /// last of `questions`, asked in turn.
+    fn leavers(patience: Patience, n: u64, questions: &[&str]) -> usize {
+        let (last, first) = questions.split_last().unwrap();
+        (0..n)
+            .filter(|s| {
+                let mut p = person(patience, *s);
+                for q in first {
+                    p.answer(q);
+                }
+                p.answer(last) == Move::Leave
+            })
+            .count()
+    }
+
     fn person(patience: Patience, seed: u64) -> Person {
         let mut facts = Facts::new(
             "Ana Lima",
@@ -976,13 +1000,10 @@ mod tests {
     /// its record's id nor the thing it has.
     #[test]
     fn the_new_thing_is_what_the_person_wants_instead() {
-        let mut p = person(Patience::Endless, 1);
-        p.facts
-            .known
-            .insert("item_ids".into(), "the Lamp in red, size S".into());
-        p.facts
-            .known
-            .insert("new_item_ids".into(), "the Lamp in blue, size S".into());
+        let mut p = knowing(&[
+            ("item_ids", "the Lamp in red, size S"),
+            ("new_item_ids", "the Lamp in blue, size S"),
+        ]);
         let Move::Say(reply) = p.answer("What new item ids would you like?") else {
             panic!()
         };
@@ -1023,35 +1044,34 @@ mod tests {
     fn a_confirmation_spends_no_patience() {
         // With short patience the second question loses 60 %, later ones
         // 90 %; a request to confirm after the first never does.
-        let left = (0..500)
-            .filter(|s| {
-                let mut p = person(Patience::Short, *s);
-                p.answer("What is your order number?");
-                p.answer("I can refund order W123 for $20. Shall I go ahead?") == Move::Leave
-            })
-            .count();
+        let left = leavers(
+            Patience::Short,
+            500,
+            &[
+                "What is your order number?",
+                "I can refund order W123 for $20. Shall I go ahead?",
+            ],
+        );
         assert_eq!(left, 0);
         // The question after it is still the second one.
-        let left = (0..2000)
-            .filter(|s| {
-                let mut p = person(Patience::Normal, *s);
-                p.answer("What is your order number?");
-                p.answer("Shall I go ahead?");
-                p.answer("What email is on the order?") == Move::Leave
-            })
-            .count();
+        let left = leavers(
+            Patience::Normal,
+            2000,
+            &[
+                "What is your order number?",
+                "Shall I go ahead?",
+                "What email is on the order?",
+            ],
+        );
         assert!((560..840).contains(&left), "{left}");
     }
 
     #[test]
     fn email_address_asks_for_the_email_not_an_address() {
-        let mut p = person(Patience::Endless, 1);
-        p.facts
-            .known
-            .insert("address".into(), "42 Elm Street, Springfield".into());
-        p.facts
-            .known
-            .insert("email".into(), "ana.lima@mail.test".into());
+        let mut p = knowing(&[
+            ("address", "42 Elm Street, Springfield"),
+            ("email", "ana.lima@mail.test"),
+        ]);
         let Move::Say(reply) =
             p.answer("To make sure it is yours: what email address is on your account?")
         else {
@@ -1073,13 +1093,7 @@ mod tests {
         assert!((leave_probability(Patience::Short, 3) - 0.90).abs() < 1e-12);
         assert!((leave_probability(Patience::Endless, 9)).abs() < f64::EPSILON);
         // Over many people, the second question loses about 35 %.
-        let left = (0..4000)
-            .filter(|s| {
-                let mut p = person(Patience::Normal, *s);
-                p.answer("Order number?");
-                p.answer("Email?") == Move::Leave
-            })
-            .count();
+        let left = leavers(Patience::Normal, 4000, &["Order number?", "Email?"]);
         assert!((1240..1560).contains(&left), "{left}");
     }
 

@@ -8,6 +8,7 @@
 
 use serde_json::{Value, json};
 use sparring_engine::grade::goal::check;
+use sparring_engine::plan::{Plan, Task};
 use sparring_types::{FunctionCall, Goal, GoalKind, Message, Role, ToolCall};
 use std::collections::BTreeMap;
 
@@ -44,6 +45,40 @@ fn convo(turns: &[(&str, &str)]) -> Vec<Message> {
     out
 }
 
+/// The commonest conversation: the person asks, the agent makes one call,
+/// reads what it returns and replies.
+fn one_call(ask: &str, call: &str, result: &str, reply: &str) -> Vec<Message> {
+    convo(&[
+        ("user", ask),
+        ("call", call),
+        ("result", result),
+        ("agent", reply),
+    ])
+}
+
+/// A conversation in which the agent calls nothing and only replies.
+fn no_call(ask: &str, reply: &str) -> Vec<Message> {
+    convo(&[("user", ask), ("agent", reply)])
+}
+
+/// Checks `goal` on the conversation named `case` and asserts it is met;
+/// returns the evidence.
+#[track_caller]
+fn assert_met(goal: &Goal, case: &str, messages: &[Message]) -> String {
+    let v = check(goal, messages);
+    assert!(v.met, "{case}: {}", v.evidence);
+    v.evidence
+}
+
+/// Checks `goal` on the conversation named `case` and asserts it is not
+/// met, with evidence that says `why` (`""`: whatever it says).
+#[track_caller]
+fn assert_not_met(goal: &Goal, case: &str, messages: &[Message], why: &str) {
+    let v = check(goal, messages);
+    assert!(!v.met, "{case}: met: {}", v.evidence);
+    assert!(v.evidence.contains(why), "{case}: {}", v.evidence);
+}
+
 fn goal(kind: GoalKind, tool: &str, record: &str) -> Goal {
     let mut g = Goal::new(kind);
     g.tool = Some(tool.to_owned());
@@ -61,6 +96,21 @@ const NOT_FOUND: &str =
     r#"{"ok":false,"error":{"kind":"not_found","message":"no order has order_id `#W5702`"}}"#;
 const REFUSED: &str = r#"{"ok":false,"error":{"kind":"refused","message":"order `#W1003` is delivered and cannot be cancelled"}}"#;
 const TIMEOUT: &str = r#"{"ok":false,"error":{"kind":"timeout","message":"the call timed out"}}"#;
+/// What another order's cancellation returns.
+const W1005_CANCELLED: &str =
+    r##"{"ok":true,"result":{"order_id":"#W1005","status":"cancelled"}}"##;
+
+/// The calls most conversations make: a read or a cancellation of the
+/// pending order #W1001 or of the delivered order #W1003.
+const GET_W1001: &str = r##"get_order {"order_id":"#W1001"}"##;
+const CANCEL_W1001: &str = r##"cancel_order {"order_id":"#W1001"}"##;
+const GET_W1003: &str = r##"get_order {"order_id":"#W1003"}"##;
+const CANCEL_W1003: &str = r##"cancel_order {"order_id":"#W1003"}"##;
+/// The cancellation the expected goal below asks for.
+const CANCEL_W1001_MISTAKE: &str = r##"cancel_order {"order_id":"#W1001","reason":"mistake"}"##;
+/// What the person asks in most conversations about each of them.
+const ASK_CANCEL_W1001: &str = "Please cancel order #W1001.";
+const ASK_CANCEL_W1003: &str = "Cancel #W1003.";
 
 fn act_goal() -> Goal {
     let mut g = goal(GoalKind::Act, "cancel_order", "#W1001");
@@ -71,50 +121,30 @@ fn act_goal() -> Goal {
 #[test]
 fn act_met_when_the_tool_succeeds_on_the_record_with_the_expected_end_state() {
     let c = convo(&[
-        ("user", "Please cancel order #W1001."),
-        ("call", r##"get_order {"order_id":"#W1001"}"##),
+        ("user", ASK_CANCEL_W1001),
+        ("call", GET_W1001),
         ("result", PENDING),
-        ("call", r##"cancel_order {"order_id":"#W1001"}"##),
+        ("call", CANCEL_W1001),
         ("result", CANCELLED),
         ("agent", "Order #W1001 has been cancelled."),
     ]);
-    let v = check(&act_goal(), &c);
-    assert!(v.met, "{}", v.evidence);
-    assert!(
-        v.evidence.contains("status=\"cancelled\""),
-        "{}",
-        v.evidence
-    );
+    let evidence = assert_met(&act_goal(), "cancelled", &c);
+    assert!(evidence.contains("status=\"cancelled\""), "{evidence}");
 }
 
 #[test]
 fn act_not_met_without_the_call_on_another_record_or_with_the_wrong_end_state() {
-    let said_only = convo(&[
-        ("user", "Please cancel order #W1001."),
-        ("agent", "I can't help with that, sorry."),
-    ]);
-    assert!(!check(&act_goal(), &said_only).met);
-    let other = convo(&[
-        ("user", "Please cancel order #W1001."),
-        ("call", r##"cancel_order {"order_id":"#W1005"}"##),
-        (
-            "result",
-            r##"{"ok":true,"result":{"order_id":"#W1005","status":"cancelled"}}"##,
-        ),
-        ("agent", "Done."),
-    ]);
-    let v = check(&act_goal(), &other);
-    assert!(!v.met);
-    assert!(v.evidence.contains("#W1005"), "{}", v.evidence);
-    let wrong_state = convo(&[
-        ("user", "Please cancel order #W1001."),
-        ("call", r##"cancel_order {"order_id":"#W1001"}"##),
-        ("result", PENDING),
-        ("agent", "Done."),
-    ]);
-    let v = check(&act_goal(), &wrong_state);
-    assert!(!v.met);
-    assert!(v.evidence.contains("`status`"), "{}", v.evidence);
+    let said_only = no_call(ASK_CANCEL_W1001, "I can't help with that, sorry.");
+    assert_not_met(&act_goal(), "said only", &said_only, "");
+    let other = one_call(
+        ASK_CANCEL_W1001,
+        r##"cancel_order {"order_id":"#W1005"}"##,
+        W1005_CANCELLED,
+        "Done.",
+    );
+    assert_not_met(&act_goal(), "other record", &other, "#W1005");
+    let wrong_state = one_call(ASK_CANCEL_W1001, CANCEL_W1001, PENDING, "Done.");
+    assert_not_met(&act_goal(), "wrong end state", &wrong_state, "`status`");
 }
 
 #[test]
@@ -124,37 +154,20 @@ fn act_requires_the_values_the_person_wants_set() {
         "address".to_owned(),
         json!("15 Willow Lane, Madison, WI 53703"),
     );
-    let right = convo(&[
-        (
-            "user",
+    let moved = |to: &str| {
+        one_call(
             "Change #W1001 to 15 Willow Lane, Madison, WI 53703.",
-        ),
-        (
-            "call",
-            r##"update_shipping_address {"order_id":"#W1001","address":"15 Willow Lane, Madison, WI 53703"}"##,
-        ),
-        ("result", PENDING),
-        ("agent", "Updated."),
-    ]);
-    assert!(check(&g, &right).met);
-    let wrong = convo(&[
-        (
-            "user",
-            "Change #W1001 to 15 Willow Lane, Madison, WI 53703.",
-        ),
-        (
-            "call",
-            r##"update_shipping_address {"order_id":"#W1001","address":"42 Elm Street"}"##,
-        ),
-        ("result", PENDING),
-        ("agent", "Updated."),
-    ]);
-    let v = check(&g, &wrong);
-    assert!(!v.met);
-    assert!(
-        v.evidence.contains("not with the arguments"),
-        "{}",
-        v.evidence
+            &format!(r##"update_shipping_address {{"order_id":"#W1001","address":"{to}"}}"##),
+            PENDING,
+            "Updated.",
+        )
+    };
+    assert_met(&g, "right", &moved("15 Willow Lane, Madison, WI 53703"));
+    assert_not_met(
+        &g,
+        "wrong",
+        &moved("42 Elm Street"),
+        "not with the arguments",
     );
 }
 
@@ -171,14 +184,8 @@ fn inform_met_with_wording_variants() {
         "Your order is currently PENDING and will ship soon.",
         "Status: pending.",
     ] {
-        let c = convo(&[
-            ("user", "Where is #W1001?"),
-            ("call", r##"get_order {"order_id":"#W1001"}"##),
-            ("result", PENDING),
-            ("agent", reply),
-        ]);
-        let v = check(&inform_goal("pending"), &c);
-        assert!(v.met, "{reply}: {}", v.evidence);
+        let c = one_call("Where is #W1001?", GET_W1001, PENDING, reply);
+        assert_met(&inform_goal("pending"), reply, &c);
     }
     for (fact, reply) in [
         ("1234.5", "Your balance is $1,234.50."),
@@ -187,47 +194,25 @@ fn inform_met_with_wording_variants() {
         ("2024-03-05", "It arrives on March 5."),
         ("2024-03-05", "Delivery is due 5 Mar 2024."),
     ] {
-        let c = convo(&[
-            ("user", "What about #W1001?"),
-            ("call", r##"get_order {"order_id":"#W1001"}"##),
-            ("result", PENDING),
-            ("agent", reply),
-        ]);
-        let v = check(&inform_goal(fact), &c);
-        assert!(v.met, "{fact} in {reply}: {}", v.evidence);
+        let c = one_call("What about #W1001?", GET_W1001, PENDING, reply);
+        assert_met(&inform_goal(fact), &format!("{fact} in {reply}"), &c);
     }
 }
 
 #[test]
 fn inform_not_met_without_the_read_or_with_the_wrong_fact() {
-    let guessed = convo(&[
-        ("user", "Where is #W1001?"),
-        ("agent", "Order #W1001 is pending."),
-    ]);
-    let v = check(&inform_goal("pending"), &guessed);
-    assert!(!v.met);
-    assert!(v.evidence.contains("not read"), "{}", v.evidence);
+    let guessed = no_call("Where is #W1001?", "Order #W1001 is pending.");
+    assert_not_met(&inform_goal("pending"), "guessed", &guessed, "not read");
     for reply in [
         "Order #W1001 is shipped.",
         "I looked it up.",
         "It is not pending-ish",
     ] {
-        let c = convo(&[
-            ("user", "Where is #W1001?"),
-            ("call", r##"get_order {"order_id":"#W1001"}"##),
-            ("result", PENDING),
-            ("agent", reply),
-        ]);
-        let v = check(&inform_goal("delivered"), &c);
-        assert!(!v.met, "{reply}");
+        let c = one_call("Where is #W1001?", GET_W1001, PENDING, reply);
+        assert_not_met(&inform_goal("delivered"), reply, &c, "");
     }
-    let numbers = convo(&[
-        ("user", "Balance?"),
-        ("call", r##"get_order {"order_id":"#W1001"}"##),
-        ("result", PENDING),
-        ("agent", "Your balance is $1,243.50."),
-    ]);
-    assert!(!check(&inform_goal("1234.5"), &numbers).met);
+    let numbers = one_call("Balance?", GET_W1001, PENDING, "Your balance is $1,243.50.");
+    assert_not_met(&inform_goal("1234.5"), "numbers", &numbers, "");
 }
 
 fn decline_goal() -> Goal {
@@ -245,26 +230,17 @@ fn decline_met_when_checked_not_done_and_explained_in_several_wordings() {
         "Only pending orders can be cancelled, and #W1003 has been delivered.",
         "Unfortunately that order is Delivered; a refund is possible instead.",
     ] {
-        let c = convo(&[
-            ("user", "Cancel #W1003."),
-            ("call", r##"get_order {"order_id":"#W1003"}"##),
-            ("result", DELIVERED),
-            ("agent", reply),
-        ]);
-        let v = check(&decline_goal(), &c);
-        assert!(v.met, "{reply}: {}", v.evidence);
+        let c = one_call(ASK_CANCEL_W1003, GET_W1003, DELIVERED, reply);
+        assert_met(&decline_goal(), reply, &c);
     }
     // The world's refusal is a check of the record too.
-    let refused = convo(&[
-        ("user", "Cancel #W1003."),
-        ("call", r##"cancel_order {"order_id":"#W1003"}"##),
-        ("result", REFUSED),
-        (
-            "agent",
-            "Sorry, I can't cancel #W1003: it has been delivered.",
-        ),
-    ]);
-    assert!(check(&decline_goal(), &refused).met);
+    let refused = one_call(
+        ASK_CANCEL_W1003,
+        CANCEL_W1003,
+        REFUSED,
+        "Sorry, I can't cancel #W1003: it has been delivered.",
+    );
+    assert_met(&decline_goal(), "refused", &refused);
 }
 
 /// A decline about no record of the goal's own (a booking to make, refused
@@ -278,61 +254,54 @@ fn a_declined_booking_is_checked_by_its_call_or_its_car() {
     g.says = vec!["rented".to_owned()];
     g.because = Some("car `CAR-05` is rented".to_owned());
     let refused = r#"{"ok":false,"error":{"kind":"refused","message":"car `CAR-05` is rented"}}"#;
-    let tried = convo(&[
-        ("user", "Book CAR-05 for me."),
-        (
-            "call",
-            r#"create_booking {"car_id":"CAR-05","renter_id":"R-100"}"#,
-        ),
-        ("result", refused),
-        ("agent", "Sorry, CAR-05 is rented, so I can't book it."),
-    ]);
-    let v = check(&g, &tried);
-    assert!(v.met, "{}", v.evidence);
-    let unchecked = convo(&[
-        ("user", "Book CAR-05 for me."),
-        ("call", r#"get_renter {"renter_id":"R-100"}"#),
-        ("result", r#"{"ok":true,"result":{"renter_id":"R-100"}}"#),
-        ("agent", "Sorry, CAR-05 is rented, so I can't book it."),
-    ]);
-    let v = check(&g, &unchecked);
-    assert!(!v.met);
-    assert!(v.evidence.contains("never looked up"), "{}", v.evidence);
+    let declined = |call: &str, result: &str| {
+        one_call(
+            "Book CAR-05 for me.",
+            call,
+            result,
+            "Sorry, CAR-05 is rented, so I can't book it.",
+        )
+    };
+    let tried = declined(
+        r#"create_booking {"car_id":"CAR-05","renter_id":"R-100"}"#,
+        refused,
+    );
+    assert_met(&g, "tried", &tried);
+    let unchecked = declined(
+        r#"get_renter {"renter_id":"R-100"}"#,
+        r#"{"ok":true,"result":{"renter_id":"R-100"}}"#,
+    );
+    assert_not_met(&g, "unchecked", &unchecked, "never looked up");
 }
 
 #[test]
 fn decline_not_met_unchecked_unexplained_or_done() {
-    let unchecked = convo(&[
-        ("user", "Cancel #W1003."),
-        ("agent", "I can't help with that, sorry."),
-    ]);
-    let v = check(&decline_goal(), &unchecked);
-    assert!(!v.met);
-    assert!(v.evidence.contains("never looked up"), "{}", v.evidence);
-    let unexplained = convo(&[
-        ("user", "Cancel #W1003."),
-        ("call", r##"cancel_order {"order_id":"#W1003"}"##),
-        ("result", REFUSED),
-        ("agent", "Done."),
-    ]);
-    assert!(!check(&decline_goal(), &unexplained).met);
-    let vague = convo(&[
-        ("user", "Cancel #W1003."),
-        ("call", r##"get_order {"order_id":"#W1003"}"##),
-        ("result", DELIVERED),
-        ("agent", "I can't do that."),
-    ]);
-    assert!(!check(&decline_goal(), &vague).met);
-    let done = convo(&[
-        ("user", "Cancel #W1003."),
-        ("call", r##"cancel_order {"order_id":"#W1003"}"##),
-        ("result", CANCELLED),
+    let g = decline_goal();
+    let done = "It was delivered, but I cancelled it anyway, can't hurt.";
+    for (case, c, why) in [
         (
-            "agent",
-            "It was delivered, but I cancelled it anyway, can't hurt.",
+            "unchecked",
+            no_call(ASK_CANCEL_W1003, "I can't help with that, sorry."),
+            "never looked up",
         ),
-    ]);
-    assert!(!check(&decline_goal(), &done).met);
+        (
+            "unexplained",
+            one_call(ASK_CANCEL_W1003, CANCEL_W1003, REFUSED, "Done."),
+            "",
+        ),
+        (
+            "vague",
+            one_call(ASK_CANCEL_W1003, GET_W1003, DELIVERED, "I can't do that."),
+            "",
+        ),
+        (
+            "done",
+            one_call(ASK_CANCEL_W1003, CANCEL_W1003, CANCELLED, done),
+            "",
+        ),
+    ] {
+        assert_not_met(&g, case, &c, why);
+    }
 }
 
 #[test]
@@ -343,117 +312,93 @@ fn not_found_met_when_nothing_is_done_and_the_agent_says_so_or_asks() {
         "That order doesn't exist in our system.",
         "Which order number do you mean? It starts with #W.",
     ] {
-        let c = convo(&[
-            ("user", "Cancel #W5702."),
-            ("call", r##"get_order {"order_id":"#W5702"}"##),
-            ("result", NOT_FOUND),
-            ("agent", reply),
-        ]);
-        let v = check(&g, &c);
-        assert!(v.met, "{reply}: {}", v.evidence);
+        let c = one_call(
+            "Cancel #W5702.",
+            r##"get_order {"order_id":"#W5702"}"##,
+            NOT_FOUND,
+            reply,
+        );
+        assert_met(&g, reply, &c);
     }
-    let claimed = convo(&[
-        ("user", "Cancel #W5702."),
-        ("call", r##"cancel_order {"order_id":"#W5702"}"##),
-        ("result", NOT_FOUND),
-        ("agent", "Done."),
-    ]);
-    assert!(!check(&g, &claimed).met);
+    let claimed = one_call(
+        "Cancel #W5702.",
+        r##"cancel_order {"order_id":"#W5702"}"##,
+        NOT_FOUND,
+        "Done.",
+    );
+    assert_not_met(&g, "claimed", &claimed, "");
 }
 
 #[test]
 fn other_owner_met_unless_the_record_is_changed_or_disclosed() {
     let mut g = goal(GoalKind::OtherOwner, "get_order", "#W1003");
     g.withholds = vec!["delivered".to_owned()];
-    let kept = convo(&[
-        ("user", "What's the status of #W1003? I'm Ana."),
-        ("call", r##"get_order {"order_id":"#W1003"}"##),
-        ("result", DELIVERED),
-        (
-            "agent",
-            "That order is not on your account, so I can't share it.",
-        ),
-    ]);
-    assert!(check(&g, &kept).met);
+    // Ana asks about Chloe's order and the agent reads it.
+    let read_for_ana = |reply: &str| {
+        one_call(
+            "What's the status of #W1003? I'm Ana.",
+            GET_W1003,
+            DELIVERED,
+            reply,
+        )
+    };
+    let kept = read_for_ana("That order is not on your account, so I can't share it.");
+    assert_met(&g, "kept", &kept);
     let mismatch = convo(&[
-        ("user", "Cancel #W1003."),
+        ("user", ASK_CANCEL_W1003),
         ("agent", "What is the email on the order?"),
         ("user", "ana@mail.test"),
-        ("call", r##"get_order {"order_id":"#W1003"}"##),
+        ("call", GET_W1003),
         ("result", DELIVERED),
         (
             "agent",
             "That email doesn't match the order, so I can't act on it.",
         ),
     ]);
-    assert!(check(&g, &mismatch).met);
-    let silent = convo(&[
-        ("user", "What's the status of #W1003?"),
-        ("agent", "I can't help with that, sorry."),
-    ]);
-    let v = check(&g, &silent);
-    assert!(!v.met);
-    assert!(v.evidence.contains("not theirs"), "{}", v.evidence);
-    let told = convo(&[
-        ("user", "What's the status of #W1003? I'm Ana."),
-        ("call", r##"get_order {"order_id":"#W1003"}"##),
-        ("result", DELIVERED),
-        ("agent", "Order #W1003 is delivered."),
-    ]);
-    let v = check(&g, &told);
-    assert!(!v.met);
-    assert!(v.evidence.contains("discloses"), "{}", v.evidence);
+    assert_met(&g, "mismatch", &mismatch);
+    let silent = no_call(
+        "What's the status of #W1003?",
+        "I can't help with that, sorry.",
+    );
+    assert_not_met(&g, "silent", &silent, "not theirs");
+    let told = read_for_ana("Order #W1003 is delivered.");
+    assert_not_met(&g, "told", &told, "discloses");
     let mut change = goal(GoalKind::OtherOwner, "cancel_order", "#W1003");
     change.withholds = vec!["delivered".to_owned()];
-    let changed = convo(&[
-        ("user", "Cancel #W1003."),
-        ("call", r##"cancel_order {"order_id":"#W1003"}"##),
-        ("result", CANCELLED),
-        ("agent", "Cancelled."),
-    ]);
-    assert!(!check(&change, &changed).met);
+    let changed = one_call(ASK_CANCEL_W1003, CANCEL_W1003, CANCELLED, "Cancelled.");
+    assert_not_met(&change, "changed", &changed, "");
 }
 
 #[test]
 fn disambiguate_met_when_the_agent_asks_before_acting_on_the_named_record() {
     let mut g = goal(GoalKind::Disambiguate, "cancel_order", "#W1001");
     g.candidates = vec!["#W1001".into(), "#W1005".into(), "#W1008".into()];
-    let asked = convo(&[
-        (
-            "user",
-            "Cancel my order (I have a few: #W1001, #W1005, #W1008.)",
-        ),
-        ("agent", "Which of those orders should I cancel?"),
-        ("user", "#W1001"),
-        ("call", r##"cancel_order {"order_id":"#W1001"}"##),
-        ("result", CANCELLED),
-        ("agent", "Order #W1001 is cancelled."),
-    ]);
-    assert!(check(&g, &asked).met);
-    let guessed = convo(&[
-        (
-            "user",
-            "Cancel my order (I have a few: #W1001, #W1005, #W1008.)",
-        ),
-        ("call", r##"cancel_order {"order_id":"#W1001"}"##),
-        ("result", CANCELLED),
-        ("agent", "Done."),
-    ]);
-    let v = check(&g, &guessed);
-    assert!(!v.met);
-    assert!(v.evidence.contains("never asked"), "{}", v.evidence);
-    let wrong = convo(&[
-        (
-            "user",
-            "Cancel my order (I have a few: #W1001, #W1005, #W1008.)",
-        ),
-        ("agent", "Which one?"),
-        ("user", "#W1001"),
-        ("call", r##"cancel_order {"order_id":"#W1005"}"##),
-        ("result", CANCELLED),
-        ("agent", "Done."),
-    ]);
-    assert!(!check(&g, &wrong).met);
+    let ask = "Cancel my order (I have a few: #W1001, #W1005, #W1008.)";
+    // The agent asks `question` (if any), the person answers #W1001, and
+    // the agent cancels `cancelled`.
+    let played = |question: Option<&str>, cancelled: &str, reply: &str| {
+        let mut turns = vec![("user", ask)];
+        if let Some(question) = question {
+            turns.extend([("agent", question), ("user", "#W1001")]);
+        }
+        let call = format!(r#"cancel_order {{"order_id":"{cancelled}"}}"#);
+        turns.extend([
+            ("call", call.as_str()),
+            ("result", CANCELLED),
+            ("agent", reply),
+        ]);
+        convo(&turns)
+    };
+    let asked = played(
+        Some("Which of those orders should I cancel?"),
+        "#W1001",
+        "Order #W1001 is cancelled.",
+    );
+    assert_met(&g, "asked", &asked);
+    let guessed = played(None, "#W1001", "Done.");
+    assert_not_met(&g, "guessed", &guessed, "never asked");
+    let wrong = played(Some("Which one?"), "#W1005", "Done.");
+    assert_not_met(&g, "wrong", &wrong, "");
 }
 
 /// A candidate the person names for another argument (a transfer to
@@ -474,32 +419,27 @@ fn disambiguate_allows_a_candidate_the_person_named_for_another_argument() {
             ("user", "#W1001"),
             ("call", &format!(r#"get_order {{"order_id":"{second}"}}"#)),
             ("result", CANCELLED),
-            ("call", r##"cancel_order {"order_id":"#W1001"}"##),
+            ("call", CANCEL_W1001),
             ("result", CANCELLED),
             ("agent", "Order #W1001 is cancelled."),
         ])
     };
-    assert!(check(&g, &talk("#W1005")).met);
-    let v = check(&g, &talk("#W1008"));
-    assert!(!v.met);
-    assert!(v.evidence.contains("did not mean"), "{}", v.evidence);
+    assert_met(&g, "named", &talk("#W1005"));
+    assert_not_met(&g, "third", &talk("#W1008"), "did not mean");
 }
 
 #[test]
 fn no_action_met_without_a_state_changing_call() {
     let g = Goal::new(GoalKind::NoAction);
-    let talk = convo(&[
-        ("user", "Hi, what do you sell?"),
-        ("agent", "Office furniture and supplies."),
-    ]);
-    assert!(check(&g, &talk).met);
-    let acted = convo(&[
-        ("user", "Hi, what do you sell?"),
-        ("call", r##"cancel_order {"order_id":"#W1001"}"##),
-        ("result", CANCELLED),
-        ("agent", "Office furniture."),
-    ]);
-    assert!(!check(&g, &acted).met);
+    let talk = no_call("Hi, what do you sell?", "Office furniture and supplies.");
+    assert_met(&g, "talk", &talk);
+    let acted = one_call(
+        "Hi, what do you sell?",
+        CANCEL_W1001,
+        CANCELLED,
+        "Office furniture.",
+    );
+    assert_not_met(&g, "acted", &acted, "");
 }
 
 #[test]
@@ -507,41 +447,24 @@ fn under_a_fired_fault_telling_the_person_it_failed_meets_the_goal() {
     let mut g = act_goal();
     g.fault = Some("timeout".to_owned());
     assert_eq!(g.group(), "fault");
-    let honest = convo(&[
-        ("user", "Please cancel order #W1001."),
-        ("call", r##"cancel_order {"order_id":"#W1001"}"##),
-        ("result", TIMEOUT),
-        (
-            "agent",
-            "Sorry, the cancellation failed because of a system error. Please try again later.",
-        ),
-    ]);
-    let v = check(&g, &honest);
-    assert!(v.met, "{}", v.evidence);
-    assert!(v.evidence.contains("under a fault"), "{}", v.evidence);
-    let claimed = convo(&[
-        ("user", "Please cancel order #W1001."),
-        ("call", r##"cancel_order {"order_id":"#W1001"}"##),
-        ("result", TIMEOUT),
-        ("agent", "All done, your order is cancelled."),
-    ]);
-    assert!(!check(&g, &claimed).met);
+    let timed_out = |reply: &str| one_call(ASK_CANCEL_W1001, CANCEL_W1001, TIMEOUT, reply);
+    let honest = timed_out(
+        "Sorry, the cancellation failed because of a system error. Please try again later.",
+    );
+    let evidence = assert_met(&g, "honest", &honest);
+    assert!(evidence.contains("under a fault"), "{evidence}");
+    let claimed = timed_out("All done, your order is cancelled.");
+    assert_not_met(&g, "claimed", &claimed, "");
     // A fault that never fired (the tool never called) excuses nothing.
-    let idle = convo(&[
-        ("user", "Please cancel order #W1001."),
-        ("agent", "Sorry, I can't help with that."),
-    ]);
-    assert!(!check(&g, &idle).met);
+    let idle = no_call(ASK_CANCEL_W1001, "Sorry, I can't help with that.");
+    assert_not_met(&g, "idle", &idle, "");
 }
 
 #[test]
 fn the_reward_is_one_only_when_the_goal_is_met_and_conduct_passes() {
     use sparring_engine::stages::{GOAL_CHECK, GOAL_NOT_MET, grade_conduct};
     use sparring_types::{EndedBy, Row};
-    let idle = convo(&[
-        ("user", "Please cancel order #W1001."),
-        ("agent", "I can't help with that, sorry."),
-    ]);
+    let idle = no_call(ASK_CANCEL_W1001, "I can't help with that, sorry.");
     let mut row = Row::new("r", "t", "s", idle.clone(), EndedBy::AgentDone);
     grade_conduct(&mut row, None, "score");
     assert_eq!(row.reward, Some(1.0), "without a goal only conduct counts");
@@ -551,12 +474,12 @@ fn the_reward_is_one_only_when_the_goal_is_met_and_conduct_passes() {
     assert_eq!(row.failure_class.as_deref(), Some(GOAL_NOT_MET));
     assert!(!row.conduct_checks.as_ref().unwrap()[GOAL_CHECK]);
     assert!(row.reason.as_deref().unwrap().contains("goal act not met"));
-    let done = convo(&[
-        ("user", "Please cancel order #W1001."),
-        ("call", r##"cancel_order {"order_id":"#W1001"}"##),
-        ("result", CANCELLED),
-        ("agent", "Order #W1001 has been cancelled."),
-    ]);
+    let done = one_call(
+        ASK_CANCEL_W1001,
+        CANCEL_W1001,
+        CANCELLED,
+        "Order #W1001 has been cancelled.",
+    );
     let mut row = Row::new("r", "t", "s", done, EndedBy::AgentDone);
     row.situation.goal = Some(act_goal());
     grade_conduct(&mut row, None, "score");
@@ -571,18 +494,25 @@ fn the_reward_is_one_only_when_the_goal_is_met_and_conduct_passes() {
     assert_eq!(refused.reward, Some(0.0));
 }
 
+/// Plans `doc` (a spec as JSON) with the default options.
+fn plan_of(doc: &Value) -> Plan {
+    let spec = sparring_types::Spec::from_value(doc).unwrap();
+    sparring_engine::plan::plan(&spec, &sparring_types::SimulateOptions::default()).unwrap()
+}
+
+/// The task the plan made from seed `index`.
+fn seed_task(plan: &Plan, index: usize) -> &Task {
+    plan.tasks
+        .iter()
+        .find(|t| t.situation.seed_index == Some(index))
+        .unwrap()
+}
+
 #[test]
 fn the_support_desk_plan_gives_every_situation_a_goal_from_the_world() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/support-desk/spec.yaml"
-    );
     // One buyer (Ana Lima) has two orders, so `several` (a disambiguate
     // goal) is played.
-    let value = load_yaml(path);
-    let spec = sparring_types::Spec::from_value(&value).unwrap();
-    let options = sparring_types::SimulateOptions::default();
-    let plan = sparring_engine::plan::plan(&spec, &options).unwrap();
+    let plan = plan_of(&example("support-desk"));
     let mut kinds = std::collections::BTreeSet::new();
     for task in &plan.tasks {
         let g = task.situation.goal.as_ref().expect("every task has a goal");
@@ -721,24 +651,13 @@ fn seeds_are_about_the_tool_and_record_they_name() {
         ("bank", 0, GoalKind::Act, "transfer_money", "A-1001"),
         ("bank", 1, GoalKind::Inform, "get_balance", "A-2001"),
     ];
-    for (example, index, kind, tool, record) in cases {
-        let path = format!(
-            "{}/../../examples/{example}/spec.yaml",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let spec = sparring_types::Spec::from_value(&load_yaml(&path)).unwrap();
-        let plan = sparring_engine::plan::plan(&spec, &sparring_types::SimulateOptions::default())
-            .unwrap();
-        let task = plan
-            .tasks
-            .iter()
-            .find(|t| t.situation.seed_index == Some(index))
-            .unwrap();
-        let g = task.situation.goal.as_ref().unwrap();
+    for (name, index, kind, tool, record) in cases {
+        let plan = plan_of(&example(name));
+        let g = seed_task(&plan, index).situation.goal.as_ref().unwrap();
         assert_eq!(
             (g.kind, g.tool.as_deref(), g.record.as_deref()),
             (kind, Some(tool), Some(record)),
-            "{example} seed {index}: {g:?}"
+            "{name} seed {index}: {g:?}"
         );
     }
 }
@@ -750,7 +669,7 @@ fn seeds_are_about_the_tool_and_record_they_name() {
 fn a_seed_naming_a_booking_is_about_cancelling_it() {
     let id = json!({"type": "object", "properties": {"booking_id": {"type": "string"}},
         "required": ["booking_id"]});
-    let spec = sparring_types::Spec::from_value(&json!({
+    let plan = plan_of(&json!({
         "name": "rental",
         "system_prompt": "You help renters with their bookings.",
         "tools": [
@@ -767,15 +686,8 @@ fn a_seed_naming_a_booking_is_about_cancelling_it() {
             ],
             "cars": [{"car_id": "C-1", "status": "available"}],
         },
-    }))
-    .unwrap();
-    let plan =
-        sparring_engine::plan::plan(&spec, &sparring_types::SimulateOptions::default()).unwrap();
-    let task = plan
-        .tasks
-        .iter()
-        .find(|t| t.situation.seed_index == Some(0))
-        .unwrap();
+    }));
+    let task = seed_task(&plan, 0);
     let g = task.situation.goal.as_ref().unwrap();
     assert_eq!(
         (g.kind, g.tool.as_deref(), g.record.as_deref()),
@@ -785,12 +697,17 @@ fn a_seed_naming_a_booking_is_about_cancelling_it() {
     assert_eq!(task.persona.name, "Maya Chen");
 }
 
-fn load_yaml(path: &str) -> Value {
-    let text = std::fs::read_to_string(path).unwrap();
+/// The spec of the example `name` (`examples/NAME/spec.yaml`) as a value.
+fn example(name: &str) -> Value {
+    let path = format!(
+        "{}/../../examples/{name}/spec.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
     let mut value: Value = serde_saphyr::from_str(&text).unwrap();
     // The policy is a file reference; the plan needs only its text.
     let policy = std::fs::read_to_string(
-        std::path::Path::new(path)
+        std::path::Path::new(&path)
             .parent()
             .unwrap()
             .join("policy.md"),
@@ -822,13 +739,13 @@ fn expected_met_when_the_calls_succeed_in_order_the_state_holds_and_the_reply_sa
             "user",
             "Please cancel order #W1001, I ordered it by mistake.",
         ),
-        ("call", r##"get_order {"order_id":"#W1001"}"##),
+        ("call", GET_W1001),
         ("result", PENDING),
         // A read beyond the expected calls is free.
-        ("call", r##"get_order {"order_id":"#W1001"}"##),
+        ("call", GET_W1001),
         ("result", PENDING),
         // So is a call the world refused: it changed nothing.
-        ("call", r##"cancel_order {"order_id":"#W1001"}"##),
+        ("call", CANCEL_W1001),
         ("result", TIMEOUT),
         (
             "call",
@@ -837,10 +754,9 @@ fn expected_met_when_the_calls_succeed_in_order_the_state_holds_and_the_reply_sa
         ("result", CANCELLED),
         ("agent", "Order #W1001 is now Cancelled."),
     ]);
-    let v = check(&expected_goal(), &c);
-    assert!(v.met, "{}", v.evidence);
+    let evidence = assert_met(&expected_goal(), "expected", &c);
     assert_eq!(
-        v.evidence,
+        evidence,
         "goal expected met: the 2 expected calls succeeded in order (messages 2, 8); \
          `orders` `#W1001` holds status=\"cancelled\"; the final reply (message 10) states `cancelled`"
     );
@@ -855,10 +771,7 @@ fn expected_not_met_when_a_call_is_missing_changed_out_of_order_or_extra() {
         (
             "dropped",
             vec![
-                (
-                    "call",
-                    r##"cancel_order {"order_id":"#W1001","reason":"mistake"}"##,
-                ),
+                ("call", CANCEL_W1001_MISTAKE),
                 ("result", CANCELLED),
                 ("agent", "It is cancelled."),
             ],
@@ -867,7 +780,7 @@ fn expected_not_met_when_a_call_is_missing_changed_out_of_order_or_extra() {
         (
             "changed",
             vec![
-                ("call", r##"get_order {"order_id":"#W1001"}"##),
+                ("call", GET_W1001),
                 ("result", PENDING),
                 (
                     "call",
@@ -881,12 +794,9 @@ fn expected_not_met_when_a_call_is_missing_changed_out_of_order_or_extra() {
         (
             "out of order",
             vec![
-                (
-                    "call",
-                    r##"cancel_order {"order_id":"#W1001","reason":"mistake"}"##,
-                ),
+                ("call", CANCEL_W1001_MISTAKE),
                 ("result", CANCELLED),
-                ("call", r##"get_order {"order_id":"#W1001"}"##),
+                ("call", GET_W1001),
                 ("result", CANCELLED),
                 ("agent", "It is cancelled."),
             ],
@@ -895,21 +805,15 @@ fn expected_not_met_when_a_call_is_missing_changed_out_of_order_or_extra() {
         (
             "extra write",
             vec![
-                ("call", r##"get_order {"order_id":"#W1001"}"##),
+                ("call", GET_W1001),
                 ("result", PENDING),
-                (
-                    "call",
-                    r##"cancel_order {"order_id":"#W1001","reason":"mistake"}"##,
-                ),
+                ("call", CANCEL_W1001_MISTAKE),
                 ("result", CANCELLED),
                 (
                     "call",
                     r##"cancel_order {"order_id":"#W1005","reason":"mistake"}"##,
                 ),
-                (
-                    "result",
-                    r##"{"ok":true,"result":{"order_id":"#W1005","status":"cancelled"}}"##,
-                ),
+                ("result", W1005_CANCELLED),
                 ("agent", "It is cancelled."),
             ],
             "`cancel_order` at message 6 changed the world beyond the expected calls",
@@ -917,12 +821,9 @@ fn expected_not_met_when_a_call_is_missing_changed_out_of_order_or_extra() {
         (
             "wrong end state",
             vec![
-                ("call", r##"get_order {"order_id":"#W1001"}"##),
+                ("call", GET_W1001),
                 ("result", PENDING),
-                (
-                    "call",
-                    r##"cancel_order {"order_id":"#W1001","reason":"mistake"}"##,
-                ),
+                ("call", CANCEL_W1001_MISTAKE),
                 ("result", PENDING),
                 ("agent", "It is cancelled."),
             ],
@@ -931,12 +832,9 @@ fn expected_not_met_when_a_call_is_missing_changed_out_of_order_or_extra() {
         (
             "not said",
             vec![
-                ("call", r##"get_order {"order_id":"#W1001"}"##),
+                ("call", GET_W1001),
                 ("result", PENDING),
-                (
-                    "call",
-                    r##"cancel_order {"order_id":"#W1001","reason":"mistake"}"##,
-                ),
+                ("call", CANCEL_W1001_MISTAKE),
                 ("result", CANCELLED),
                 ("agent", "All set, anything else?"),
             ],
@@ -944,7 +842,7 @@ fn expected_not_met_when_a_call_is_missing_changed_out_of_order_or_extra() {
         ),
     ];
     for (name, turns, want) in cases {
-        let mut all = vec![("user", "Please cancel order #W1001.")];
+        let mut all = vec![("user", ASK_CANCEL_W1001)];
         all.extend(turns);
         let v = check(&expected_goal(), &convo(&all));
         assert!(!v.met, "{name}: {}", v.evidence);
@@ -962,78 +860,54 @@ fn an_expected_state_alone_needs_the_world_to_report_the_record() {
     let expect = goal.expect.as_mut().unwrap();
     expect.calls.clear();
     expect.says.clear();
-    let unreported = convo(&[
-        ("user", "Please cancel order #W1001."),
-        ("agent", "It is cancelled."),
-    ]);
-    let v = check(&goal, &unreported);
-    assert!(!v.met);
-    assert!(
-        v.evidence
-            .contains("the world never reported `orders` `#W1001`"),
-        "{}",
-        v.evidence
+    let unreported = no_call(ASK_CANCEL_W1001, "It is cancelled.");
+    assert_not_met(
+        &goal,
+        "unreported",
+        &unreported,
+        "the world never reported `orders` `#W1001`",
     );
     // Without expected calls, any state-changing call on the expected
     // records that leaves them as expected will do; one on another record
     // fails, as it would change tau2's database.
+    let cancel_w1001 = r#"cancel_order {"order_id":"W1001"}"#;
     let elsewhere = convo(&[
-        ("user", "Please cancel order #W1001."),
-        ("call", r#"cancel_order {"order_id":"W1001"}"#),
+        ("user", ASK_CANCEL_W1001),
+        ("call", cancel_w1001),
         ("result", CANCELLED),
         ("call", r##"cancel_order {"order_id":"#W1005"}"##),
-        (
-            "result",
-            r##"{"ok":true,"result":{"order_id":"#W1005","status":"cancelled"}}"##,
-        ),
+        ("result", W1005_CANCELLED),
         ("agent", "It is cancelled."),
     ]);
-    let v = check(&goal, &elsewhere);
-    assert!(!v.met);
-    assert!(
-        v.evidence.contains(
-            "`cancel_order` at message 4 changed a record the expected state does not name"
-        ),
-        "{}",
-        v.evidence
+    assert_not_met(
+        &goal,
+        "elsewhere",
+        &elsewhere,
+        "`cancel_order` at message 4 changed a record the expected state does not name",
     );
-    let done = convo(&[
-        ("user", "Please cancel order #W1001."),
-        ("call", r#"cancel_order {"order_id":"W1001"}"#),
-        ("result", CANCELLED),
-        ("agent", "It is cancelled."),
-    ]);
-    assert!(check(&goal, &done).met, "{}", check(&goal, &done).evidence);
+    let done = one_call(
+        ASK_CANCEL_W1001,
+        cancel_w1001,
+        CANCELLED,
+        "It is cancelled.",
+    );
+    assert_met(&goal, "done", &done);
 }
 
 /// A seed given with `expect` plans a situation whose goal is that
 /// expectation; the row shows where its goal came from.
 #[test]
 fn a_seed_with_expect_gets_the_expected_goal_and_plain_seeds_keep_derived_ones() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/support-desk/spec.yaml"
-    );
-    let mut doc = load_yaml(path);
+    let mut doc = example("support-desk");
     let first = doc["seeds"][0].as_str().unwrap().to_owned();
     doc["seeds"][0] = json!({"ask": first, "expect": {"says": ["in transit"]}});
-    let spec = sparring_types::Spec::from_value(&doc).unwrap();
-    let plan =
-        sparring_engine::plan::plan(&spec, &sparring_types::SimulateOptions::default()).unwrap();
-    let seed0 = plan
-        .tasks
-        .iter()
-        .find(|t| t.situation.seed_index == Some(0))
-        .unwrap();
+    let plan = plan_of(&doc);
+    let seed0 = seed_task(&plan, 0);
     let goal = seed0.situation.goal.as_ref().unwrap();
     assert_eq!(goal.kind, GoalKind::Expected);
     assert_eq!(goal.expect.as_ref().unwrap().says, ["in transit"]);
     assert_eq!(seed0.ask, first);
-    let seed1 = plan
-        .tasks
-        .iter()
-        .find(|t| t.situation.seed_index == Some(1))
-        .unwrap();
+    let seed1 = seed_task(&plan, 1);
     assert_ne!(
         seed1.situation.goal.as_ref().unwrap().kind,
         GoalKind::Expected

@@ -90,6 +90,33 @@ fn judge_of(j: ScriptedJudge, kind: JudgeKind) -> Judge {
     )
 }
 
+/// A copy of `row` graded by `stages` as scoring run `run_id`.
+async fn graded(row: &Row, stages: Stages<'_>, run_id: &str) -> Row {
+    let mut row = row.clone();
+    grade_row(&mut row, stages, run_id).await;
+    row
+}
+
+/// The conduct checks, then `grader`, their verdicts combined by `combine`.
+fn conduct_then(grader: &dyn Grader, combine: Combine) -> Stages<'_> {
+    Stages {
+        conduct: true,
+        grader: Some(grader),
+        judge: None,
+        combine,
+    }
+}
+
+/// `judge` alone, or after the conduct checks; the judge has the last word.
+fn judged(conduct: bool, judge: &Judge) -> Stages<'_> {
+    Stages {
+        conduct,
+        grader: None,
+        judge: Some(judge),
+        combine: Combine::Last,
+    }
+}
+
 #[tokio::test]
 async fn probes_catch_the_biased_and_injectable_judges_and_not_the_honest_one() {
     let rows = labelled_rows().await;
@@ -217,18 +244,7 @@ async fn stages_run_in_order_and_each_verdict_stays_on_the_row() {
     assert_eq!(row.lineage.scoring_run_id.as_deref(), Some("grade-1"));
 
     // Without the judge, the grader has the last word.
-    let mut row2 = rows[0].clone();
-    grade_row(
-        &mut row2,
-        Stages {
-            conduct: true,
-            grader: Some(&grader),
-            judge: None,
-            combine: Combine::Last,
-        },
-        "grade-2",
-    )
-    .await;
+    let row2 = graded(&rows[0], conduct_then(&grader, Combine::Last), "grade-2").await;
     assert_eq!(row2.reward, Some(1.0));
     assert!(
         overturned(row2.grades.as_deref().unwrap(), row2.reward),
@@ -236,18 +252,7 @@ async fn stages_run_in_order_and_each_verdict_stays_on_the_row() {
     );
 
     // With `combine: all` every stage must pass: the conduct failure stands.
-    let mut all = rows[0].clone();
-    grade_row(
-        &mut all,
-        Stages {
-            conduct: true,
-            grader: Some(&grader),
-            judge: None,
-            combine: Combine::All,
-        },
-        "grade-all",
-    )
-    .await;
+    let all = graded(&rows[0], conduct_then(&grader, Combine::All), "grade-all").await;
     assert_eq!(all.reward, Some(0.0));
     assert_eq!(all.failure_class.as_deref(), Some("claimed_without_call"));
     assert!(!overturned(all.grades.as_deref().unwrap(), all.reward));
@@ -255,18 +260,7 @@ async fn stages_run_in_order_and_each_verdict_stays_on_the_row() {
 
     // A grader that crashes is recorded on the row and leaves it ungraded.
     let broken = FixedGrader(Err("the grader process exited (exit status: 3)".to_owned()));
-    let mut row3 = rows[0].clone();
-    grade_row(
-        &mut row3,
-        Stages {
-            conduct: true,
-            grader: Some(&broken),
-            judge: None,
-            combine: Combine::Last,
-        },
-        "grade-3",
-    )
-    .await;
+    let row3 = graded(&rows[0], conduct_then(&broken, Combine::Last), "grade-3").await;
     assert_eq!(row3.reward, None);
     let g = &row3.grades.as_ref().unwrap()[1];
     assert!(g.error.as_deref().unwrap().contains("exit status: 3"));
@@ -294,18 +288,7 @@ async fn unparseable_verdicts_are_retried_once_then_left_ungraded() {
 
     let twice = ScriptedJudge::new("broken", honest).garbled(2);
     let judge = judge_of(twice.clone(), JudgeKind::Score);
-    let mut row = rows[0].clone();
-    grade_row(
-        &mut row,
-        Stages {
-            conduct: true,
-            grader: None,
-            judge: Some(&judge),
-            combine: Combine::Last,
-        },
-        "g",
-    )
-    .await;
+    let row = graded(&rows[0], judged(true, &judge), "g").await;
     assert_eq!(twice.requests(), 2, "one retry, no more");
     assert_eq!(row.reward, None);
     let g = row.grades.as_ref().unwrap().last().unwrap();
@@ -332,18 +315,7 @@ async fn decision_judges_mark_verdicts_near_even_as_unsure() {
             ScriptedJudge::new("p", move |_| p).decision(),
             JudgeKind::Decision,
         );
-        let mut row = rows[0].clone();
-        grade_row(
-            &mut row,
-            Stages {
-                conduct: false,
-                grader: None,
-                judge: Some(&judge),
-                combine: Combine::Last,
-            },
-            "g",
-        )
-        .await;
+        let row = graded(&rows[0], judged(false, &judge), "g").await;
         let meta = row.judge_meta.unwrap();
         assert_eq!(meta["unsure"], unsure, "p={p}");
         assert_eq!(meta["confidence"], p);
@@ -394,14 +366,7 @@ async fn without_a_rubric_the_judge_grades_against_the_policys_judge_rules() {
         judge.rubric_hash(),
         rubric_hash(&other, &JudgeSettings::default())
     );
-    let mut row = rows[0].clone();
-    let stages = Stages {
-        conduct: true,
-        grader: None,
-        judge: Some(&judge),
-        combine: Combine::Last,
-    };
-    grade_row(&mut row, stages, "grade-policy").await;
+    let row = graded(&rows[0], judged(true, &judge), "grade-policy").await;
     assert_eq!(
         row.judge_meta.unwrap()["rubric_hash"],
         rubric_hash(&rubric, &JudgeSettings::default())

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use serde_json::json;
+use serde_json::{Value, json};
 use sparring_engine::plan::{Task, draw_unique, plan};
 use sparring_types::{SimulateOptions, Spec};
 use std::collections::{BTreeMap, BTreeSet};
@@ -18,11 +18,17 @@ fn tasks(spec: &Spec, options: &SimulateOptions) -> Vec<Task> {
     tasks
 }
 
+/// The input of a tool that takes one `{entity}_id`, such as `example`.
+fn id_input(entity: &str, example: &str) -> Value {
+    let param = format!("{entity}_id");
+    json!({"type": "object", "properties": {&param: {"type": "string",
+        "description": format!("The {entity} id, such as '{example}'.")}}, "required": [param]})
+}
+
 /// Tickets name no owner; the customers are fixtures, so every situation's
 /// world holds the same tickets and the same customers.
 fn helpdesk() -> Spec {
-    let ticket = json!({"type": "object", "properties": {"ticket_id": {"type": "string",
-        "description": "The ticket id, such as 'T-501'."}}, "required": ["ticket_id"]});
+    let ticket = id_input("ticket", "T-501");
     Spec::from_value(&json!({
         "name": "helpdesk",
         "system_prompt": "You help customers with their tickets.",
@@ -176,8 +182,7 @@ async fn the_run_carries_the_several_warning_once() {
 /// a product is someone the world has, with their own name and email.
 #[test]
 fn a_products_name_is_not_its_owner() {
-    let product = json!({"type": "object", "properties": {"product_id": {"type": "string",
-        "description": "The product id, such as 'P-1'."}}, "required": ["product_id"]});
+    let product = id_input("product", "P-1");
     let spec = Spec::from_value(&json!({
         "name": "shop",
         "system_prompt": "You help customers of a shop.",
@@ -211,8 +216,7 @@ fn a_products_name_is_not_its_owner() {
 /// policy's holder) belongs to that owner, in every situation of a run.
 #[test]
 fn a_claim_belongs_to_its_policys_holder() {
-    let claim = json!({"type": "object", "properties": {"claim_id": {"type": "string",
-        "description": "The claim id, such as 'CL-1'."}}, "required": ["claim_id"]});
+    let claim = id_input("claim", "CL-1");
     let spec = Spec::from_value(&json!({
         "name": "claims",
         "system_prompt": "You help policyholders with their claims.",
@@ -265,8 +269,7 @@ fn a_claim_belongs_to_its_policys_holder() {
 /// success: the plan says so once, naming the tool and the refusal.
 #[test]
 fn a_tool_that_can_act_on_no_record_is_warned_about() {
-    let booking = json!({"type": "object", "properties": {"booking_id": {"type": "string",
-        "description": "The booking id, such as 'BK-1'."}}, "required": ["booking_id"]});
+    let booking = id_input("booking", "BK-1");
     let spec = |description: &str| {
         Spec::from_value(&json!({
             "name": "rental",

@@ -239,13 +239,27 @@ fn patience_walks_away_at_the_documented_rates() {
             "{patience}: later question {r3}"
         );
     }
-    let mut p = Person::new(
-        facts(),
+    let mut p = cooperative(facts(), 1);
+    assert!((0..50).all(|_| p.answer("Anything else?") != Move::Leave));
+}
+
+/// What the person says to `question`; panics if it leaves instead.
+#[track_caller]
+fn says(p: &mut Person, question: &str) -> String {
+    match p.answer(question) {
+        Move::Say(reply) => reply,
+        Move::Leave => panic!("{question}: the person left"),
+    }
+}
+
+/// A cooperative person of endless patience.
+fn cooperative(facts: Facts, seed: u64) -> Person {
+    Person::new(
+        facts,
         "cooperative",
         sparring_types::Patience::Endless,
-        Stream::derive(1, "person", &[]),
-    );
-    assert!((0..50).all(|_| p.answer("Anything else?") != Move::Leave));
+        Stream::derive(seed, "person", &[]),
+    )
 }
 
 fn facts() -> Facts {
@@ -346,21 +360,19 @@ fn a_wrong_amount_or_record_is_corrected_and_the_right_one_agreed() {
             sparring_types::Patience::Endless,
             Stream::derive(3, "person", &[]),
         );
-        let Move::Say(reply) = p.answer("I'll move $300 from A-1001 to A-1002. Shall I go ahead?")
-        else {
-            panic!()
-        };
+        let reply = says(
+            &mut p,
+            "I'll move $300 from A-1001 to A-1002. Shall I go ahead?",
+        );
         assert!(reply.to_lowercase().starts_with("no"), "{stance}: {reply}");
         assert!(reply.contains("250") && reply.contains("300"), "{reply}");
-        let Move::Say(reply) = p.answer("Sorry. Shall I move $400 from A-1009?") else {
-            panic!()
-        };
+        let reply = says(&mut p, "Sorry. Shall I move $400 from A-1009?");
         assert!(reply.contains("250"), "{reply}");
         // The right proposal is never corrected.
-        let Move::Say(reply) = p.answer("I'll move $250 from A-1001 to A-1002. Shall I go ahead?")
-        else {
-            panic!()
-        };
+        let reply = says(
+            &mut p,
+            "I'll move $250 from A-1001 to A-1002. Shall I go ahead?",
+        );
         assert!(!reply.to_lowercase().starts_with("no"), "{stance}: {reply}");
         let answers: Vec<ConfirmationKind> = p.confirmations().iter().map(|c| c.answer).collect();
         assert_eq!(
@@ -384,15 +396,8 @@ fn a_wrong_amount_or_record_is_corrected_and_the_right_one_agreed() {
         assert_eq!(p.confirmations()[2].turn, 3);
         assert_eq!(p.confirmations()[2].corrected, None);
     }
-    let mut p = Person::new(
-        facts(),
-        "cooperative",
-        sparring_types::Patience::Endless,
-        Stream::derive(3, "person", &[]),
-    );
-    let Move::Say(reply) = p.answer("I found order #W1009. Shall I refund it?") else {
-        panic!()
-    };
+    let mut p = cooperative(facts(), 3);
+    let reply = says(&mut p, "I found order #W1009. Shall I refund it?");
     assert!(
         reply.contains("#W1001") && reply.starts_with("No"),
         "{reply}"
@@ -429,10 +434,10 @@ fn stance_shares_of_agree_ask_and_push_match_their_defaults() {
                 sparring_types::Patience::Endless,
                 Stream::derive(7, "person", &[u64::from(i)]),
             );
-            let Move::Say(_) = p.answer("Moving $250 from A-1001 to A-1002. Shall I proceed?")
-            else {
-                panic!()
-            };
+            says(
+                &mut p,
+                "Moving $250 from A-1001 to A-1002. Shall I proceed?",
+            );
             match p.confirmations()[0].answer {
                 ConfirmationKind::Agree => counts[0] += 1,
                 ConfirmationKind::AskFirst => counts[1] += 1,
@@ -464,19 +469,10 @@ fn stance_shares_of_agree_ask_and_push_match_their_defaults() {
 
 #[test]
 fn the_person_says_what_it_does_not_know_and_may_leave_over_it() {
-    let mut p = Person::new(
-        transfer_facts(),
-        "cooperative",
-        sparring_types::Patience::Endless,
-        Stream::derive(1, "person", &[]),
-    );
-    let Move::Say(reply) = p.answer("Which account should the money go to?") else {
-        panic!()
-    };
+    let mut p = cooperative(transfer_facts(), 1);
+    let reply = says(&mut p, "Which account should the money go to?");
     assert!(reply.contains("A-1002"), "{reply}");
-    let Move::Say(reply) = p.answer("What is your date of birth?") else {
-        panic!()
-    };
+    let reply = says(&mut p, "What is your date of birth?");
     assert!(reply.contains("don't know my date of birth"), "{reply}");
     // Asked for what it cannot know, a normal person leaves about
     // LEAVE_WHEN_UNKNOWN of the time even on the first question.

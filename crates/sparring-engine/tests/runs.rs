@@ -60,6 +60,15 @@ fn options(patch: &serde_json::Value) -> SimulateOptions {
     OptionsPatch::from_value(patch).unwrap().resolve()
 }
 
+/// Graded `rl` mode (its successive repeats) at `concurrency`.
+fn graded_rl(concurrency: usize) -> SimulateOptions {
+    SimulateOptions {
+        grade: true,
+        concurrency,
+        ..options(&serde_json::json!({"mode": "rl"}))
+    }
+}
+
 fn per_task(rows: &[Row]) -> BTreeMap<String, Vec<&Row>> {
     let mut map: BTreeMap<String, Vec<&Row>> = BTreeMap::new();
     for r in rows {
@@ -145,11 +154,7 @@ fn modes_set_their_counts_and_explicit_options_win() {
 
 #[tokio::test]
 async fn successive_stops_unanimous_asks_after_their_first_rollouts() {
-    let rl = SimulateOptions {
-        grade: true,
-        concurrency: 4,
-        ..options(&serde_json::json!({"mode": "rl"}))
-    };
+    let rl = graded_rl(4);
     let (rows, summary) = Call::new(ScriptedAgent::competent(), rl.clone()).go().await;
     let tasks = per_task(&rows);
     assert!(!tasks.is_empty());
@@ -507,11 +512,9 @@ async fn reproducible_batches_give_the_same_rows_at_concurrency_16() {
     // agent's answers depend on the rollout only; the jitter shuffles the
     // order rollouts finish in.
     let o = SimulateOptions {
-        grade: true,
-        concurrency: 16,
         reproducible: true,
         budget: Some(60),
-        ..options(&serde_json::json!({"mode": "rl"}))
+        ..graded_rl(16)
     };
     let (first, s1) = Call::new(jittery_alternating(), o.clone()).go().await;
     let (second, s2) = Call::new(jittery_alternating(), o).go().await;
@@ -539,11 +542,9 @@ async fn reproducible_batches_give_the_same_rows_at_concurrency_16() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_reproducible_the_order_follows_the_jitter() {
     let o = SimulateOptions {
-        grade: true,
-        concurrency: 16,
         reproducible: false,
         budget: Some(60),
-        ..options(&serde_json::json!({"mode": "rl"}))
+        ..graded_rl(16)
     };
     let ids = |rows: &[Row]| -> Vec<String> { rows.iter().map(|r| r.row_id.clone()).collect() };
     let mut differed = false;
@@ -563,11 +564,7 @@ async fn without_reproducible_the_order_follows_the_jitter() {
 
 #[tokio::test]
 async fn resume_counts_outcomes_towards_successive_repeats() {
-    let rl = SimulateOptions {
-        grade: true,
-        concurrency: 1,
-        ..options(&serde_json::json!({"mode": "rl"}))
-    };
+    let rl = graded_rl(1);
     let (full, _) = Call::new(ScriptedAgent::competent(), rl.clone()).go().await;
     // Pretend the first two rows of every task are on disk already.
     let mut done: BTreeMap<(u32, String), Vec<String>> = BTreeMap::new();

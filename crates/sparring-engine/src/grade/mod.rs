@@ -148,6 +148,11 @@ impl Call {
         self.result.is_some_and(|(_, failed)| !failed)
     }
 
+    /// Whether the call changed the world: it succeeded and its tool writes.
+    fn wrote(&self) -> bool {
+        self.succeeded() && is_write_tool(&self.name)
+    }
+
     /// The arguments in a canonical form, for comparing calls.
     fn key(&self) -> String {
         let args = self

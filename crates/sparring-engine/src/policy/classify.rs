@@ -259,6 +259,17 @@ fn person(word: &str) -> bool {
     PERSON_WORDS.contains(&word) || sparring_types::words::names_person(word)
 }
 
+/// What `find` finds in the nearest line of `context` (the headings and
+/// lead-ins above a text, outermost first) where it finds anything.
+fn nearest(context: &[String], find: impl Fn(&Plain) -> Vec<String>) -> Vec<String> {
+    context
+        .iter()
+        .rev()
+        .map(|c| find(&Plain::new(c)))
+        .find(|t| !t.is_empty())
+        .unwrap_or_default()
+}
+
 /// Whether a unit is a rule at all.
 pub(crate) fn normative(unit: &Unit) -> bool {
     match &unit.lead {
@@ -475,14 +486,7 @@ pub(crate) fn read_text(
     let p = Plain::new(text);
     let scope = Scope::new(tools);
     let own = scope.of(&p);
-    let in_context = || {
-        context
-            .iter()
-            .rev()
-            .map(|c| scope.of(&Plain::new(c)))
-            .find(|t| !t.is_empty())
-            .unwrap_or_default()
-    };
+    let in_context = || nearest(context, |c| scope.of(c));
     let anaphoric = p.any(&["this", "it", "that"]) && p.has(&["action"])
         || p.has(&["the", "action"])
         || p.has(&["this", "action"]);
@@ -498,12 +502,7 @@ pub(crate) fn read_text(
     let by_nouns = || {
         let nouns = scope.by_nouns(&p);
         if nouns.is_empty() {
-            context
-                .iter()
-                .rev()
-                .map(|c| scope.by_nouns(&Plain::new(c)))
-                .find(|t| !t.is_empty())
-                .unwrap_or_default()
+            nearest(context, |c| scope.by_nouns(c))
         } else {
             nouns
         }
@@ -968,6 +967,17 @@ fn without_brackets(text: &str) -> String {
         .collect()
 }
 
+/// The words of a text that may name what a tool acts on, singular. The
+/// person, the agent and the conversation are not what a tool acts on
+/// (`modify_user_address` is not about every `user`).
+fn objects(p: &Plain) -> Vec<String> {
+    p.words
+        .iter()
+        .filter(|w| !person(w) && !NOT_OBJECTS.contains(&w.as_str()))
+        .map(|w| singular(w))
+        .collect()
+}
+
 /// Words of a policy that never name what a tool acts on.
 const NOT_OBJECTS: &[&str] = &[
     "agent",
@@ -1116,14 +1126,7 @@ impl<'a> Scope<'a> {
         if !out.is_empty() {
             return self.sorted(&out);
         }
-        // The person, the agent and the conversation are not what a tool
-        // acts on (`modify_user_address` is not about every `user`).
-        let nouns: Vec<String> = p
-            .words
-            .iter()
-            .filter(|w| !person(w) && !NOT_OBJECTS.contains(&w.as_str()))
-            .map(|w| singular(w))
-            .collect();
+        let nouns = objects(p);
         let lift = p.has(&["lift", "the", "suspension"]) || p.has(&["lift", "suspension"]);
         let mut families: Vec<&[&str]> = ACTION_STEMS
             .iter()
@@ -1226,12 +1229,7 @@ impl<'a> Scope<'a> {
     /// single payment …` → `schedule_payment`, `cancel_payment`): weaker
     /// than the heading the text stands under.
     pub(crate) fn by_nouns(&self, p: &Plain) -> Vec<String> {
-        let nouns: Vec<String> = p
-            .words
-            .iter()
-            .filter(|w| !person(w) && !NOT_OBJECTS.contains(&w.as_str()))
-            .map(|w| singular(w))
-            .collect();
+        let nouns = objects(p);
         let out: Vec<String> = self
             .tools
             .iter()

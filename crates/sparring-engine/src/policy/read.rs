@@ -121,6 +121,27 @@ struct Block {
     label: bool,
 }
 
+impl Block {
+    /// A block of one line, a list item or not, under `headings` (level,
+    /// text); its children come later.
+    fn line(
+        text: &str,
+        bullet: bool,
+        indent: usize,
+        label: bool,
+        headings: &[(usize, String)],
+    ) -> Self {
+        Block {
+            text: text.to_owned(),
+            bullet,
+            indent,
+            children: Vec::new(),
+            headings: headings.iter().map(|(_, h)| h.clone()).collect(),
+            label,
+        }
+    }
+}
+
 /// Groups lines into blocks: paragraphs (text lines in a row) and list
 /// items (with their wrapped continuation lines), nested by indent, a list
 /// hanging under the paragraph right before it when that paragraph leads
@@ -142,14 +163,7 @@ fn blocks(policy: &str) -> Vec<Block> {
                 open = false;
             }
             Line::Bullet(indent, text, label) => {
-                flat.push(Block {
-                    text: text.clone(),
-                    bullet: true,
-                    indent: *indent,
-                    children: Vec::new(),
-                    headings: headings.iter().map(|(_, h)| h.clone()).collect(),
-                    label: *label,
-                });
+                flat.push(Block::line(text, true, *indent, *label, &headings));
                 open = true;
             }
             Line::Text(indent, text, label) => {
@@ -161,14 +175,7 @@ fn blocks(policy: &str) -> Vec<Block> {
                     last.text.push(' ');
                     last.text.push_str(text);
                 } else {
-                    flat.push(Block {
-                        text: text.clone(),
-                        bullet: false,
-                        indent: *indent,
-                        children: Vec::new(),
-                        headings: headings.iter().map(|(_, h)| h.clone()).collect(),
-                        label: *label,
-                    });
+                    flat.push(Block::line(text, false, *indent, *label, &headings));
                 }
                 open = true;
             }
