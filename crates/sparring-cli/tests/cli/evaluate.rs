@@ -56,22 +56,21 @@ fn a_bad_eval_set_is_a_usage_error_naming_the_ask() {
         "asks.txt",
         "Where is #W1001?\nhello\nWhere is #W1001?\n",
     );
-    let o = sparring()
-        .arg("evaluate")
-        .arg(example_spec())
-        .arg("--eval-set")
-        .arg(&set)
-        .args(["--agent", "true"])
-        .run();
-    assert_usage_error(&o, &["asks.txt", "ask 3 repeats ask 1"]);
-    let o = sparring()
-        .arg("evaluate")
-        .arg(example_spec())
-        .arg("--eval-set")
-        .arg(dir.path().join("missing.txt"))
-        .args(["--agent", "true"])
-        .run();
-    assert_usage_error(&o, &["cannot read eval set", "missing.txt"]);
+    // The example spec with `--agent true`: the set is read first.
+    let evaluate = |set: &Path| {
+        sparring()
+            .arg("evaluate")
+            .arg(example_spec())
+            .arg("--eval-set")
+            .arg(set)
+            .args(["--agent", "true"])
+            .run()
+    };
+    assert_usage_error(&evaluate(&set), &["asks.txt", "ask 3 repeats ask 1"]);
+    assert_usage_error(
+        &evaluate(&dir.path().join("missing.txt")),
+        &["cannot read eval set", "missing.txt"],
+    );
 }
 
 #[test]

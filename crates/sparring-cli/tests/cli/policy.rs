@@ -61,8 +61,7 @@ fn bad_corrections_are_named_with_where() {
     ] {
         let spec = spec_with(dir.path(), block);
         for command in ["policy", "grid"] {
-            let o = sparring().arg(command).arg(&spec).run();
-            assert_usage_error(&o, needles);
+            assert_usage_error(&sparring_on(command, &spec), needles);
         }
         assert_usage_error(&simulate_spec(&spec), needles);
     }
