@@ -31,8 +31,7 @@ fn every_ask_runs_once_per_repeat_and_the_table_says_how_each_scored() {
         out.as_os_str(),
     ]);
     let table = printed["asks"]["asks"].as_array().unwrap();
-    let listed: Vec<&str> = table.iter().map(|a| a["ask"].as_str().unwrap()).collect();
-    assert_eq!(listed, asks);
+    assert_eq!(texts(table, "ask"), asks);
     for a in table {
         assert_eq!(a["rows"], 2, "{a}");
         assert_eq!(a["graded"], 2, "{a}");

@@ -33,12 +33,7 @@ fn conduct_grader_and_judge_in_order() {
     assert_eq!(graded.len(), 12);
     assert_valid_rows(&graded);
     for r in &graded {
-        let stages: Vec<&str> = r["grades"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|g| g["stage"].as_str().unwrap())
-            .collect();
+        let stages = texts(r["grades"].as_array().unwrap(), "stage");
         assert_eq!(stages, ["conduct", "grader", "judge"]);
         assert_eq!(r["reward"], 0.0, "the strict judge has the last word");
         assert!(r["markers"]["messages"].is_number(), "grader markers kept");

@@ -136,8 +136,7 @@ fn bad_axes_in_a_spec_are_named_with_where() {
         ),
     ] {
         let spec = spec_with_axes(dir.path(), axes);
-        assert_usage_error(&sparring_on("grid", &spec), needles);
-        assert_usage_error(&simulate_spec(&spec), needles);
+        assert_spec_refused_by(&spec, &["grid"], needles);
     }
 }
 

@@ -13,8 +13,8 @@ mod common;
 
 use common::{
     Run, agent_script, assert_exit, assert_stderr_has, entry, example_agent, example_spec,
-    json_lines, read_rows, run_json, simulate_cmd, sparring, stderr, stdout_json, strs, warning,
-    warns, workspace,
+    json_lines, read_rows, run_json, simulate_cmd, sparring, stderr, stdout_json, strs, texts,
+    warning, warns, workspace,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -94,6 +94,23 @@ fn simulate_spec_with(spec: &Path, args: &[&str]) -> Output {
         .args(["--agent", "true"])
         .args(args)
         .run()
+}
+
+/// `c` must fail as bad input naming each of `needles`, before it writes
+/// anything into `out`.
+fn assert_refused_before_writing(c: &mut Command, out: &Path, needles: &[&str]) {
+    assert_usage_error(&c.run(), needles);
+    let args: Vec<_> = c.get_args().collect();
+    assert!(!out.exists(), "{args:?} wrote files");
+}
+
+/// The spec at `spec` must be refused as bad input naming each of
+/// `needles`, by each of `commands` and by `simulate`.
+fn assert_spec_refused_by(spec: &Path, commands: &[&str], needles: &[&str]) {
+    for command in commands {
+        assert_usage_error(&sparring_on(command, spec), needles);
+    }
+    assert_usage_error(&simulate_spec(spec), needles);
 }
 
 /// A spec written as `name` in `dir` with `text`, which `sparring

@@ -39,6 +39,15 @@ fn simulate(agent: &str, out: &Path, extra: &[&str]) -> Command {
     c
 }
 
+/// The rows of `simulate(agent, out, args)`, which must succeed and write
+/// `n` rows, each checked against docs/row.schema.json.
+fn simulated_rows(agent: &str, out: &Path, args: &[&str], n: usize) -> Vec<Value> {
+    simulate(agent, out, args).run_ok();
+    let rows = valid_rows(out);
+    assert_eq!(rows.len(), n, "{args:?}");
+    rows
+}
+
 #[test]
 fn openai_agent_runs_the_tool_loop_and_records_sampling() {
     let f = fake(FakeOptions {
@@ -48,7 +57,7 @@ fn openai_agent_runs_the_tool_loop_and_records_sampling() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let agent = openai_spec(&f);
-    simulate(
+    let rows = simulated_rows(
         &agent,
         &out,
         &[
@@ -63,10 +72,8 @@ fn openai_agent_runs_the_tool_loop_and_records_sampling() {
             "5",
             "--grade",
         ],
-    )
-    .run_ok();
-    let rows = valid_rows(&out);
-    assert_eq!(rows.len(), 6);
+        6,
+    );
     for row in &rows {
         assert_eq!(row["ended_by"], "agent_done", "{row}");
         // The fake calls the first tool, gets the world's answer, replies.
@@ -146,9 +153,7 @@ fn avg_turns_caps_each_model_rollout_at_its_own_drawn_cap() {
             "--quiet",
         ]
     };
-    simulate(&agent, &out, &args("2.5")).run_ok();
-    let rows = valid_rows(&out);
-    assert_eq!(rows.len(), 48);
+    let rows = simulated_rows(&agent, &out, &args("2.5"), 48);
     let mut caps = Vec::new();
     for row in &rows {
         assert_eq!(row["ended_by"], "max_turns", "{row}");
@@ -239,9 +244,7 @@ fn anthropic_agent_runs() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let agent = format!("anthropic:claude-fake@{}", f.server.base_url());
-    let o = simulate(&agent, &out, &["--budget", "4"]).run_ok();
-    let rows = valid_rows(&out);
-    assert_eq!(rows.len(), 4);
+    let rows = simulated_rows(&agent, &out, &["--budget", "4"], 4);
     for row in &rows {
         assert_eq!(row["ended_by"], "agent_done", "{row}");
         assert_eq!(row["sampling"]["backend"], "anthropic");
@@ -256,7 +259,7 @@ fn anthropic_agent_runs() {
                 .starts_with("toolu_")
         );
     }
-    assert_no_key(&out, &o);
+    assert_no_key_in(&out);
 }
 
 #[test]
@@ -310,9 +313,7 @@ fn refusals_and_the_content_filter_end_rows_that_fail_the_grade() {
         } else {
             format!("anthropic:claude-fake@{}", f.server.base_url())
         };
-        simulate(&agent, &out, &["--budget", "3", "--grade", "--quiet"]).run_ok();
-        let rows = valid_rows(&out);
-        assert_eq!(rows.len(), 3);
+        let rows = simulated_rows(&agent, &out, &["--budget", "3", "--grade", "--quiet"], 3);
         for row in &rows {
             assert_eq!(row["ended_by"], ended, "{row}");
             // Graded a failure, whatever the conversation says.
@@ -358,13 +359,12 @@ fn a_truncated_reply_is_retried_with_more_room_or_ends_the_row_unexecuted() {
     ));
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    simulate(
+    let rows = simulated_rows(
         &openai_spec(&f),
         &out,
         &["--budget", "3", "--max-tokens", "50", "--grade", "--quiet"],
-    )
-    .run_ok();
-    let rows = valid_rows(&out);
+        3,
+    );
     for row in &rows {
         assert_eq!(row["ended_by"], "truncated", "{row}");
         assert_eq!(row["reward"], 0.0);
@@ -404,13 +404,12 @@ fn a_truncated_reply_is_retried_with_more_room_or_ends_the_row_unexecuted() {
         ..FakeOptions::default()
     });
     let out = dir.path().join("room");
-    simulate(
+    let rows = simulated_rows(
         &openai_spec(&f),
         &out,
         &["--budget", "3", "--max-tokens", "100", "--grade", "--quiet"],
-    )
-    .run_ok();
-    let rows = valid_rows(&out);
+        3,
+    );
     for row in &rows {
         assert_eq!(row["ended_by"], "agent_done", "{row}");
         for request in row["requests"].as_array().unwrap() {
@@ -431,7 +430,7 @@ fn rejected_top_p_and_max_tokens_are_adjusted_and_every_row_says_so() {
         });
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
-        simulate(
+        let rows = simulated_rows(
             &openai_spec(&f),
             &out,
             &[
@@ -446,10 +445,8 @@ fn rejected_top_p_and_max_tokens_are_adjusted_and_every_row_says_so() {
                 "1",
                 "--quiet",
             ],
-        )
-        .run_ok();
-        let rows = valid_rows(&out);
-        assert_eq!(rows.len(), 4);
+            4,
+        );
         for row in &rows {
             assert_eq!(row["ended_by"], "agent_done", "plain {plain}: {row}");
             assert!(row["error"].is_null(), "{row}");
@@ -534,8 +531,8 @@ fn bad_model_input_is_refused_before_any_file() {
         ),
     ];
     for (args, needles) in cases {
-        let o = sparring()
-            .arg("simulate")
+        let mut c = sparring();
+        c.arg("simulate")
             .arg(example_spec())
             .args(*args)
             .arg("--out")
@@ -545,10 +542,8 @@ fn bad_model_input_is_refused_before_any_file() {
             .env(
                 "ANTHROPIC_API_KEY",
                 if args.contains(&"--person") { "" } else { KEY },
-            )
-            .run();
-        assert_usage_error(&o, needles);
-        assert!(!out.exists(), "{args:?} wrote files");
+            );
+        assert_refused_before_writing(&mut c, &out, needles);
     }
 }
 
@@ -608,11 +603,16 @@ fn asking_agent(request: &Value) -> Reply {
 
 /// The key is in no file of the run in `out` and in neither stream of `o`.
 fn assert_no_key(out: &Path, o: &Output) {
+    assert_no_key_in(out);
+    assert_no_key_shown(o);
+}
+
+/// The key is in no file of the run in `out`.
+fn assert_no_key_in(out: &Path) {
     for file in ["rows.jsonl", "run.json", "run.log"] {
         let text = std::fs::read_to_string(out.join(file)).unwrap();
         assert!(!text.contains(KEY), "the key leaked into {file}");
     }
-    assert_no_key_shown(o);
 }
 
 /// The key is in neither stream of `o`.
@@ -1086,7 +1086,7 @@ fn http_graders_grade_each_row_and_failures_cost_only_that_row() {
             .all(|r| r.authorization.as_deref() == Some(format!("Bearer {KEY}").as_str()))
     );
     assert!(!std::fs::read_to_string(&out).unwrap().contains(KEY));
-    assert!(!stderr(&o).contains(KEY));
+    assert_no_key_shown(&o);
 }
 
 #[test]
@@ -1127,10 +1127,7 @@ fn resume_keeps_the_asks_a_model_writer_wrote() {
     .run_ok();
     let rows = read_rows(&out.join("rows.jsonl"));
     assert_eq!(rows.len(), 8, "the first 4 tasks were not run again");
-    let ids: std::collections::BTreeSet<&str> = rows
-        .iter()
-        .map(|r| r["task_id"].as_str().unwrap())
-        .collect();
+    let ids: std::collections::BTreeSet<&str> = texts(&rows, "task_id").into_iter().collect();
     assert_eq!(ids.len(), 8);
     assert_eq!(rows[..4], first[..]);
 }

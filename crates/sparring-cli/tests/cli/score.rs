@@ -365,34 +365,40 @@ fn judge_agreement_json_contract() {
     assert_eq!(j["ungraded"], 1);
     assert_eq!(j["authors"], json!({"ann": 2, "bo": 3}));
 
-    let bad = write(
-        dir.path(),
-        "bad.jsonl",
-        &format!(
-            "{}\n{}\n",
-            json!({"row_id": "r1", "label": true, "author": "a"}),
-            json!({"row_id": "r2", "label": "maybe"})
+    // Bad labels files: each a one-line usage error.
+    for (name, text, needles) in [
+        (
+            "bad.jsonl",
+            format!(
+                "{}\n{}\n",
+                json!({"row_id": "r1", "label": true, "author": "a"}),
+                json!({"row_id": "r2", "label": "maybe"})
+            ),
+            &["bad.jsonl", "line 2", "`label` must be"][..],
         ),
-    );
-    assert_usage_error(&run(&bad), &["bad.jsonl", "line 2", "`label` must be"]);
-    let unsigned = write(
-        dir.path(),
-        "unsigned.jsonl",
-        &json!({"row_id": "r1", "label": true}).to_string(),
-    );
-    assert_usage_error(&run(&unsigned), &["no authored label", "1 unmeasured"]);
-    let twice = write(
-        dir.path(),
-        "twice.jsonl",
-        &format!(
-            "{}\n{}\n",
-            json!({"row_id": "r1", "label": true, "author": "a"}),
-            json!({"row_id": "r1", "label": false, "author": "b"})
+        (
+            "unsigned.jsonl",
+            json!({"row_id": "r1", "label": true}).to_string(),
+            &["no authored label", "1 unmeasured"],
         ),
-    );
-    assert_usage_error(&run(&twice), &["twice.jsonl", "line 2", "second label"]);
-    let empty = write(dir.path(), "empty_labels.jsonl", "\n");
-    assert_usage_error(&run(&empty), &["empty_labels.jsonl", "no labels"]);
+        (
+            "twice.jsonl",
+            format!(
+                "{}\n{}\n",
+                json!({"row_id": "r1", "label": true, "author": "a"}),
+                json!({"row_id": "r1", "label": false, "author": "b"})
+            ),
+            &["twice.jsonl", "line 2", "second label"],
+        ),
+        (
+            "empty_labels.jsonl",
+            "\n".to_owned(),
+            &["empty_labels.jsonl", "no labels"],
+        ),
+    ] {
+        let labels = write(dir.path(), name, &text);
+        assert_usage_error(&run(&labels), needles);
+    }
 }
 
 #[test]

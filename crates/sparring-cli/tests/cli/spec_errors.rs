@@ -60,19 +60,21 @@ fn tool_without_a_name() {
 #[test]
 fn parameters_must_be_an_object_schema() {
     let dir = tempfile::tempdir().unwrap();
-    let tools =
-        r#"[{"type": "function", "function": {"name": "a", "parameters": {"type": "string"}}}]"#;
-    assert_tools_refused(
-        dir.path(),
-        tools,
-        &["`/tools/0/function/parameters/type`", "object schema"],
-    );
-    let tools = r#"[{"type": "function", "function": {"name": "a", "parameters": [1]}}]"#;
-    assert_tools_refused(
-        dir.path(),
-        tools,
-        &["`/tools/0/function/parameters`", "must be an object"],
-    );
+    for (parameters, needles) in [
+        (
+            r#"{"type": "string"}"#,
+            &["`/tools/0/function/parameters/type`", "object schema"][..],
+        ),
+        (
+            "[1]",
+            &["`/tools/0/function/parameters`", "must be an object"],
+        ),
+    ] {
+        let tools = format!(
+            r#"[{{"type": "function", "function": {{"name": "a", "parameters": {parameters}}}}}]"#
+        );
+        assert_tools_refused(dir.path(), &tools, needles);
+    }
 }
 
 #[test]
@@ -177,9 +179,8 @@ fn avg_turns_out_of_range_or_not_a_number_is_refused() {
         (&["--avg-turns", "three"], &["--avg-turns", "three"]),
     ];
     for (args, needles) in cases {
-        let o = simulate_cmd(example_spec(), "true", &out).args(*args).run();
-        assert_usage_error(&o, needles);
-        assert!(!out.exists(), "{args:?} wrote files");
+        let mut c = simulate_cmd(example_spec(), "true", &out);
+        assert_refused_before_writing(c.args(*args), &out, needles);
     }
     // In a spec: not a number is named where it stands; out of range
     // names both values.

@@ -134,6 +134,19 @@ pub(crate) fn strs(list: &Value) -> Vec<&str> {
         .collect()
 }
 
+/// The text field `key` of each of `items` (rows, or a JSON array's
+/// entries).
+pub(crate) fn texts<'a>(items: impl IntoIterator<Item = &'a Value>, key: &str) -> Vec<&'a str> {
+    items
+        .into_iter()
+        .map(|v| {
+            v[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("no text `{key}` in {v}"))
+        })
+        .collect()
+}
+
 /// Whether a JSON list of warnings holds one containing `needle`.
 pub(crate) fn warns(warnings: &Value, needle: &str) -> bool {
     strs(warnings).iter().any(|w| w.contains(needle))
