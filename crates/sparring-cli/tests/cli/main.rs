@@ -38,8 +38,7 @@ fn flaky(mode: &str, dir: &Path) -> String {
 
 /// Runs `sparring` with `args`, which must succeed, and parses its stdout.
 fn json_out(args: &[&std::ffi::OsStr]) -> Value {
-    let o = sparring().args(args).run_ok();
-    serde_json::from_slice(&o.stdout).unwrap()
+    stdout_json(&sparring().args(args).run_ok())
 }
 
 /// `sparring grade ROWS -o OUT`, for the caller to add arguments to and

@@ -307,10 +307,7 @@ fn the_agent_unavailable_warning_counts_right() {
         .count();
     assert!(rows.len() > 3 && replied > 0, "{rows:?}");
     let summary = run_json(&out);
-    let warning = strs(&summary["warnings"])
-        .into_iter()
-        .find(|w| w.starts_with("stopped after"))
-        .unwrap();
+    let warning = warning(&summary["warnings"], "stopped after");
     assert!(
         warning.starts_with(&format!("stopped after {} rows", rows.len())),
         "{warning}"

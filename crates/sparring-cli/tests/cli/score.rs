@@ -36,8 +36,8 @@ fn json_run(command: &str, files: &[&Path], extra: &[&str]) -> Output {
 }
 
 fn json_of(o: &Output) -> Value {
-    assert!(o.status.success(), "{}", stderr(o));
-    serde_json::from_slice(&o.stdout).unwrap()
+    assert_exit(o, 0);
+    stdout_json(o)
 }
 
 fn f(v: &Value) -> f64 {
