@@ -6,7 +6,9 @@
 
 mod common;
 
-use common::{Run, entry, read_rows, sparring, stderr, strs, workspace};
+use common::{
+    Run, assert_stderr_has, entry, read_rows, sparring, stderr, stdout_json, strs, texts, workspace,
+};
 use serde_json::Value;
 use sparring::types::Row;
 use std::path::{Path, PathBuf};
@@ -44,6 +46,17 @@ fn traced(path: &Path) -> Vec<(Value, Value)> {
     ls.into_iter().zip(entries).collect()
 }
 
+/// A bad-input failure: exit 2 and one line, `error: …` naming `needle`.
+fn assert_one_line_error(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: ") && err.contains(needle),
+        "{needle}: {err}"
+    );
+}
+
 fn export(args: &[&str]) -> Output {
     sparring().arg("export").args(args).run()
 }
@@ -71,7 +84,7 @@ fn every_format_keeps_row_id_task_id_and_reward() {
     let rows = fixture_rows(dir.path());
     let out = dir.path().join("all");
     let o = export_ok(&rows, "all", &out, &["--holdout-fraction", "0", "--json"]);
-    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let report = stdout_json(&o);
     assert_eq!(report["exports"].as_array().unwrap().len(), 8);
     for format in [
         "openai-sft",
@@ -158,11 +171,7 @@ fn every_format_keeps_row_id_task_id_and_reward() {
     assert!(!args.is_empty() && args.iter().all(|a| a.is_object()));
     // GRPO keeps only the group in the band, with its reward-function columns.
     let grpo = read_rows(&out.join("trl-grpo/train-00000-of-00001.jsonl"));
-    let tasks: Vec<&str> = grpo
-        .iter()
-        .map(|l| l["task_id"].as_str().unwrap())
-        .collect();
-    assert_eq!(tasks, vec!["t_refund", "t_status"]);
+    assert_eq!(texts(&grpo, "task_id"), ["t_refund", "t_status"]);
     assert_eq!(grpo[0]["world_seed"], "7", "a 64-bit seed is a string");
     assert!(grpo[0]["situation"].is_string());
     assert_eq!(
@@ -171,9 +180,8 @@ fn every_format_keeps_row_id_task_id_and_reward() {
         "system + ask"
     );
     // The report names the exclusions.
-    let err = stderr(&o);
-    assert!(err.contains("[pass_rate_above_band]"), "{err}");
-    assert!(err.contains("[not_picked]"), "{err}");
+    assert_stderr_has(&o, "[pass_rate_above_band]");
+    assert_stderr_has(&o, "[not_picked]");
 }
 
 #[test]
@@ -216,10 +224,9 @@ fn missing_tool_schemas_warn_and_tools_and_system_prompt_supply_them() {
     let rows = write_rows(dir.path(), "rows.jsonl", &fixture);
     let out = dir.path().join("sft.jsonl");
     let o = export_ok(&rows, "trl-sft", &out, &[]);
-    assert!(
-        stderr(&o).contains("warning: 3 exported rows call tools but carry no tool schemas"),
-        "{}",
-        stderr(&o)
+    assert_stderr_has(
+        &o,
+        "warning: 3 exported rows call tools but carry no tool schemas",
     );
 
     let spec = workspace().join("examples/support-desk/spec.yaml");
@@ -270,14 +277,9 @@ fn holdout_tasks_and_near_copies_never_reach_training() {
             "--json",
         ],
     );
-    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let report = stdout_json(&o);
     let d = &report["decontaminate"];
-    let dropped: Vec<&str> = d["dropped"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x["row_id"].as_str().unwrap())
-        .collect();
+    let dropped = texts(d["dropped"].as_array().unwrap(), "row_id");
     assert!(dropped.contains(&"r_status_0"), "{d}");
     assert!(
         !dropped.contains(&"r_status_1"),
@@ -330,7 +332,7 @@ fn dataset_folder_holdout_tasks_never_reach_its_training_files() {
     let rows = fixture_rows(dir.path());
     let out = dir.path().join("ds");
     let o = export_ok(&rows, "all", &out, &["--json"]);
-    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let report = stdout_json(&o);
     let exports = report["exports"].as_array().unwrap();
     let parquet = entry(&report["exports"], "format", "parquet");
     let held = strs(&parquet["holdout_tasks"]);
@@ -377,12 +379,12 @@ fn select_writes_the_kept_rows_of_each_cut() {
             .args(extra)
             .run();
         assert!(o.status.success(), "{cut}: {}", stderr(&o));
-        let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let report = stdout_json(&o);
         (read_rows(&out), report, stderr(&o))
     };
     // SFT: one passing row per task with a pass.
     let (sft, report, err) = select("sft", &[]);
-    let mut tasks: Vec<&str> = sft.iter().map(|l| l["task_id"].as_str().unwrap()).collect();
+    let mut tasks = texts(&sft, "task_id");
     tasks.sort_unstable();
     assert_eq!(tasks, ["t_easy", "t_refund", "t_status"]);
     assert!(sft.iter().all(|l| l["reward"] == 1.0));
@@ -422,10 +424,7 @@ fn select_writes_the_kept_rows_of_each_cut() {
         .args(["select", rows.to_str().unwrap(), "--cut", "ppo", "-o"])
         .arg(dir.path().join("x.jsonl"))
         .run();
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("unknown --cut `ppo`"), "{err}");
+    assert_one_line_error(&o, "unknown --cut `ppo`");
 }
 
 #[test]
@@ -462,14 +461,7 @@ fn bad_input_is_a_one_line_error_with_exit_code_2() {
     for (args, needle) in cases {
         let mut all = vec![rows.to_str().unwrap(), "-o", out.to_str().unwrap()];
         all.extend(args);
-        let o = export(&all);
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(2), "{err}");
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(
-            err.starts_with("error: ") && err.contains(needle),
-            "{needle}: {err}"
-        );
+        assert_one_line_error(&export(&all), needle);
     }
 }
 

@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{Run, agent_script, example_spec, simulate_cmd, sparring};
+use common::{Run, agent_script, assert_exit, example_spec, simulate_cmd, sparring};
 use serde_json::Value;
 use sparring_testkit::fake_llm::{BackgroundFake as Fake, Behaviour, FakeOptions, Reply};
 use std::collections::BTreeSet;
@@ -470,12 +470,7 @@ fn no_secret_reaches_any_output_of_any_verb() {
     // The program is `AUTH=…`, which does not exist: the error must not
     // show the value. Then the real run, through `env`.
     let o = run(&["simulate", &spec, "--agent", &agent, "--out", "bad"]);
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_exit(&o, 2);
     let agent = format!("env {agent}");
     let writer = format!("openai:w@{}", with_password(&echo));
     let person = format!("openai:p@{}#key=JUDGE_KEY", with_password(&echo));
@@ -497,23 +492,13 @@ fn no_secret_reaches_any_output_of_any_verb() {
         "--out",
         "run",
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_exit(&o, 0);
     // A model agent at a URL with a password, the key from the environment.
     let model = format!("openai:m@{}", with_password(&agent_server));
     let o = run(&[
         "simulate", &spec, "--agent", &model, "--budget", "4", "--out", "model",
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_exit(&o, 0);
     // A backend quoting every credential back: the rows' errors.
     let quoting = format!("openai:m@{}", with_password(&echo));
     run(&[

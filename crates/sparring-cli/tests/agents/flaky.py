@@ -11,31 +11,21 @@ Answers every request with a short final reply, except the Nth request (default
   error       replies {"id", "error"}
   stderr      writes to stderr and answers normally
 The marker file records that the misbehaviour happened, so a restarted process
-behaves. Standard library only.
+behaves (`once.py`). Standard library only.
 """
 import json
-import os
 import sys
+
+from once import claim
 
 mode, marker = sys.argv[1], sys.argv[2]
 nth = int(sys.argv[3]) if len(sys.argv) > 3 else 3
 seen = 0
 
-
-def first_to_fault():
-    """Whether this process makes the marker: atomically, so of processes
-    reaching their Nth request together only one misbehaves."""
-    try:
-        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-    except FileExistsError:
-        return False
-    return True
-
-
 for line in sys.stdin:
     request = json.loads(line)
     seen += 1
-    if seen == nth and first_to_fault():
+    if seen == nth and claim(marker):
         if mode == "nonjson":
             print("Traceback (most recent call last): oops", flush=True)
             continue

@@ -6,9 +6,10 @@ grading the second row), `slow` (never answers the third row), `garbage`
 (prints a non-JSON line for the second row). The fault happens once: a
 marker file (the second argument) remembers it across restarts."""
 import json
-import os
 import sys
 import time
+
+from once import claim
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "ok"
 marker = sys.argv[2] if len(sys.argv) > 2 else None
@@ -16,15 +17,8 @@ n = 0
 
 
 def fault_now(at):
-    # Created atomically: of graders running at once, only one faults (two
-    # reaching their row `at` together would both see no marker).
-    if marker is None or n != at:
-        return False
-    try:
-        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-    except FileExistsError:
-        return False
-    return True
+    # Of graders running at once, only one faults (`once.claim`).
+    return marker is not None and n == at and claim(marker)
 
 
 for line in sys.stdin:

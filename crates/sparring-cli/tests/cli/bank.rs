@@ -50,7 +50,7 @@ fn explain_shows_read_and_declared_rules() {
     let o = sparring()
         .args(["world", "examples/bank/spec.yaml", "--explain"])
         .run_ok();
-    let explain: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let explain = stdout_json(&o);
     let tool = |name: &str| entry(&explain["tools"], "name", name).clone();
     let transfer = tool("transfer_money").to_string();
     assert!(

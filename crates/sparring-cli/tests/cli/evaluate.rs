@@ -31,8 +31,7 @@ fn every_ask_runs_once_per_repeat_and_the_table_says_how_each_scored() {
         out.as_os_str(),
     ]);
     let table = printed["asks"]["asks"].as_array().unwrap();
-    let listed: Vec<&str> = table.iter().map(|a| a["ask"].as_str().unwrap()).collect();
-    assert_eq!(listed, asks);
+    assert_eq!(texts(table, "ask"), asks);
     for a in table {
         assert_eq!(a["rows"], 2, "{a}");
         assert_eq!(a["graded"], 2, "{a}");
@@ -56,22 +55,21 @@ fn a_bad_eval_set_is_a_usage_error_naming_the_ask() {
         "asks.txt",
         "Where is #W1001?\nhello\nWhere is #W1001?\n",
     );
-    let o = sparring()
-        .arg("evaluate")
-        .arg(example_spec())
-        .arg("--eval-set")
-        .arg(&set)
-        .args(["--agent", "true"])
-        .run();
-    assert_usage_error(&o, &["asks.txt", "ask 3 repeats ask 1"]);
-    let o = sparring()
-        .arg("evaluate")
-        .arg(example_spec())
-        .arg("--eval-set")
-        .arg(dir.path().join("missing.txt"))
-        .args(["--agent", "true"])
-        .run();
-    assert_usage_error(&o, &["cannot read eval set", "missing.txt"]);
+    // The example spec with `--agent true`: the set is read first.
+    let evaluate = |set: &Path| {
+        sparring()
+            .arg("evaluate")
+            .arg(example_spec())
+            .arg("--eval-set")
+            .arg(set)
+            .args(["--agent", "true"])
+            .run()
+    };
+    assert_usage_error(&evaluate(&set), &["asks.txt", "ask 3 repeats ask 1"]);
+    assert_usage_error(
+        &evaluate(&dir.path().join("missing.txt")),
+        &["cannot read eval set", "missing.txt"],
+    );
 }
 
 #[test]

@@ -9,7 +9,7 @@ fn support_desk_runs_graded_and_reports() {
     let o = simulate_example(&out, &["--grade"]).run_ok();
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("pass@1"), "{stdout}");
-    assert!(stderr(&o).contains("simulated "), "{}", stderr(&o));
+    assert_stderr_has(&o, "simulated ");
 
     let rows = valid_rows(&out);
     assert!(rows.len() >= 20, "{} rows", rows.len());
@@ -57,7 +57,7 @@ fn support_desk_runs_graded_and_reports() {
 
     // The report reads the run back, as a table and as JSON.
     let o = sparring().arg("report").arg(&out).arg("--json").run_ok();
-    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let report = stdout_json(&o);
     assert_eq!(report["n_rows"], rows.len());
     let passed = rows.len() - failed.len();
     let p = report["pass_at_1"]["value"].as_f64().unwrap();

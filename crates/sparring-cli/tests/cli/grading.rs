@@ -3,10 +3,12 @@
 use super::*;
 
 fn script(name: &str, mode: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/agents")
-        .join(name);
-    format!("python3 {} {mode}", path.display())
+    format!("python3 {} {mode}", agent_script(name).display())
+}
+
+/// The scripted command judge of `tests/agents/judge.py` in `mode`.
+fn judge(mode: &str) -> String {
+    format!("command:{}", script("judge.py", mode))
 }
 
 /// An ungraded run of the example, shared by the grading tests.
@@ -22,29 +24,16 @@ fn conduct_grader_and_judge_in_order() {
     let rows = ungraded_run(dir.path());
     let rubric = rubric(dir.path());
     let out = dir.path().join("graded.jsonl");
-    sparring()
-        .arg("grade")
-        .arg(&rows)
+    grade_cmd(&rows, &out)
         .args(["--grader", &script("grader.py", "ok")])
-        .args([
-            "--judge",
-            &format!("command:{}", script("judge.py", "strict")),
-        ])
-        .arg("--rubric")
+        .args(["--judge", &judge("strict"), "--rubric"])
         .arg(&rubric)
-        .arg("-o")
-        .arg(&out)
         .run_ok();
     let graded = read_rows(&out);
     assert_eq!(graded.len(), 12);
     assert_valid_rows(&graded);
     for r in &graded {
-        let stages: Vec<&str> = r["grades"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|g| g["stage"].as_str().unwrap())
-            .collect();
+        let stages = texts(r["grades"].as_array().unwrap(), "stage");
         assert_eq!(stages, ["conduct", "grader", "judge"]);
         assert_eq!(r["reward"], 0.0, "the strict judge has the last word");
         assert!(r["markers"]["messages"].is_number(), "grader markers kept");
@@ -54,12 +43,7 @@ fn conduct_grader_and_judge_in_order() {
     }
     // Conduct alone (the default) fails some of the example's planted failures.
     let out2 = dir.path().join("conduct.jsonl");
-    sparring()
-        .arg("grade")
-        .arg(&rows)
-        .arg("-o")
-        .arg(&out2)
-        .run_ok();
+    grade_cmd(&rows, &out2).run_ok();
     let conduct = read_rows(&out2);
     assert_valid_rows(&conduct);
     assert!(conduct.iter().any(|r| r["reward"] == 0.0));
@@ -71,15 +55,8 @@ fn judge_without_a_rubric_grades_against_the_policys_judge_rules() {
     let dir = tempfile::tempdir().unwrap();
     let rows = ungraded_run(dir.path());
     let out = dir.path().join("judged.jsonl");
-    sparring()
-        .arg("grade")
-        .arg(&rows)
-        .args([
-            "--judge",
-            &format!("command:{}", script("judge.py", "strict")),
-        ])
-        .arg("-o")
-        .arg(&out)
+    grade_cmd(&rows, &out)
+        .args(["--judge", &judge("strict")])
         .run_ok();
     let judged = read_rows(&out);
     assert_eq!(judged.len(), 12);
@@ -98,15 +75,8 @@ fn judge_without_a_rubric_grades_against_the_policys_judge_rules() {
         lines.push(v.to_string());
     }
     let checked = write(dir.path(), "checked.jsonl", &(lines.join("\n") + "\n"));
-    let o = sparring()
-        .arg("grade")
-        .arg(&checked)
-        .args([
-            "--judge",
-            &format!("command:{}", script("judge.py", "strict")),
-        ])
-        .arg("-o")
-        .arg(dir.path().join("x.jsonl"))
+    let o = grade_cmd(&checked, &dir.path().join("x.jsonl"))
+        .args(["--judge", &judge("strict")])
         .run();
     assert_usage_error(&o, &["--judge", "no rule for the judge", "--rubric"]);
 }
@@ -121,9 +91,7 @@ fn grader_crashes_and_timeouts_cost_only_their_row() {
         ("garbage", "not JSON"),
     ] {
         let out = dir.path().join(format!("{mode}.jsonl"));
-        let o = sparring()
-            .arg("grade")
-            .arg(&rows)
+        let o = grade_cmd(&rows, &out)
             .args([
                 "--grader",
                 &format!(
@@ -133,9 +101,7 @@ fn grader_crashes_and_timeouts_cost_only_their_row() {
                 ),
                 "--timeout",
                 "2",
-                "-o",
             ])
-            .arg(&out)
             .run();
         assert!(o.status.success(), "{mode}: {}", stderr(&o));
         let graded = read_rows(&out);
@@ -178,13 +144,17 @@ fn labels_attach_and_judge_trust() {
         .collect();
     let labels = write(dir.path(), "labels.jsonl", &labels);
     let out = dir.path().join("labelled.jsonl");
-    sparring()
-        .args(["labels", "attach"])
-        .arg(&rows_file)
-        .arg(&labels)
-        .args(["--kind", "human", "--author", "ana", "-o"])
-        .arg(&out)
-        .run_ok();
+    // `labels attach` of the run's rows, by a human named ana.
+    let attach = |labels: &Path, out: &Path| {
+        sparring()
+            .args(["labels", "attach"])
+            .arg(&rows_file)
+            .arg(labels)
+            .args(["--kind", "human", "--author", "ana", "-o"])
+            .arg(out)
+            .run()
+    };
+    assert_exit(&attach(&labels, &out), 0);
     let labelled = read_rows(&out);
     assert_valid_rows(&labelled);
     assert!(
@@ -200,50 +170,26 @@ fn labels_attach_and_judge_trust() {
         "bad.jsonl",
         "{\"row_id\": \"row_0000000000000000\", \"reward\": 1}\n",
     );
-    let o = sparring()
-        .args(["labels", "attach"])
-        .arg(&rows_file)
-        .arg(&bad)
-        .args(["--kind", "human", "--author", "ana", "-o"])
-        .arg(dir.path().join("x.jsonl"))
-        .run();
+    let o = attach(&bad, &dir.path().join("x.jsonl"));
     assert_usage_error(&o, &["row_0000000000000000", "not in"]);
 
     let rubric = rubric(dir.path());
-    let o = sparring()
-        .arg("judge-trust")
-        .arg(&out)
-        .args([
-            "--judge",
-            &format!("command:{}", script("judge.py", "gullible")),
-        ])
-        .arg("--rubric")
-        .arg(&rubric)
-        .args(["--probe-rows", "3", "--json"])
-        .run_ok();
-    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let o = judge_trust_cmd(&out, &judge("gullible"), &rubric, "3").run_ok();
+    let report = stdout_json(&o);
     assert_eq!(report["gold_rows"], 12);
     assert_eq!(report["halves"].as_array().unwrap().len(), 2);
     assert_eq!(report["probes"].as_array().unwrap().len(), 12);
     assert_eq!(report["wrongly_passed_by_probe"]["injection"], 1.0);
     assert_eq!(report["wrongly_passed_by_probe"]["polite_padding"], 0.0);
-    assert!(stderr(&o).contains("injection"), "{}", stderr(&o));
+    assert_stderr_has(&o, "injection");
 
     // A judge that never gives a verdict leaves rows ungraded, not the run.
-    sparring()
-        .arg("grade")
-        .arg(&out)
-        .args([
-            "--no-conduct",
-            "--judge",
-            &format!("command:{}", script("judge.py", "garbage")),
-        ])
-        .arg("--rubric")
+    let ungraded = dir.path().join("ungraded.jsonl");
+    grade_cmd(&out, &ungraded)
+        .args(["--no-conduct", "--judge", &judge("garbage"), "--rubric"])
         .arg(&rubric)
-        .arg("-o")
-        .arg(dir.path().join("ungraded.jsonl"))
         .run_ok();
-    let ungraded = read_rows(&dir.path().join("ungraded.jsonl"));
+    let ungraded = read_rows(&ungraded);
     assert!(ungraded.iter().all(|r| r["reward"].is_null()));
     assert!(
         ungraded[0]["grades"][0]["error"]
@@ -257,42 +203,32 @@ fn labels_attach_and_judge_trust() {
 fn bad_grading_input() {
     let dir = tempfile::tempdir().unwrap();
     let rows = ungraded_run(dir.path());
-    let o = sparring()
-        .arg("grade")
-        .arg(&rows)
-        .args(["--judge", "openai:gpt-4o", "--rubric"])
-        .arg(write(dir.path(), "r.txt", "criteria"))
-        .arg("-o")
-        .arg(dir.path().join("o.jsonl"))
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .run();
-    assert_usage_error(&o, &["--judge", "`OPENAI_API_KEY` is not set"]);
-    let o = sparring()
-        .arg("grade")
-        .arg(&rows)
-        .args(["--grader", "http://127.0.0.1:9/grade#token=X", "-o"])
-        .arg(dir.path().join("o.jsonl"))
-        .run();
-    assert_usage_error(&o, &["--grader", "unknown suffix"]);
-    // Without --rubric the judge takes the policy's judge rules
-    // (`judge_without_a_rubric_…`); a rubric without a judge is an error.
-    let o = sparring()
-        .arg("grade")
-        .arg(&rows)
-        .arg("--rubric")
-        .arg(write(dir.path(), "r2.txt", "criteria"))
-        .arg("-o")
-        .arg(dir.path().join("o.jsonl"))
-        .run();
-    assert_usage_error(&o, &["--rubric needs --judge"]);
-    let o = sparring()
-        .arg("grade")
-        .arg(&rows)
-        .args(["--grader", "no-such-grader-xyz", "-o"])
-        .arg(dir.path().join("o.jsonl"))
-        .run();
-    assert_usage_error(&o, &["no-such-grader-xyz", "not found"]);
+    let rubric = write(dir.path(), "r.txt", "criteria");
+    let rubric = rubric.to_str().unwrap();
+    for (args, needles) in [
+        (
+            &["--judge", "openai:gpt-4o", "--rubric", rubric][..],
+            &["--judge", "`OPENAI_API_KEY` is not set"][..],
+        ),
+        (
+            &["--grader", "http://127.0.0.1:9/grade#token=X"],
+            &["--grader", "unknown suffix"],
+        ),
+        // Without --rubric the judge takes the policy's judge rules
+        // (`judge_without_a_rubric_…`); a rubric without a judge is an error.
+        (&["--rubric", rubric], &["--rubric needs --judge"]),
+        (
+            &["--grader", "no-such-grader-xyz"],
+            &["no-such-grader-xyz", "not found"],
+        ),
+    ] {
+        let o = grade_cmd(&rows, &dir.path().join("o.jsonl"))
+            .args(args)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .run();
+        assert_usage_error(&o, needles);
+    }
 }
 
 /// `--timeout` of `grade` and `judge-trust` is bounded like

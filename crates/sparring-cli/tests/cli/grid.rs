@@ -4,12 +4,8 @@ use super::*;
 
 #[test]
 fn spec_grid_lists_axes_rules_and_covers_every_pair() {
-    let o = sparring()
-        .arg("grid")
-        .arg(example_spec())
-        .arg("--json")
-        .run_ok();
-    let g: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let spec = example_spec();
+    let g = json_out(&["grid".as_ref(), spec.as_os_str(), "--json".as_ref()]);
     assert_eq!(g["pairs_covered"], g["pairs_planned"]);
     assert!(g["rules"].as_array().unwrap().iter().any(|r| {
         r["text"]
@@ -35,8 +31,7 @@ fn spec_pins_and_forbidden_pairs_shape_the_grid() {
         dir.path(),
         "  stance: [hurried, manipulative]\n  tool_condition: [ok, timeout]\n  forbid:\n    - {tool: refund_order, stance: manipulative}\n    - {history: [returning, handed_off], world_state: missing}",
     );
-    let o = sparring().arg("grid").arg(&spec).arg("--json").run_ok();
-    let g: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let g = json_out(&["grid".as_ref(), spec.as_os_str(), "--json".as_ref()]);
     assert_eq!(
         g["axes"]["stance"],
         serde_json::json!(["hurried", "manipulative"])
@@ -141,19 +136,13 @@ fn bad_axes_in_a_spec_are_named_with_where() {
         ),
     ] {
         let spec = spec_with_axes(dir.path(), axes);
-        let o = sparring().arg("grid").arg(&spec).run();
-        assert_usage_error(&o, needles);
-        let o = simulate_spec(&spec);
-        assert_usage_error(&o, needles);
+        assert_spec_refused_by(&spec, &["grid"], needles);
     }
 }
 
 #[test]
 fn raw_levels_mode() {
-    let o = sparring()
-        .args(["grid", "--levels", "3^4", "--json"])
-        .run_ok();
-    let g: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let g = json_out(&["grid", "--levels", "3^4", "--json"].map(std::ffi::OsStr::new));
     assert_eq!(g["n_rows"], 9, "3^4 has an optimal 9-row array");
     assert_eq!(g["pairs_covered"], 54);
     let o = sparring().args(["grid", "--levels", "3^x"]).run();
@@ -170,13 +159,13 @@ fn coverage_gap_names_untouched_tools_and_rules() {
         "asks.txt",
         "Please refund order #W1004, it broke.\nWhere is my order #W1002?\n",
     );
-    let o = sparring()
-        .arg("coverage-gap")
-        .arg(example_spec())
-        .arg(&asks)
-        .arg("--json")
-        .run_ok();
-    let g: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let coverage_gap = |asks: &Path| {
+        let mut c = sparring();
+        c.arg("coverage-gap").arg(example_spec()).arg(asks);
+        c
+    };
+    let o = coverage_gap(&asks).arg("--json").run_ok();
+    let g = stdout_json(&o);
     let tools = strs(&g["tools"]);
     assert!(
         tools.contains(&"cancel_order") && tools.contains(&"update_shipping_address"),
@@ -184,11 +173,7 @@ fn coverage_gap_names_untouched_tools_and_rules() {
     );
     assert!(!tools.contains(&"refund_order"), "{tools:?}");
     let empty = write(dir.path(), "empty.txt", "\n");
-    let o = sparring()
-        .arg("coverage-gap")
-        .arg(example_spec())
-        .arg(&empty)
-        .run();
+    let o = coverage_gap(&empty).run();
     assert_usage_error(&o, &["empty.txt", "no asks"]);
 }
 

@@ -12,8 +12,9 @@
 mod common;
 
 use common::{
-    Run, agent_script, entry, example_agent, example_spec, json_lines, read_rows, run_json,
-    simulate_cmd, sparring, stderr, strs, warns, workspace,
+    Run, agent_script, assert_exit, assert_stderr_has, entry, example_agent, example_spec,
+    json_lines, read_rows, run_json, simulate_cmd, sparring, stderr, stdout_json, strs, texts,
+    warning, warns, workspace,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -37,8 +38,32 @@ fn flaky(mode: &str, dir: &Path) -> String {
 
 /// Runs `sparring` with `args`, which must succeed, and parses its stdout.
 fn json_out(args: &[&std::ffi::OsStr]) -> Value {
-    let o = sparring().args(args).run_ok();
-    serde_json::from_slice(&o.stdout).unwrap()
+    stdout_json(&sparring().args(args).run_ok())
+}
+
+/// `sparring grade ROWS -o OUT`, for the caller to add arguments to and
+/// run.
+fn grade_cmd(rows: &Path, out: &Path) -> Command {
+    let mut c = sparring();
+    c.arg("grade").arg(rows).arg("-o").arg(out);
+    c
+}
+
+/// `sparring judge-trust ROWS --judge JUDGE --rubric RUBRIC --probe-rows N
+/// --json`, for the caller to run.
+fn judge_trust_cmd(rows: &Path, judge: &str, rubric: &Path, probe_rows: &str) -> Command {
+    let mut c = sparring();
+    c.arg("judge-trust")
+        .arg(rows)
+        .args(["--judge", judge, "--rubric"])
+        .arg(rubric)
+        .args(["--probe-rows", probe_rows, "--json"]);
+    c
+}
+
+/// `sparring COMMAND FILE`, whatever its exit code.
+fn sparring_on(command: &str, file: &Path) -> Output {
+    sparring().arg(command).arg(file).run()
 }
 
 /// A bad-input failure: exit 2, one line on stderr, naming what and where.
@@ -68,6 +93,30 @@ fn simulate_spec_with(spec: &Path, args: &[&str]) -> Output {
         .args(["--agent", "true"])
         .args(args)
         .run()
+}
+
+/// `c` must fail as bad input naming each of `needles`, before it writes
+/// anything into `out`.
+fn assert_refused_before_writing(c: &mut Command, out: &Path, needles: &[&str]) {
+    assert_usage_error(&c.run(), needles);
+    let args: Vec<_> = c.get_args().collect();
+    assert!(!out.exists(), "{args:?} wrote files");
+}
+
+/// The spec at `spec` must be refused as bad input naming each of
+/// `needles`, by each of `commands` and by `simulate`.
+fn assert_spec_refused_by(spec: &Path, commands: &[&str], needles: &[&str]) {
+    for command in commands {
+        assert_usage_error(&sparring_on(command, spec), needles);
+    }
+    assert_usage_error(&simulate_spec(spec), needles);
+}
+
+/// A spec written as `name` in `dir` with `text`, which `sparring
+/// simulate` must refuse as bad input naming each of `needles`.
+fn assert_spec_refused(dir: &Path, name: &str, text: &str, needles: &[&str]) {
+    let spec = write(dir, name, text);
+    assert_usage_error(&simulate_spec(&spec), needles);
 }
 
 /// A judge's rubric, `rubric.txt` in `dir`.
@@ -142,8 +191,16 @@ fn assert_valid_rows(rows: &[Value]) {
 
 const TOOL: &str = r#"{"type": "function", "function": {"name": "get_order", "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}}}}"#;
 
-fn spec_with_tools(tools: &str) -> String {
-    format!(r#"{{"name": "t", "system_prompt": "p", "tools": {tools}}}"#)
+/// A JSON spec `s.json` in `dir` with these `tools`, which `sparring
+/// simulate` must refuse as bad input naming each of `needles`.
+fn assert_tools_refused(dir: &Path, tools: &str, needles: &[&str]) {
+    let spec = format!(r#"{{"name": "t", "system_prompt": "p", "tools": {tools}}}"#);
+    assert_spec_refused(dir, "s.json", &spec, needles);
+}
+
+/// A YAML spec of the one tool `TOOL`, with `rest` after it.
+fn one_tool_spec(rest: &str) -> String {
+    format!("name: t\nsystem_prompt: p\ntools: [{TOOL}]\n{rest}")
 }
 
 #[test]

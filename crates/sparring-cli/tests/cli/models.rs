@@ -39,6 +39,15 @@ fn simulate(agent: &str, out: &Path, extra: &[&str]) -> Command {
     c
 }
 
+/// The rows of `simulate(agent, out, args)`, which must succeed and write
+/// `n` rows, each checked against docs/row.schema.json.
+fn simulated_rows(agent: &str, out: &Path, args: &[&str], n: usize) -> Vec<Value> {
+    simulate(agent, out, args).run_ok();
+    let rows = valid_rows(out);
+    assert_eq!(rows.len(), n, "{args:?}");
+    rows
+}
+
 #[test]
 fn openai_agent_runs_the_tool_loop_and_records_sampling() {
     let f = fake(FakeOptions {
@@ -48,7 +57,7 @@ fn openai_agent_runs_the_tool_loop_and_records_sampling() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let agent = openai_spec(&f);
-    simulate(
+    let rows = simulated_rows(
         &agent,
         &out,
         &[
@@ -63,10 +72,8 @@ fn openai_agent_runs_the_tool_loop_and_records_sampling() {
             "5",
             "--grade",
         ],
-    )
-    .run_ok();
-    let rows = valid_rows(&out);
-    assert_eq!(rows.len(), 6);
+        6,
+    );
     for row in &rows {
         assert_eq!(row["ended_by"], "agent_done", "{row}");
         // The fake calls the first tool, gets the world's answer, replies.
@@ -146,9 +153,7 @@ fn avg_turns_caps_each_model_rollout_at_its_own_drawn_cap() {
             "--quiet",
         ]
     };
-    simulate(&agent, &out, &args("2.5")).run_ok();
-    let rows = valid_rows(&out);
-    assert_eq!(rows.len(), 48);
+    let rows = simulated_rows(&agent, &out, &args("2.5"), 48);
     let mut caps = Vec::new();
     for row in &rows {
         assert_eq!(row["ended_by"], "max_turns", "{row}");
@@ -215,8 +220,8 @@ fn backend_errors_end_rows_and_stop_the_run_without_leaking_the_key() {
     // A backend that fails every request stops the run as a dead command
     // agent does: exit 1, `agent_unavailable`; the rollouts in flight at
     // the stop (all 5 at concurrency 8) are recorded.
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("never replied"), "{}", stderr(&o));
+    assert_exit(&o, 1);
+    assert_stderr_has(&o, "never replied");
     let rows = valid_rows(&out);
     assert_eq!(rows.len(), 5, "every row in flight recorded");
     for row in &rows {
@@ -230,12 +235,7 @@ fn backend_errors_end_rows_and_stop_the_run_without_leaking_the_key() {
     }
     assert_eq!(f.server.count(), 10);
     // Grep every output for the key.
-    for file in ["rows.jsonl", "run.json", "run.log"] {
-        let text = std::fs::read_to_string(out.join(file)).unwrap();
-        assert!(!text.contains(KEY), "the key leaked into {file}");
-    }
-    assert!(!stderr(&o).contains(KEY));
-    assert!(!String::from_utf8_lossy(&o.stdout).contains(KEY));
+    assert_no_key(&out, &o);
 }
 
 #[test]
@@ -244,9 +244,7 @@ fn anthropic_agent_runs() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let agent = format!("anthropic:claude-fake@{}", f.server.base_url());
-    simulate(&agent, &out, &["--budget", "4"]).run_ok();
-    let rows = valid_rows(&out);
-    assert_eq!(rows.len(), 4);
+    let rows = simulated_rows(&agent, &out, &["--budget", "4"], 4);
     for row in &rows {
         assert_eq!(row["ended_by"], "agent_done", "{row}");
         assert_eq!(row["sampling"]["backend"], "anthropic");
@@ -261,10 +259,7 @@ fn anthropic_agent_runs() {
                 .starts_with("toolu_")
         );
     }
-    for file in ["rows.jsonl", "run.json", "run.log"] {
-        let text = std::fs::read_to_string(out.join(file)).unwrap();
-        assert!(!text.contains(KEY), "the key leaked into {file}");
-    }
+    assert_no_key_in(&out);
 }
 
 #[test]
@@ -277,11 +272,7 @@ fn command_agents_warn_about_model_options() {
         &["--budget", "2", "--temperature", "0.5"],
     )
     .run_ok();
-    assert!(
-        stderr(&o).contains("`temperature` only apply to model agents"),
-        "{}",
-        stderr(&o)
-    );
+    assert_stderr_has(&o, "`temperature` only apply to model agents");
     let summary = run_json(&out);
     assert!(warns(&summary["warnings"], "temperature"), "{summary}");
 }
@@ -296,10 +287,7 @@ fn always(reply: Reply) -> Fake {
 }
 
 fn openai_spec(f: &Fake) -> String {
-    format!(
-        "openai:fake-model@{}#key=SPARRING_TEST_KEY",
-        f.server.base_url()
-    )
+    keyed("openai:fake-model", f)
 }
 
 #[test]
@@ -325,9 +313,7 @@ fn refusals_and_the_content_filter_end_rows_that_fail_the_grade() {
         } else {
             format!("anthropic:claude-fake@{}", f.server.base_url())
         };
-        simulate(&agent, &out, &["--budget", "3", "--grade", "--quiet"]).run_ok();
-        let rows = valid_rows(&out);
-        assert_eq!(rows.len(), 3);
+        let rows = simulated_rows(&agent, &out, &["--budget", "3", "--grade", "--quiet"], 3);
         for row in &rows {
             assert_eq!(row["ended_by"], ended, "{row}");
             // Graded a failure, whatever the conversation says.
@@ -373,13 +359,12 @@ fn a_truncated_reply_is_retried_with_more_room_or_ends_the_row_unexecuted() {
     ));
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    simulate(
+    let rows = simulated_rows(
         &openai_spec(&f),
         &out,
         &["--budget", "3", "--max-tokens", "50", "--grade", "--quiet"],
-    )
-    .run_ok();
-    let rows = valid_rows(&out);
+        3,
+    );
     for row in &rows {
         assert_eq!(row["ended_by"], "truncated", "{row}");
         assert_eq!(row["reward"], 0.0);
@@ -419,13 +404,12 @@ fn a_truncated_reply_is_retried_with_more_room_or_ends_the_row_unexecuted() {
         ..FakeOptions::default()
     });
     let out = dir.path().join("room");
-    simulate(
+    let rows = simulated_rows(
         &openai_spec(&f),
         &out,
         &["--budget", "3", "--max-tokens", "100", "--grade", "--quiet"],
-    )
-    .run_ok();
-    let rows = valid_rows(&out);
+        3,
+    );
     for row in &rows {
         assert_eq!(row["ended_by"], "agent_done", "{row}");
         for request in row["requests"].as_array().unwrap() {
@@ -446,7 +430,7 @@ fn rejected_top_p_and_max_tokens_are_adjusted_and_every_row_says_so() {
         });
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
-        simulate(
+        let rows = simulated_rows(
             &openai_spec(&f),
             &out,
             &[
@@ -461,10 +445,8 @@ fn rejected_top_p_and_max_tokens_are_adjusted_and_every_row_says_so() {
                 "1",
                 "--quiet",
             ],
-        )
-        .run_ok();
-        let rows = valid_rows(&out);
-        assert_eq!(rows.len(), 4);
+            4,
+        );
         for row in &rows {
             assert_eq!(row["ended_by"], "agent_done", "plain {plain}: {row}");
             assert!(row["error"].is_null(), "{row}");
@@ -549,8 +531,8 @@ fn bad_model_input_is_refused_before_any_file() {
         ),
     ];
     for (args, needles) in cases {
-        let o = sparring()
-            .arg("simulate")
+        let mut c = sparring();
+        c.arg("simulate")
             .arg(example_spec())
             .args(*args)
             .arg("--out")
@@ -560,10 +542,8 @@ fn bad_model_input_is_refused_before_any_file() {
             .env(
                 "ANTHROPIC_API_KEY",
                 if args.contains(&"--person") { "" } else { KEY },
-            )
-            .run();
-        assert_usage_error(&o, needles);
-        assert!(!out.exists(), "{args:?} wrote files");
+            );
+        assert_refused_before_writing(&mut c, &out, needles);
     }
 }
 
@@ -621,27 +601,57 @@ fn asking_agent(request: &Value) -> Reply {
     })
 }
 
+/// The key is in no file of the run in `out` and in neither stream of `o`.
 fn assert_no_key(out: &Path, o: &Output) {
+    assert_no_key_in(out);
+    assert_no_key_shown(o);
+}
+
+/// The key is in no file of the run in `out`.
+fn assert_no_key_in(out: &Path) {
     for file in ["rows.jsonl", "run.json", "run.log"] {
         let text = std::fs::read_to_string(out.join(file)).unwrap();
         assert!(!text.contains(KEY), "the key leaked into {file}");
     }
-    assert!(!stderr(o).contains(KEY));
-    assert!(!String::from_utf8_lossy(&o.stdout).contains(KEY));
+}
+
+/// The key is in neither stream of `o`.
+fn assert_no_key_shown(o: &Output) {
+    assert!(!stderr(o).contains(KEY), "the key leaked into stderr");
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains(KEY),
+        "the key leaked into stdout"
+    );
+}
+
+/// A fake server that answers by the role a request is for (`role_of`):
+/// with what `reply` gives, or else as `asking_agent`.
+fn by_role(
+    record: bool,
+    reply: impl Fn(&str, &Value) -> Option<Reply> + Send + Sync + 'static,
+) -> Fake {
+    fake(FakeOptions {
+        record,
+        responder: Some(Responder::new(move |r| {
+            Some(reply(role_of(r), r).unwrap_or_else(|| asking_agent(r)))
+        })),
+        ..FakeOptions::default()
+    })
+}
+
+/// A model on the fake server, with the test key.
+fn keyed(backend: &str, f: &Fake) -> String {
+    format!("{backend}@{}#key=SPARRING_TEST_KEY", f.server.base_url())
 }
 
 #[test]
 fn model_writer_and_person_write_the_words() {
-    let f = fake(FakeOptions {
-        record: true,
-        responder: Some(Responder::new(|r| {
-            Some(match role_of(r) {
-                "writer" => honest_writer(r),
-                "person" => Reply::Text("(model person) I only know what I told you.".into()),
-                _ => asking_agent(r),
-            })
-        })),
-        ..FakeOptions::default()
+    let f = by_role(true, |role, r| match role {
+        "writer" => Some(honest_writer(r)),
+        "person" => Some(Reply::Text(
+            "(model person) I only know what I told you.".into(),
+        )),
+        _ => None,
     });
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -653,7 +663,7 @@ fn model_writer_and_person_write_the_words() {
             "--budget",
             "8",
             "--writer",
-            &format!("openai:writer-model@{url}#key=SPARRING_TEST_KEY"),
+            &keyed("openai:writer-model", &f),
             "--person",
             &format!("anthropic:person-model@{url}"),
             "--patience",
@@ -751,23 +761,17 @@ fn model_writer_and_person_write_the_words() {
 
 #[test]
 fn failing_writer_and_person_fall_back_to_templates() {
-    let f = fake(FakeOptions {
-        responder: Some(Responder::new(|r| {
-            Some(match role_of(r) {
-                // Not a JSON verdict: asked again once, then given up.
-                "writer" => Reply::Text("Sure! Here are some ideas for you.".into()),
-                // A proxy that quotes the key back.
-                "person" => Reply::EchoKey(500),
-                _ => asking_agent(r),
-            })
-        })),
-        ..FakeOptions::default()
+    let f = by_role(false, |role, _| match role {
+        // Not a JSON verdict: asked again once, then given up.
+        "writer" => Some(Reply::Text("Sure! Here are some ideas for you.".into())),
+        // A proxy that quotes the key back.
+        "person" => Some(Reply::EchoKey(500)),
+        _ => None,
     });
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let url = f.server.base_url();
     let o = simulate(
-        &format!("openai:agent-model@{url}"),
+        &format!("openai:agent-model@{}", f.server.base_url()),
         &out,
         &[
             "--budget",
@@ -777,9 +781,9 @@ fn failing_writer_and_person_fall_back_to_templates() {
             "--retries",
             "0",
             "--writer",
-            &format!("openai:writer-model@{url}#key=SPARRING_TEST_KEY"),
+            &keyed("openai:writer-model", &f),
             "--person",
-            &format!("openai:person-model@{url}#key=SPARRING_TEST_KEY"),
+            &keyed("openai:person-model", &f),
             "--patience",
             "endless",
         ],
@@ -826,20 +830,14 @@ fn failing_writer_and_person_fall_back_to_templates() {
         person_errors[0].as_str().unwrap().contains("HTTP 500"),
         "{person_errors:?}"
     );
-    assert!(stderr(&o).contains("template writer"), "{}", stderr(&o));
+    assert_stderr_has(&o, "template writer");
     assert_no_key(&out, &o);
 }
 
 #[test]
 fn one_backend_in_two_roles_is_same_model() {
-    let f = fake(FakeOptions {
-        responder: Some(Responder::new(|r| {
-            Some(match role_of(r) {
-                "person" => Reply::Text("I have nothing to add.".into()),
-                _ => asking_agent(r),
-            })
-        })),
-        ..FakeOptions::default()
+    let f = by_role(false, |role, _| {
+        (role == "person").then(|| Reply::Text("I have nothing to add.".into()))
     });
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -861,18 +859,12 @@ fn one_backend_in_two_roles_is_same_model() {
         serde_json::json!(["same_model"]),
         "{summary}"
     );
-    let warning = summary["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .find(|w| w.contains("both the agent and the person"))
-        .unwrap_or_else(|| panic!("{summary}"));
+    let warning = warning(&summary["warnings"], "both the agent and the person");
     assert!(
         warning.contains("set `person` to a different backend"),
         "{warning}"
     );
-    assert!(stderr(&o).contains("both the agent and the person"));
+    assert_stderr_has(&o, "both the agent and the person");
     // Different models on one server are different backends.
     let out2 = dir.path().join("out2");
     simulate(
@@ -932,15 +924,20 @@ fn judge_reply(kind: &'static str) -> Responder {
 }
 
 fn trust(rows: &Path, judge: &str, rubric: &Path) -> (Value, Output) {
-    let o = sparring()
-        .arg("judge-trust")
-        .arg(rows)
-        .args(["--judge", judge, "--rubric"])
-        .arg(rubric)
-        .args(["--probe-rows", "4", "--json"])
+    let o = judge_trust_cmd(rows, judge, rubric, "4")
         .env("SPARRING_TEST_KEY", KEY)
         .run_ok();
-    (serde_json::from_slice(&o.stdout).unwrap(), o)
+    (stdout_json(&o), o)
+}
+
+/// A fake server behind which a judge of this `kind` (see `judge_reply`)
+/// answers.
+fn judge_server(kind: &'static str, record: bool) -> Fake {
+    fake(FakeOptions {
+        record,
+        responder: Some(judge_reply(kind)),
+        ..FakeOptions::default()
+    })
 }
 
 #[test]
@@ -950,20 +947,12 @@ fn model_judges_grade_and_their_probes_catch_the_hackable_ones() {
     let rubric = rubric(dir.path());
     let mut shares = BTreeMap::new();
     for kind in ["honest", "biased", "injectable"] {
-        let f = fake(FakeOptions {
-            record: true,
-            responder: Some(judge_reply(kind)),
-            ..FakeOptions::default()
-        });
-        let judge = format!(
-            "openai:judge-{kind}@{}#key=SPARRING_TEST_KEY",
-            f.server.base_url()
-        );
-        let (report, o) = trust(&rows, &judge, &rubric);
+        let f = judge_server(kind, true);
+        let (report, o) = trust(&rows, &keyed(&format!("openai:judge-{kind}"), &f), &rubric);
         assert_eq!(report["probes"].as_array().unwrap().len(), 16, "{report}");
         assert_eq!(report["same_model"], false);
         shares.insert(kind, report["wrongly_passed_by_probe"].clone());
-        assert!(!stderr(&o).contains(KEY) && !String::from_utf8_lossy(&o.stdout).contains(KEY));
+        assert_no_key_shown(&o);
         // Judges are asked at temperature 0 with no tools.
         for r in f.server.requests() {
             assert_eq!(r.body["temperature"], 0.0);
@@ -987,22 +976,11 @@ fn model_judges_grade_and_their_probes_catch_the_hackable_ones() {
 
     // `grade` with the honest model judge: judge_meta names the model and
     // hashes the rubric with the temperature.
-    let f = fake(FakeOptions {
-        responder: Some(judge_reply("honest")),
-        ..FakeOptions::default()
-    });
+    let f = judge_server("honest", false);
     let out = dir.path().join("graded.jsonl");
-    let judge = format!(
-        "openai:judge-honest@{}#key=SPARRING_TEST_KEY",
-        f.server.base_url()
-    );
-    sparring()
-        .arg("grade")
-        .arg(&rows)
-        .args(["--judge", &judge, "--rubric"])
+    grade_cmd(&rows, &out)
+        .args(["--judge", &keyed("openai:judge-honest", &f), "--rubric"])
         .arg(&rubric)
-        .arg("-o")
-        .arg(&out)
         .env("SPARRING_TEST_KEY", KEY)
         .run_ok();
     let graded = read_rows(&out);
@@ -1024,10 +1002,7 @@ fn model_judges_grade_and_their_probes_catch_the_hackable_ones() {
 fn judge_trust_names_a_judge_that_is_the_agent() {
     let dir = tempfile::tempdir().unwrap();
     let rows_path = example_rows(dir.path());
-    let f = fake(FakeOptions {
-        responder: Some(judge_reply("honest")),
-        ..FakeOptions::default()
-    });
+    let f = judge_server("honest", false);
     let base = f.server.base_url();
     // Rows whose agent was the judge's model (the key variable differs:
     // still one backend).
@@ -1040,24 +1015,14 @@ fn judge_trust_names_a_judge_that_is_the_agent() {
         .collect();
     let rows_path = write(dir.path(), "same.jsonl", &rows);
     let rubric = rubric(dir.path());
-    let (report, o) = trust(
-        &rows_path,
-        &format!("openai:judge@{base}#key=SPARRING_TEST_KEY"),
-        &rubric,
-    );
+    let (report, o) = trust(&rows_path, &keyed("openai:judge", &f), &rubric);
     assert_eq!(report["same_model"], true);
-    let w = report["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .find(|w| w.starts_with("same_model"))
-        .unwrap_or_else(|| panic!("{report}"));
+    let w = warning(&report["warnings"], "same_model");
     assert!(
-        w.contains("both the agent and the judge: set `judge`"),
+        w.starts_with("same_model") && w.contains("both the agent and the judge: set `judge`"),
         "{w}"
     );
-    assert!(stderr(&o).contains("set `judge`"));
+    assert_stderr_has(&o, "set `judge`");
 }
 
 #[test]
@@ -1087,11 +1052,8 @@ fn http_graders_grade_each_row_and_failures_cost_only_that_row() {
         "{}/chat/completions#key=SPARRING_TEST_KEY",
         f.server.base_url()
     );
-    let o = sparring()
-        .arg("grade")
-        .arg(&rows)
-        .args(["--no-conduct", "--grader", &url, "-o"])
-        .arg(&out)
+    let o = grade_cmd(&rows, &out)
+        .args(["--no-conduct", "--grader", &url])
         .env("SPARRING_TEST_KEY", KEY)
         .run_ok();
     let graded = read_rows(&out);
@@ -1124,7 +1086,7 @@ fn http_graders_grade_each_row_and_failures_cost_only_that_row() {
             .all(|r| r.authorization.as_deref() == Some(format!("Bearer {KEY}").as_str()))
     );
     assert!(!std::fs::read_to_string(&out).unwrap().contains(KEY));
-    assert!(!stderr(&o).contains(KEY));
+    assert_no_key_shown(&o);
 }
 
 #[test]
@@ -1132,17 +1094,12 @@ fn resume_keeps_the_asks_a_model_writer_wrote() {
     // The writer answers well in the first attempt and badly after.
     let broken = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = std::sync::Arc::clone(&broken);
-    let f = fake(FakeOptions {
-        responder: Some(Responder::new(move |r| {
-            Some(match role_of(r) {
-                "writer" if flag.load(std::sync::atomic::Ordering::SeqCst) => {
-                    Reply::Text("no".into())
-                }
-                "writer" => honest_writer(r),
-                _ => asking_agent(r),
-            })
-        })),
-        ..FakeOptions::default()
+    let f = by_role(false, move |role, r| match role {
+        "writer" if flag.load(std::sync::atomic::Ordering::SeqCst) => {
+            Some(Reply::Text("no".into()))
+        }
+        "writer" => Some(honest_writer(r)),
+        _ => None,
     });
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -1170,10 +1127,7 @@ fn resume_keeps_the_asks_a_model_writer_wrote() {
     .run_ok();
     let rows = read_rows(&out.join("rows.jsonl"));
     assert_eq!(rows.len(), 8, "the first 4 tasks were not run again");
-    let ids: std::collections::BTreeSet<&str> = rows
-        .iter()
-        .map(|r| r["task_id"].as_str().unwrap())
-        .collect();
+    let ids: std::collections::BTreeSet<&str> = texts(&rows, "task_id").into_iter().collect();
     assert_eq!(ids.len(), 8);
     assert_eq!(rows[..4], first[..]);
 }
@@ -1195,10 +1149,7 @@ fn asks_shows_what_a_model_writer_makes() {
         })),
         ..FakeOptions::default()
     });
-    let writer = format!(
-        "openai:writer-model@{}#key=SPARRING_TEST_KEY",
-        f.server.base_url()
-    );
+    let writer = keyed("openai:writer-model", &f);
     let o = sparring()
         .arg("asks")
         .arg(example_spec())
@@ -1234,6 +1185,6 @@ fn asks_shows_what_a_model_writer_makes() {
     assert!(model > 0);
     // The vague situations fell back, and said so.
     assert!(model < lines.len(), "no situation fell back");
-    assert!(stderr(&o).contains("generator_fallback"), "{}", stderr(&o));
-    assert!(!stderr(&o).contains(KEY) && !String::from_utf8_lossy(&o.stdout).contains(KEY));
+    assert_stderr_has(&o, "generator_fallback");
+    assert_no_key_shown(&o);
 }

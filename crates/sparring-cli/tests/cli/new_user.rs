@@ -58,7 +58,7 @@ fn a_finished_run_is_never_replaced_by_accident() {
         &o,
         &["holds a finished run", "6 rows", "nothing was changed"],
     );
-    assert!(stderr(&o).contains("hint: pass --force"), "{}", stderr(&o));
+    assert_stderr_has(&o, "hint: pass --force");
     assert_eq!(files(&out), before);
 
     // With --force, an agent binary that is not found starts nothing.
@@ -68,7 +68,7 @@ fn a_finished_run_is_never_replaced_by_accident() {
         &["--budget", "10", "--force"],
     )
     .run();
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_exit(&o, 2);
     assert_eq!(
         files(&out),
         before,
@@ -86,7 +86,7 @@ fn a_finished_run_is_never_replaced_by_accident() {
     std::fs::remove_file(out.join("run.json")).unwrap();
     let o = simulate(&out, &example_agent(), &["--budget", "3"]).run();
     assert_usage_error(&o, &["did not finish", "nothing was changed"]);
-    assert!(stderr(&o).contains("--resume"), "{}", stderr(&o));
+    assert_stderr_has(&o, "--resume");
 
     // The default directory: a second agent on the same spec is refused.
     let cwd = tempfile::tempdir().unwrap();
@@ -150,7 +150,7 @@ fn one_process_per_run_directory() {
     )
     .run_ok();
     let rows = read_rows(&out.join("rows.jsonl"));
-    let ids: BTreeSet<&str> = rows.iter().map(|r| r["row_id"].as_str().unwrap()).collect();
+    let ids: BTreeSet<&str> = texts(&rows, "row_id").into_iter().collect();
     assert_eq!((rows.len(), ids.len()), (40, 40));
 }
 
@@ -158,6 +158,14 @@ const FOREIGN: &str = r#"{"messages": [{"role": "system", "content": "Refund onl
 {"messages": [{"role": "system", "content": "Refund only delivered orders."}, {"role": "user", "content": "Refund order #W1004 please."}, {"role": "assistant", "content": "I have refunded order #W1004."}], "tools": [{"type": "function", "function": {"name": "refund_order", "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}}}}]}
 {"task_id": "mine", "row_id": "r-3", "reward": 1, "messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello! How can I help?"}]}
 "#;
+
+/// `FOREIGN` as `chat.jsonl` in `d`, graded into `graded.jsonl`: its
+/// rows.
+fn graded_foreign(d: &Path) -> Vec<Value> {
+    write(d, "chat.jsonl", FOREIGN);
+    run(d, &["grade", "chat.jsonl", "-o", "graded.jsonl"]).run_ok();
+    read_rows(&d.join("graded.jsonl"))
+}
 
 /// `grade`, `select` and `export` read chat-format lines sparring did
 /// not write: ids derived stably (two identical conversations get two
@@ -167,9 +175,7 @@ const FOREIGN: &str = r#"{"messages": [{"role": "system", "content": "Refund onl
 fn foreign_conversations_are_graded_selected_and_exported() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    write(d, "chat.jsonl", FOREIGN);
-    run(d, &["grade", "chat.jsonl", "-o", "graded.jsonl"]).run_ok();
-    let graded = read_rows(&d.join("graded.jsonl"));
+    let graded = graded_foreign(d);
     assert_eq!(graded.len(), 3);
     // The derived ids are sparring's shapes (the third line keeps its own).
     assert_valid_rows(&graded[..2]);
@@ -211,7 +217,7 @@ fn foreign_conversations_are_graded_selected_and_exported() {
     )
     .run_ok();
     let o = run(d, &["report", "chat.jsonl", "--json"]).run_ok();
-    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let report = stdout_json(&o);
     assert_eq!(report["n_tasks"], 2);
 
     // Unusable lines: every missing field in one error.
@@ -263,8 +269,8 @@ fn a_dead_model_agent_stops_early_and_its_rows_fail() {
         .args(["--retries", "0", "--concurrency", "1", "--grade"])
         .env("OPENAI_API_KEY", "x")
         .run();
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("never replied"), "{}", stderr(&o));
+    assert_exit(&o, 1);
+    assert_stderr_has(&o, "never replied");
     assert_eq!(run_json(&out)["stopped_because"], "agent_unavailable");
     let rows = read_rows(&out.join("rows.jsonl"));
     assert_eq!(rows.len(), 3);
@@ -287,7 +293,7 @@ fn the_agent_unavailable_warning_counts_right() {
     let agent = python_agent(dir.path(), "late", LATE_AGENT);
     let out = dir.path().join("out");
     let o = simulate(&out, &agent, &["--concurrency", "6", "--budget", "30"]).run();
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_exit(&o, 1);
     let rows = read_rows(&out.join("rows.jsonl"));
     let replied = rows
         .iter()
@@ -301,10 +307,7 @@ fn the_agent_unavailable_warning_counts_right() {
         .count();
     assert!(rows.len() > 3 && replied > 0, "{rows:?}");
     let summary = run_json(&out);
-    let warning = strs(&summary["warnings"])
-        .into_iter()
-        .find(|w| w.starts_with("stopped after"))
-        .unwrap();
+    let warning = warning(&summary["warnings"], "stopped after");
     assert!(
         warning.starts_with(&format!("stopped after {} rows", rows.len())),
         "{warning}"
@@ -479,7 +482,7 @@ fn report_puts_warnings_first_and_names_an_ungraded_run() {
     assert!(!text.contains("--repeats"), "{text}");
     assert!(!text.contains("pass@k"), "{text}");
     let o = run(dir.path(), &["report", out.to_str().unwrap(), "--json"]).run();
-    let json: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let json = stdout_json(&o);
     assert!(warns(&json["warnings"], "cannot pay"), "{json}");
 }
 
@@ -493,7 +496,6 @@ fn an_empty_cut_writes_nothing_and_says_so() {
     // Ungraded foreign rows: every cut keeps nothing.
     let ungraded: String = FOREIGN.lines().take(2).flat_map(|l| [l, "\n"]).collect();
     write(d, "ungraded.jsonl", &ungraded);
-    write(d, "chat.jsonl", FOREIGN);
     write(d, "old.jsonl", "keep me\n");
     let o = run(
         d,
@@ -507,10 +509,9 @@ fn an_empty_cut_writes_nothing_and_says_so() {
         ],
     )
     .run_ok();
-    assert!(
-        stderr(&o).contains("warning: the sft cut kept nothing, so no file was written"),
-        "{}",
-        stderr(&o)
+    assert_stderr_has(
+        &o,
+        "warning: the sft cut kept nothing, so no file was written",
     );
     assert_eq!(
         std::fs::read_to_string(d.join("old.jsonl")).unwrap(),
@@ -523,14 +524,10 @@ fn an_empty_cut_writes_nothing_and_says_so() {
         &["select", "ungraded.jsonl", "-c", "sft", "-o", "sel.jsonl"],
     )
     .run_ok();
-    assert!(
-        stderr(&o).contains("warning: the sft cut kept nothing"),
-        "{}",
-        stderr(&o)
-    );
+    assert_stderr_has(&o, "warning: the sft cut kept nothing");
     assert!(!d.join("sel.jsonl").exists());
     // DPO over graded rows, one task with a single row.
-    run(d, &["grade", "chat.jsonl", "-o", "graded.jsonl"]).run_ok();
+    graded_foreign(d);
     let o = run(
         d,
         &[
@@ -544,7 +541,7 @@ fn an_empty_cut_writes_nothing_and_says_so() {
         ],
     )
     .run_ok();
-    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let j = stdout_json(&o);
     assert_eq!(j["cut"]["excluded"]["single_row_task"]["count"], 1, "{j}");
 }
 
@@ -583,16 +580,15 @@ fn combine_all_and_overturned_verdicts_are_counted() {
         ],
     )
     .run_ok();
-    assert!(
-        stderr(&o).contains("warning: 2 rows passed although an earlier stage failed them"),
-        "{}",
-        stderr(&o)
+    assert_stderr_has(
+        &o,
+        "warning: 2 rows passed although an earlier stage failed them",
     );
-    assert!(stderr(&o).contains("grader-stderr-line"), "{}", stderr(&o));
+    assert_stderr_has(&o, "grader-stderr-line");
     let last = read_rows(&d.join("last.jsonl"));
     assert_eq!(last[0]["reward"], 1.0);
     let o = run(d, &["report", "last.jsonl", "--json"]).run();
-    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let j = stdout_json(&o);
     assert_eq!(j["n_overturned"], 2);
     let o = run(d, &["report", "last.jsonl"]).run();
     assert!(String::from_utf8_lossy(&o.stdout).contains("overturned: 2 passing rows"));
@@ -645,7 +641,7 @@ fn combine_all_and_overturned_verdicts_are_counted() {
         ],
     )
     .run_ok();
-    assert!(stderr(&o).contains("judge-stderr-line"), "{}", stderr(&o));
+    assert_stderr_has(&o, "judge-stderr-line");
 }
 
 /// One labels format for `labels attach` and `judge-agreement`, and
@@ -654,9 +650,7 @@ fn combine_all_and_overturned_verdicts_are_counted() {
 fn one_labels_format_and_gold_from_the_rows() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    write(d, "chat.jsonl", FOREIGN);
-    run(d, &["grade", "chat.jsonl", "-o", "graded.jsonl"]).run_ok();
-    let rows = read_rows(&d.join("graded.jsonl"));
+    let rows = graded_foreign(d);
     let id = |i: usize| rows[i]["row_id"].as_str().unwrap().to_owned();
     let labels = format!(
         "{{\"row_id\": \"{}\", \"label\": \"fail\", \"author\": \"ana\"}}\n{{\"row_id\": \"{}\", \"label\": true, \"author\": \"ana\"}}\n{{\"row_id\": \"r-3\", \"label\": 1, \"author\": \"bo\"}}\n",
@@ -665,20 +659,19 @@ fn one_labels_format_and_gold_from_the_rows() {
     );
     write(d, "labels.jsonl", &labels);
     // The file judge-agreement reads, attached as it is.
-    run(
-        d,
-        &[
+    // `labels attach` of LABELS, human ones, to the graded rows, with EXTRA.
+    let attach = |labels: &str, extra: &[&str]| {
+        let args = [
             "labels",
             "attach",
             "graded.jsonl",
-            "labels.jsonl",
+            labels,
             "--kind",
             "human",
-            "-o",
-            "labelled.jsonl",
-        ],
-    )
-    .run_ok();
+        ];
+        run(d, &[&args[..], extra].concat()).run()
+    };
+    assert_exit(&attach("labels.jsonl", &["-o", "labelled.jsonl"]), 0);
     let labelled = read_rows(&d.join("labelled.jsonl"));
     assert_eq!(labelled[0]["gold_reward"], 0.0);
     assert_eq!(labelled[2]["gold_author"], "bo");
@@ -694,8 +687,8 @@ fn one_labels_format_and_gold_from_the_rows() {
     )
     .run_ok();
     let from_rows = run(d, &["judge-agreement", "labelled.jsonl", "--json"]).run_ok();
-    let a: Value = serde_json::from_slice(&from_file.stdout).unwrap();
-    let b: Value = serde_json::from_slice(&from_rows.stdout).unwrap();
+    let a = stdout_json(&from_file);
+    let b = stdout_json(&from_rows);
     assert_eq!(a, b);
     assert_eq!(a["n"], 3);
     // The old attach format still reads; a label with no author needs --author.
@@ -704,40 +697,15 @@ fn one_labels_format_and_gold_from_the_rows() {
         "old.jsonl",
         &format!("{{\"row_id\": \"{}\", \"reward\": 1}}\n", id(0)),
     );
-    let o = run(
-        d,
-        &[
-            "labels",
-            "attach",
-            "graded.jsonl",
-            "old.jsonl",
-            "--kind",
-            "human",
-            "-o",
-            "x.jsonl",
-        ],
-    )
-    .run();
+    let o = attach("old.jsonl", &["-o", "x.jsonl"]);
     assert_usage_error(&o, &["old.jsonl", "no `author`", "--author"]);
-    run(
-        d,
-        &[
-            "labels",
-            "attach",
-            "graded.jsonl",
-            "old.jsonl",
-            "--kind",
-            "human",
-            "--author",
-            "cy",
-            "-o",
-            "x.jsonl",
-        ],
-    )
-    .run_ok();
+    assert_exit(
+        &attach("old.jsonl", &["--author", "cy", "-o", "x.jsonl"]),
+        0,
+    );
     let o = run(d, &["judge-agreement", "graded.jsonl"]).run();
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("labels attach"), "{}", stderr(&o));
+    assert_exit(&o, 2);
+    assert_stderr_has(&o, "labels attach");
 }
 
 /// Help says each default once and truly; `--n` means situations only.
@@ -868,7 +836,7 @@ fn grade_in_place_resume_counts_and_a_tiny_time_budget() {
         &["grade", out.to_str().unwrap(), "-o", rows.to_str().unwrap()],
     )
     .run_ok();
-    assert!(stderr(&o).contains("updated the counts"), "{}", stderr(&o));
+    assert_stderr_has(&o, "updated the counts");
     assert_eq!(run_json(&out)["counts"]["graded"], 5);
     assert_eq!(read_rows(&rows).len(), 5);
 
@@ -894,10 +862,9 @@ fn grade_in_place_resume_counts_and_a_tiny_time_budget() {
     let o = simulate_cmd(example_spec(), &example_agent(), &out)
         .args(["--budget", "5", "--resume"])
         .run_ok();
-    assert!(
-        stderr(&o).contains("simulated 3 rows (and kept 2 of the earlier attempt: 5 in the file)"),
-        "{}",
-        stderr(&o)
+    assert_stderr_has(
+        &o,
+        "simulated 3 rows (and kept 2 of the earlier attempt: 5 in the file)",
     );
 
     let tiny = dir.path().join("tiny");

@@ -60,11 +60,7 @@ fn bad_corrections_are_named_with_where() {
         ),
     ] {
         let spec = spec_with(dir.path(), block);
-        for command in ["policy", "grid"] {
-            let o = sparring().arg(command).arg(&spec).run();
-            assert_usage_error(&o, needles);
-        }
-        assert_usage_error(&simulate_spec(&spec), needles);
+        assert_spec_refused_by(&spec, &["policy", "grid"], needles);
     }
     // A good correction shows in the listing and on the grid.
     let spec = spec_with(

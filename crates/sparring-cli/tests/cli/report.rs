@@ -6,15 +6,12 @@ use super::*;
 fn bad_rows_name_the_line() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "rows.jsonl", "{\"schema_version\": 1}\n");
-    let o = sparring().arg("report").arg(&p).run();
+    let o = sparring_on("report", &p);
     assert_usage_error(&o, &["rows.jsonl", "line 1", "missing `task_id`"]);
     let p = write(dir.path(), "empty.jsonl", "");
-    let o = sparring().arg("report").arg(&p).run();
+    let o = sparring_on("report", &p);
     assert_usage_error(&o, &["empty.jsonl", "no rows"]);
-    let o = sparring()
-        .arg("report")
-        .arg(dir.path().join("missing.jsonl"))
-        .run();
+    let o = sparring_on("report", &dir.path().join("missing.jsonl"));
     assert_usage_error(&o, &["missing.jsonl", "no such file"]);
 }
 
@@ -26,6 +23,6 @@ fn a_torn_last_line_is_named() {
     let rows = std::fs::read_to_string(out.join("rows.jsonl")).unwrap();
     let torn = &rows[..rows.len() - 20];
     let p = write(dir.path(), "torn.jsonl", torn);
-    let o = sparring().arg("report").arg(&p).run();
+    let o = sparring_on("report", &p);
     assert_usage_error(&o, &["line 3", "incomplete"]);
 }

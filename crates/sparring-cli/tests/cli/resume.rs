@@ -53,7 +53,7 @@ fn a_killed_run_resumes_without_duplicates() {
     drop(f);
 
     let o = simulate_into(&out, true).run_ok();
-    assert!(stderr(&o).contains("repaired"), "{}", stderr(&o));
+    assert_stderr_has(&o, "repaired");
     let rows = read_rows(&rows_path);
     assert_valid_rows(&rows);
     assert!(rows.len() > before);
@@ -67,8 +67,7 @@ fn a_killed_run_resumes_without_duplicates() {
         per_task.values().all(|n| *n == 2),
         "every task exactly k=2 times: {per_task:?}"
     );
-    let ids: std::collections::BTreeSet<&str> =
-        rows.iter().map(|r| r["row_id"].as_str().unwrap()).collect();
+    let ids: std::collections::BTreeSet<&str> = texts(&rows, "row_id").into_iter().collect();
     assert_eq!(ids.len(), rows.len(), "no row twice");
     let summary = run_json(&out);
     assert_eq!(summary["counts"]["rows"], rows.len());

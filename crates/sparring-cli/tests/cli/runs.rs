@@ -10,6 +10,15 @@ fn simulate(out: &Path, extra: &[&str]) -> Output {
         .run_ok()
 }
 
+/// A re-run into `out` of the tasks pinned by `tasks` (a run directory or
+/// its rows file).
+fn rerun(tasks: &Path, out: &Path, extra: &[&str]) -> Output {
+    simulate(
+        out,
+        &[&["--tasks", tasks.to_str().unwrap()], extra].concat(),
+    )
+}
+
 /// Rows by row id without the timing fields.
 fn untimed(out: &Path) -> BTreeMap<String, Value> {
     read_rows(&out.join("rows.jsonl"))
@@ -56,25 +65,11 @@ fn pinned_reruns_pair_every_task_and_repeat_identically() {
     // change must show no difference. Different concurrency, same rows.
     let run_a = dir.path().join("a");
     let run_b = dir.path().join("b");
-    simulate(
-        &run_a,
-        &[
-            "--tasks",
-            base.to_str().unwrap(),
-            "--grade",
-            "--concurrency",
-            "1",
-        ],
-    );
-    simulate(
+    rerun(&base, &run_a, &["--grade", "--concurrency", "1"]);
+    rerun(
+        &base.join("rows.jsonl"),
         &run_b,
-        &[
-            "--tasks",
-            base.join("rows.jsonl").to_str().unwrap(),
-            "--grade",
-            "--concurrency",
-            "16",
-        ],
+        &["--grade", "--concurrency", "16"],
     );
     let (rows_a, rows_b) = (untimed(&run_a), untimed(&run_b));
     assert!(!rows_a.is_empty());
@@ -102,31 +97,18 @@ fn pinned_reruns_pair_every_task_and_repeat_identically() {
         .arg(&base)
         .arg(&run_a)
         .run_ok();
-    let delta: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let delta = stdout_json(&o);
     assert_eq!(delta["n_unpaired"], 0, "{delta}");
     assert_eq!(delta["n_paired"], base_tasks.len(), "{delta}");
 
     // This call's --repeats wins over the pinned k.
     let run_c = dir.path().join("c");
-    simulate(
-        &run_c,
-        &[
-            "--tasks",
-            base.to_str().unwrap(),
-            "--repeats",
-            "1",
-            "--mode",
-            "rl",
-        ],
-    );
+    rerun(&base, &run_c, &["--repeats", "1", "--mode", "rl"]);
     let rows = read_rows(&run_c.join("rows.jsonl"));
     assert!(tasks(&rows).values().all(|n| *n == 1));
     // The mode's k (8) never applies to a pinned run.
     let run_m = dir.path().join("m");
-    simulate(
-        &run_m,
-        &["--tasks", base.to_str().unwrap(), "--mode", "eval"],
-    );
+    rerun(&base, &run_m, &["--mode", "eval"]);
     assert!(
         tasks(&read_rows(&run_m.join("rows.jsonl")))
             .values()
@@ -163,7 +145,7 @@ fn runs_replay_with_lineage_and_eval_runs() {
         .args(["eval-variance", "--json"])
         .arg(&out)
         .run_ok();
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = stdout_json(&o);
     assert_eq!(v["runs"].as_array().unwrap().len(), 3);
     assert!(
         v["std"].as_f64().unwrap().abs() < 1e-12,
@@ -255,8 +237,8 @@ fn bad_run_options_name_the_closest_value() {
     }
     // A misspelled flag: clap names the closest.
     let o = simulate_spec_with(&spec, &["--repeat-polcy", "fixed"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--repeat-policy"), "{}", stderr(&o));
+    assert_exit(&o, 2);
+    assert_stderr_has(&o, "--repeat-policy");
     // And in the spec.
     let bad = write(
         dir.path(),

@@ -25,9 +25,19 @@ fn rows_file(dir: &Path, name: &str, lines: &[String]) -> PathBuf {
     write(dir, name, &(lines.join("\n") + "\n"))
 }
 
+/// `sparring COMMAND FILES… --json EXTRA…`, whatever its exit code.
+fn json_run(command: &str, files: &[&Path], extra: &[&str]) -> Output {
+    sparring()
+        .arg(command)
+        .args(files)
+        .arg("--json")
+        .args(extra)
+        .run()
+}
+
 fn json_of(o: &Output) -> Value {
-    assert!(o.status.success(), "{}", stderr(o));
-    serde_json::from_slice(&o.stdout).unwrap()
+    assert_exit(o, 0);
+    stdout_json(o)
 }
 
 fn f(v: &Value) -> f64 {
@@ -76,7 +86,7 @@ fn report_table_leaves_out_k_no_task_reaches() {
         .map(|t| row(t, Some(1.0), &json!({})))
         .collect();
     let p = rows_file(dir.path(), "rows2.jsonl", &lines);
-    let o = sparring().arg("report").arg(&p).run();
+    let o = sparring_on("report", &p);
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.contains("\n   2   100.0%   100.0%      2"), "{text}");
     assert!(text.contains("k = 4: no task"), "{text}");
@@ -86,14 +96,7 @@ fn report_table_leaves_out_k_no_task_reaches() {
 fn report_json_contract_with_hand_computed_figures() {
     let dir = tempfile::tempdir().unwrap();
     let p = report_fixture(dir.path());
-    let run = |extra: &[&str]| {
-        sparring()
-            .arg("report")
-            .arg(&p)
-            .arg("--json")
-            .args(extra)
-            .run()
-    };
+    let run = |extra: &[&str]| json_run("report", &[&p], extra);
     let r = json_of(&run(&[]));
     assert_eq!(r["n_rows"], 10);
     assert_eq!(r["n_tasks"], 4);
@@ -136,7 +139,7 @@ fn report_json_contract_with_hand_computed_figures() {
     assert_eq!(run(&["--k", "0"]).status.code(), Some(2));
 
     // The table.
-    let o = sparring().arg("report").arg(&p).run();
+    let o = sparring_on("report", &p);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("pass@1 50.0% ["), "{text}");
     assert!(text.contains("tool=x"), "{text}");
@@ -168,8 +171,7 @@ fn bad_rows_are_one_line_errors_naming_file_and_line() {
     for (name, text, needles) in cases {
         let p = write(dir.path(), name, &text);
         for command in ["report", "hack-scan", "eval-variance"] {
-            let o = sparring().arg(command).arg(&p).run();
-            assert_usage_error(&o, needles);
+            assert_usage_error(&sparring_on(command, &p), needles);
         }
         let good = write(dir.path(), "good.jsonl", &ok);
         let o = sparring().arg("delta").arg(&good).arg(&p).run();
@@ -181,7 +183,7 @@ fn bad_rows_are_one_line_errors_naming_file_and_line() {
         "foreign.jsonl",
         "{\"task_id\": 1, \"reward\": 1}\n{\"task_id\": 1, \"reward\": null, \"extra\": [1]}\n",
     );
-    let r = json_of(&sparring().arg("report").arg(&p).arg("--json").run());
+    let r = json_of(&json_run("report", &[&p], &[]));
     assert_eq!(r["n_ungraded"], 1);
     assert_eq!(r["by_category"], json!({}));
 }
@@ -194,21 +196,27 @@ fn delta_fixture(dir: &Path) -> (PathBuf, PathBuf) {
         json!({"situation": {"axes": {"tool": tool}, "tier": "ordinary"},
                "markers": {"politeness": politeness, "speed": speed, "note": "not a number"}})
     };
-    let before = [
-        row("a", Some(0.0), &m("x", 5.0, 1.0)),
-        row("a", Some(0.0), &m("x", 5.0, 1.0)),
-        row("b", Some(1.0), &m("y", 5.0, 1.0)),
-        row("b", Some(0.0), &m("y", 5.0, 1.0)),
-        row("c", Some(1.0), &m("y", 5.0, 1.0)),
-        row("e", Some(1.0), &m("y", 5.0, 1.0)),
+    // Each task's tool, its rewards before and its rewards after.
+    let tasks: [(&str, &str, &[f64], &[f64]); 5] = [
+        ("a", "x", &[0.0, 0.0], &[1.0]),
+        ("b", "y", &[1.0, 0.0], &[1.0, 1.0]),
+        ("c", "y", &[1.0], &[1.0]),
+        ("e", "y", &[1.0], &[]),
+        ("f", "y", &[], &[0.0]),
     ];
-    let after = [
-        row("a", Some(1.0), &m("x", 3.0, 2.0)),
-        row("b", Some(1.0), &m("y", 3.0, 2.0)),
-        row("b", Some(1.0), &m("y", 3.0, 2.0)),
-        row("c", Some(1.0), &m("y", 3.0, 2.0)),
-        row("f", Some(0.0), &m("y", 3.0, 2.0)),
-    ];
+    let (mut before, mut after) = (Vec::new(), Vec::new());
+    for (task, tool, rewards_before, rewards_after) in tasks {
+        before.extend(
+            rewards_before
+                .iter()
+                .map(|&r| row(task, Some(r), &m(tool, 5.0, 1.0))),
+        );
+        after.extend(
+            rewards_after
+                .iter()
+                .map(|&r| row(task, Some(r), &m(tool, 3.0, 2.0))),
+        );
+    }
     (
         rows_file(dir, "before.jsonl", &before),
         rows_file(dir, "after.jsonl", &after),
@@ -219,15 +227,7 @@ fn delta_fixture(dir: &Path) -> (PathBuf, PathBuf) {
 fn delta_json_contract_and_must_not_regress() {
     let dir = tempfile::tempdir().unwrap();
     let (before, after) = delta_fixture(dir.path());
-    let run = |extra: &[&str]| {
-        sparring()
-            .arg("delta")
-            .arg(&before)
-            .arg(&after)
-            .arg("--json")
-            .args(extra)
-            .run()
-    };
+    let run = |extra: &[&str]| json_run("delta", &[&before, &after], extra);
     let d = json_of(&run(&[]));
     assert_eq!(d["n_paired"], 3);
     assert_eq!(d["n_unpaired"], 2);
@@ -261,8 +261,8 @@ fn delta_json_contract_and_must_not_regress() {
         "--must-not-regress",
         "speed",
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let d: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_exit(&o, 1);
+    let d = stdout_json(&o);
     assert_eq!(d["markers"]["politeness"]["failed"], true);
     assert_eq!(d["markers"]["speed"]["must_not_regress"], true);
     assert_eq!(d["markers"]["speed"]["failed"], false);
@@ -307,11 +307,11 @@ fn delta_verdict_improved_when_the_interval_clears_zero() {
         .collect();
     let b = rows_file(dir.path(), "b.jsonl", &before);
     let a = rows_file(dir.path(), "a.jsonl", &after);
-    let d = json_of(&sparring().arg("delta").arg(&b).arg(&a).arg("--json").run());
+    let d = json_of(&json_run("delta", &[&b, &a], &[]));
     assert_eq!(d["verdict"], "improved");
     // 30 non-zero differences: Monte Carlo, p = (1 + 2·~0) / (1 + 100,000).
     assert!(f(&d["p_value"]) < 1e-4);
-    let d = json_of(&sparring().arg("delta").arg(&a).arg(&b).arg("--json").run());
+    let d = json_of(&json_run("delta", &[&a, &b], &[]));
     assert_eq!(d["verdict"], "regressed");
 }
 
@@ -344,13 +344,11 @@ fn judge_agreement_json_contract() {
         .join("\n"),
     );
     let run = |labels: &Path| {
-        sparring()
-            .arg("judge-agreement")
-            .arg(&rows)
-            .arg("--labels")
-            .arg(labels)
-            .arg("--json")
-            .run()
+        json_run(
+            "judge-agreement",
+            &[&rows],
+            &["--labels", labels.to_str().unwrap()],
+        )
     };
     let j = json_of(&run(&labels));
     assert_eq!(j["n"], 5);
@@ -367,34 +365,40 @@ fn judge_agreement_json_contract() {
     assert_eq!(j["ungraded"], 1);
     assert_eq!(j["authors"], json!({"ann": 2, "bo": 3}));
 
-    let bad = write(
-        dir.path(),
-        "bad.jsonl",
-        &format!(
-            "{}\n{}\n",
-            json!({"row_id": "r1", "label": true, "author": "a"}),
-            json!({"row_id": "r2", "label": "maybe"})
+    // Bad labels files: each a one-line usage error.
+    for (name, text, needles) in [
+        (
+            "bad.jsonl",
+            format!(
+                "{}\n{}\n",
+                json!({"row_id": "r1", "label": true, "author": "a"}),
+                json!({"row_id": "r2", "label": "maybe"})
+            ),
+            &["bad.jsonl", "line 2", "`label` must be"][..],
         ),
-    );
-    assert_usage_error(&run(&bad), &["bad.jsonl", "line 2", "`label` must be"]);
-    let unsigned = write(
-        dir.path(),
-        "unsigned.jsonl",
-        &json!({"row_id": "r1", "label": true}).to_string(),
-    );
-    assert_usage_error(&run(&unsigned), &["no authored label", "1 unmeasured"]);
-    let twice = write(
-        dir.path(),
-        "twice.jsonl",
-        &format!(
-            "{}\n{}\n",
-            json!({"row_id": "r1", "label": true, "author": "a"}),
-            json!({"row_id": "r1", "label": false, "author": "b"})
+        (
+            "unsigned.jsonl",
+            json!({"row_id": "r1", "label": true}).to_string(),
+            &["no authored label", "1 unmeasured"],
         ),
-    );
-    assert_usage_error(&run(&twice), &["twice.jsonl", "line 2", "second label"]);
-    let empty = write(dir.path(), "empty_labels.jsonl", "\n");
-    assert_usage_error(&run(&empty), &["empty_labels.jsonl", "no labels"]);
+        (
+            "twice.jsonl",
+            format!(
+                "{}\n{}\n",
+                json!({"row_id": "r1", "label": true, "author": "a"}),
+                json!({"row_id": "r1", "label": false, "author": "b"})
+            ),
+            &["twice.jsonl", "line 2", "second label"],
+        ),
+        (
+            "empty_labels.jsonl",
+            "\n".to_owned(),
+            &["empty_labels.jsonl", "no labels"],
+        ),
+    ] {
+        let labels = write(dir.path(), name, &text);
+        assert_usage_error(&run(&labels), needles);
+    }
 }
 
 #[test]
@@ -421,7 +425,7 @@ fn hack_scan_flags_a_feature_that_tracks_reward_within_tasks() {
         }
     }
     let p = rows_file(dir.path(), "rows.jsonl", &lines);
-    let h = json_of(&sparring().arg("hack-scan").arg(&p).arg("--json").run());
+    let h = json_of(&json_run("hack-scan", &[&p], &[]));
     // Each task: rewards 0/1 half and half, mean 0.5 everywhere.
     assert!((f(&h["within_task_var"]) - 0.25).abs() < EPS);
     assert!(f(&h["between_task_var"]).abs() < EPS);
@@ -437,7 +441,7 @@ fn hack_scan_flags_a_feature_that_tracks_reward_within_tasks() {
     assert_eq!(features.len(), 8);
 
     let ungraded = rows_file(dir.path(), "ungraded.jsonl", &[row("a", None, &json!({}))]);
-    let o = sparring().arg("hack-scan").arg(&ungraded).run();
+    let o = sparring_on("hack-scan", &ungraded);
     assert_usage_error(&o, &["ungraded.jsonl", "no graded row"]);
 }
 
@@ -461,7 +465,7 @@ fn eval_variance_per_eval_run() {
     }
     lines.push(row("a", None, &run(3)));
     let p = rows_file(dir.path(), "rows.jsonl", &lines);
-    let v = json_of(&sparring().arg("eval-variance").arg(&p).arg("--json").run());
+    let v = json_of(&json_run("eval-variance", &[&p], &[]));
     let runs = v["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 3, "run 3 has no graded row");
     assert_eq!(runs[1]["eval_run"], 1);
@@ -470,13 +474,7 @@ fn eval_variance_per_eval_run() {
     assert!((f(&v["std"]) - 0.25).abs() < EPS);
     // One run: no spread.
     let one = rows_file(dir.path(), "one.jsonl", &lines[..4]);
-    let v = json_of(
-        &sparring()
-            .arg("eval-variance")
-            .arg(&one)
-            .arg("--json")
-            .run(),
-    );
+    let v = json_of(&json_run("eval-variance", &[&one], &[]));
     assert_eq!(v["std"], Value::Null);
 }
 
@@ -486,7 +484,7 @@ fn simulated_run_report_order_and_self_delta() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     simulate_example(&out, &["--grade", "--repeats", "4"]).run_ok();
-    let r = json_of(&sparring().arg("report").arg(&out).arg("--json").run());
+    let r = json_of(&json_run("report", &[&out], &[]));
     let p1 = f(&r["pass_at_1"]["value"]);
     assert!(p1 > 0.0 && p1 < 1.0, "{p1}");
     for k in ["1", "2", "4"] {
@@ -495,32 +493,19 @@ fn simulated_run_report_order_and_self_delta() {
         assert!(at + EPS >= p1 && p1 + EPS >= hat, "k={k}: {at} {p1} {hat}");
         assert_eq!(r["tasks_at_k"][k], r["n_tasks"], "every task ran 4 times");
     }
-    let d = json_of(
-        &sparring()
-            .arg("delta")
-            .arg(&out)
-            .arg(&out)
-            .arg("--json")
-            .run(),
-    );
+    let d = json_of(&json_run("delta", &[&out, &out], &[]));
     assert_eq!(d["delta"], 0.0);
     assert_eq!(d["ci95"], json!([0.0, 0.0]));
     assert_eq!(d["p_value"], 1.0);
     assert_eq!(d["verdict"], "inconclusive");
     assert_eq!(d["n_paired"], r["n_tasks"]);
     assert_eq!(d["n_unpaired"], 0);
-    let h = json_of(&sparring().arg("hack-scan").arg(&out).arg("--json").run());
+    let h = json_of(&json_run("hack-scan", &[&out], &[]));
     let total = f(&h["within_task_var"]) + f(&h["between_task_var"]);
     assert!(
         (total - p1 * (1.0 - p1)).abs() < 1e-9,
         "0/1 rewards, equal repeats"
     );
-    let v = json_of(
-        &sparring()
-            .arg("eval-variance")
-            .arg(&out)
-            .arg("--json")
-            .run(),
-    );
+    let v = json_of(&json_run("eval-variance", &[&out], &[]));
     assert!((f(&v["mean"]) - p1).abs() < 1e-12);
 }

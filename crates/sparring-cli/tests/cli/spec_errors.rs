@@ -13,24 +13,29 @@ fn missing_spec_file() {
 #[test]
 fn invalid_yaml_names_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
-    let p = write(
+    assert_spec_refused(
         dir.path(),
         "s.yaml",
         "name: x\nsystem_prompt: [unclosed\ntools: []\n",
+        &["s.yaml", "line ", "column ", "invalid YAML"],
     );
-    let o = simulate_spec(&p);
-    assert_usage_error(&o, &["s.yaml", "line ", "column ", "invalid YAML"]);
 }
 
 #[test]
 fn invalid_json_and_toml_name_the_line() {
     let dir = tempfile::tempdir().unwrap();
-    let p = write(dir.path(), "s.json", "{\n  \"name\": \"x\",\n  oops\n}");
-    let o = simulate_spec(&p);
-    assert_usage_error(&o, &["s.json", "line 3"]);
-    let p = write(dir.path(), "s.toml", "name = \"x\"\nsystem_prompt = \n");
-    let o = simulate_spec(&p);
-    assert_usage_error(&o, &["s.toml", "line 2"]);
+    assert_spec_refused(
+        dir.path(),
+        "s.json",
+        "{\n  \"name\": \"x\",\n  oops\n}",
+        &["s.json", "line 3"],
+    );
+    assert_spec_refused(
+        dir.path(),
+        "s.toml",
+        "name = \"x\"\nsystem_prompt = \n",
+        &["s.toml", "line 2"],
+    );
 }
 
 #[test]
@@ -39,36 +44,37 @@ fn tool_without_a_name() {
     let tools = format!(
         r#"[{TOOL}, {{"type": "function", "function": {{"parameters": {{"type": "object"}}}}}}]"#
     );
-    let p = write(dir.path(), "s.json", &spec_with_tools(&tools));
-    let o = simulate_spec(&p);
-    assert_usage_error(
-        &o,
+    assert_tools_refused(
+        dir.path(),
+        &tools,
         &["s.json", "`/tools/1/function/name`", "needs a `name`"],
     );
-    let p = write(
+    assert_spec_refused(
         dir.path(),
         "m.yaml",
         "name: t\nsystem_prompt: p\ntools:\n  - description: no name\n    inputSchema: {type: object}\n",
+        &["m.yaml", "`/tools/0/name`"],
     );
-    let o = simulate_spec(&p);
-    assert_usage_error(&o, &["m.yaml", "`/tools/0/name`"]);
 }
 
 #[test]
 fn parameters_must_be_an_object_schema() {
     let dir = tempfile::tempdir().unwrap();
-    let tools =
-        r#"[{"type": "function", "function": {"name": "a", "parameters": {"type": "string"}}}]"#;
-    let p = write(dir.path(), "s.json", &spec_with_tools(tools));
-    let o = simulate_spec(&p);
-    assert_usage_error(
-        &o,
-        &["`/tools/0/function/parameters/type`", "object schema"],
-    );
-    let tools = r#"[{"type": "function", "function": {"name": "a", "parameters": [1]}}]"#;
-    let p = write(dir.path(), "s.json", &spec_with_tools(tools));
-    let o = simulate_spec(&p);
-    assert_usage_error(&o, &["`/tools/0/function/parameters`", "must be an object"]);
+    for (parameters, needles) in [
+        (
+            r#"{"type": "string"}"#,
+            &["`/tools/0/function/parameters/type`", "object schema"][..],
+        ),
+        (
+            "[1]",
+            &["`/tools/0/function/parameters`", "must be an object"],
+        ),
+    ] {
+        let tools = format!(
+            r#"[{{"type": "function", "function": {{"name": "a", "parameters": {parameters}}}}}]"#
+        );
+        assert_tools_refused(dir.path(), &tools, needles);
+    }
 }
 
 #[test]
@@ -76,37 +82,33 @@ fn two_tools_with_one_name() {
     let dir = tempfile::tempdir().unwrap();
     let tools =
         format!(r#"[{TOOL}, {{"name": "get_order", "inputSchema": {{"type": "object"}}}}]"#);
-    let p = write(dir.path(), "s.json", &spec_with_tools(&tools));
-    let o = simulate_spec(&p);
-    assert_usage_error(&o, &["`/tools/1`", "two tools are named `get_order`"]);
+    assert_tools_refused(
+        dir.path(),
+        &tools,
+        &["`/tools/1`", "two tools are named `get_order`"],
+    );
 }
 
 #[test]
 fn unknown_keys_anywhere() {
     let dir = tempfile::tempdir().unwrap();
-    let p = write(
+    assert_spec_refused(
         dir.path(),
         "s.yaml",
-        &format!("name: t\nsystem_prompt: p\ntools: [{TOOL}]\nseed: [hi]\n"),
-    );
-    let o = simulate_spec(&p);
-    assert_usage_error(
-        &o,
+        &one_tool_spec("seed: [hi]\n"),
         &["`/seed`", "unknown key `seed`", "did you mean `seeds`"],
     );
-    let p = write(
+    assert_spec_refused(
         dir.path(),
         "s.yaml",
-        &format!("name: t\nsystem_prompt: p\ntools: [{TOOL}]\noptions: {{budgte: 3}}\n"),
+        &one_tool_spec("options: {budgte: 3}\n"),
+        &["`/options/budgte`", "did you mean `budget`"],
     );
-    let o = simulate_spec(&p);
-    assert_usage_error(&o, &["`/options/budgte`", "did you mean `budget`"]);
     let tools =
         r#"[{"type": "function", "function": {"name": "a", "paramters": {"type": "object"}}}]"#;
-    let p = write(dir.path(), "s.json", &spec_with_tools(tools));
-    let o = simulate_spec(&p);
-    assert_usage_error(
-        &o,
+    assert_tools_refused(
+        dir.path(),
+        tools,
         &["`/tools/0/function/paramters`", "did you mean `parameters`"],
     );
 }
@@ -120,20 +122,18 @@ fn errors_in_a_tools_file_name_that_file() {
         &format!("[{TOOL}, {{\"name\": 3}}]"),
     );
     write(dir.path(), "policy.md", "Be kind.");
-    let p = write(
+    assert_spec_refused(
         dir.path(),
         "s.yaml",
         "name: t\nsystem_prompt: {file: policy.md}\ntools: {file: tools.json}\n",
+        &["tools.json", "`/1/name`"],
     );
-    let o = simulate_spec(&p);
-    assert_usage_error(&o, &["tools.json", "`/1/name`"]);
-    let p = write(
+    assert_spec_refused(
         dir.path(),
         "s2.yaml",
         "name: t\nsystem_prompt: {file: nope.md}\ntools: {file: tools.json}\n",
+        &["nope.md", "no such file"],
     );
-    let o = simulate_spec(&p);
-    assert_usage_error(&o, &["nope.md", "no such file"]);
 }
 
 #[test]
@@ -179,26 +179,23 @@ fn avg_turns_out_of_range_or_not_a_number_is_refused() {
         (&["--avg-turns", "three"], &["--avg-turns", "three"]),
     ];
     for (args, needles) in cases {
-        let o = simulate_cmd(example_spec(), "true", &out).args(*args).run();
-        assert_usage_error(&o, needles);
-        assert!(!out.exists(), "{args:?} wrote files");
+        let mut c = simulate_cmd(example_spec(), "true", &out);
+        assert_refused_before_writing(c.args(*args), &out, needles);
     }
     // In a spec: not a number is named where it stands; out of range
     // names both values.
-    let p = write(
+    assert_spec_refused(
         dir.path(),
         "s.yaml",
-        &format!("name: t\nsystem_prompt: p\ntools: [{TOOL}]\noptions: {{avg_turns: lots}}\n"),
+        &one_tool_spec("options: {avg_turns: lots}\n"),
+        &["`/options/avg_turns`", "number"],
     );
-    assert_usage_error(&simulate_spec(&p), &["`/options/avg_turns`", "number"]);
-    let p = write(
+    assert_spec_refused(
         dir.path(),
         "s.yaml",
-        &format!(
-            "name: t\nsystem_prompt: p\ntools: [{TOOL}]\noptions: {{avg_turns: 3, max_turns: 2}}\n"
-        ),
+        &one_tool_spec("options: {avg_turns: 3, max_turns: 2}\n"),
+        &["`avg_turns` 3 ", "`max_turns` 2"],
     );
-    assert_usage_error(&simulate_spec(&p), &["`avg_turns` 3 ", "`max_turns` 2"]);
 }
 
 /// A seed's expectation is checked with the spec: a wrong argument type is
@@ -206,16 +203,12 @@ fn avg_turns_out_of_range_or_not_a_number_is_refused() {
 #[test]
 fn a_seed_expectation_that_breaks_the_tool_schema_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
-    let p = write(
+    assert_spec_refused(
         dir.path(),
         "s.yaml",
-        &format!(
-            "name: t\nsystem_prompt: p\ntools: [{TOOL}]\nseeds:\n  - ask: where is 5?\n    expect:\n      calls: [{{tool: get_order, arguments: {{order_id: 5}}}}]\n"
+        &one_tool_spec(
+            "seeds:\n  - ask: where is 5?\n    expect:\n      calls: [{tool: get_order, arguments: {order_id: 5}}]\n",
         ),
-    );
-    let o = simulate_spec(&p);
-    assert_usage_error(
-        &o,
         &[
             "`/seeds/0/expect/calls/0/arguments/order_id`",
             "the arguments break `get_order`'s parameter schema: 5 is not of type \"string\"",
@@ -231,15 +224,12 @@ fn range_errors_name_the_bound_that_was_broken() {
     assert_usage_error(&o, &["--max-turns", "must be an integer from 1 to 1000"]);
     let dir = tempfile::tempdir().unwrap();
     for value in ["1e11", "0", "4294967295"] {
-        let p = write(
+        assert_spec_refused(
             dir.path(),
             "s.yaml",
-            &format!(
-                "name: t\nsystem_prompt: p\ntools: [{TOOL}]\noptions: {{max_turns: {value}}}\n"
-            ),
+            &one_tool_spec(&format!("options: {{max_turns: {value}}}\n")),
+            &["/options/max_turns", "from 1 to 1000"],
         );
-        let o = simulate_spec(&p);
-        assert_usage_error(&o, &["/options/max_turns", "from 1 to 1000"]);
     }
 }
 

@@ -96,6 +96,23 @@ pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// A command's stdout, parsed as one JSON document.
+pub(crate) fn stdout_json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}); stderr: {}", stderr(o)))
+}
+
+/// The command exited with `code` (else the test fails with its stderr).
+pub(crate) fn assert_exit(o: &Output, code: i32) {
+    assert_eq!(o.status.code(), Some(code), "{}", stderr(o));
+}
+
+/// The command's stderr holds `needle` (else the test fails with it).
+pub(crate) fn assert_stderr_has(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert!(err.contains(needle), "`{needle}` not in: {err}");
+}
+
 /// Each line of a JSON Lines file, parsed.
 pub(crate) fn read_rows(path: &Path) -> Vec<Value> {
     json_lines(&std::fs::read_to_string(path).unwrap())
@@ -117,9 +134,30 @@ pub(crate) fn strs(list: &Value) -> Vec<&str> {
         .collect()
 }
 
+/// The text field `key` of each of `items` (rows, or a JSON array's
+/// entries).
+pub(crate) fn texts<'a>(items: impl IntoIterator<Item = &'a Value>, key: &str) -> Vec<&'a str> {
+    items
+        .into_iter()
+        .map(|v| {
+            v[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("no text `{key}` in {v}"))
+        })
+        .collect()
+}
+
 /// Whether a JSON list of warnings holds one containing `needle`.
 pub(crate) fn warns(warnings: &Value, needle: &str) -> bool {
     strs(warnings).iter().any(|w| w.contains(needle))
+}
+
+/// The first of a JSON list of warnings that contains `needle`.
+pub(crate) fn warning<'a>(warnings: &'a Value, needle: &str) -> &'a str {
+    strs(warnings)
+        .into_iter()
+        .find(|w| w.contains(needle))
+        .unwrap_or_else(|| panic!("no warning with `{needle}` in {warnings}"))
 }
 
 /// The first object of a JSON array whose `key` is `value`.
