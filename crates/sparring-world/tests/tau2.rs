@@ -242,15 +242,7 @@ fn made_up_args(world: &World, spec: &Spec, tool: &str) -> Map<String, Value> {
     let mut args = Map::new();
     for p in t.parameter_names() {
         let schema = t.parameter(p).unwrap();
-        let entity = if Some(p) == model.id_param.as_deref() {
-            model.entity.clone()
-        } else {
-            model
-                .references
-                .iter()
-                .find(|(rp, _)| rp == p)
-                .map(|(_, e)| e.clone())
-        };
+        let entity = model.entity_of(p);
         let searched = is_search(model)
             .then_some(model.entity.as_ref())
             .flatten()
@@ -259,7 +251,7 @@ fn made_up_args(world: &World, spec: &Spec, tool: &str) -> Map<String, Value> {
         let value = if let Some(v) = searched {
             v
         } else if let Some(e) = entity {
-            json!(world.ids(&e).first().cloned().unwrap())
+            json!(world.ids(e).first().cloned().unwrap())
         } else if model.any_entity && p == "id" {
             let e = world
                 .entities()
