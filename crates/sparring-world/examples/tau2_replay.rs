@@ -40,7 +40,7 @@
 use serde_json::{Value, json};
 use sparring_io::spec_file::load_spec;
 use sparring_testkit::tau2::{
-    Call, Db, Record, airline_db, gold_calls, put, rec, retail_db, s, with_fixtures,
+    Call, Db, Record, airline_db, gold_calls, put, rec, retail_db, s, spec_doc, with_fixtures,
 };
 use sparring_types::Spec;
 use sparring_world::World;
@@ -216,12 +216,7 @@ fn main() {
 }
 
 fn base_spec(data: &Path, domain: &str, tmp: &Path, declared: Option<&Value>) -> Spec {
-    let d = data.join(domain).canonicalize().unwrap();
-    let mut doc = json!({
-        "name": format!("tau2-{domain}"),
-        "system_prompt": {"file": d.join("policy.md")},
-        "tools": {"file": d.join("tools.json")},
-    });
+    let mut doc = spec_doc(data, domain);
     if let Some(world) = declared.and_then(|v| v.get(domain)) {
         doc["world"] = world.clone();
     }
@@ -231,6 +226,29 @@ fn base_spec(data: &Path, domain: &str, tmp: &Path, declared: Option<&Value>) ->
 }
 
 // ---------------------------------------------------------------- telecom
+
+/// The record of line `line`.
+fn line_of<'a>(db: &'a mut Db, line: &str) -> &'a mut Record {
+    db.get_mut("lines").unwrap().get_mut(line).unwrap()
+}
+
+/// Adds an overdue bill of `customer` owing `due`.
+fn overdue_bill(db: &mut Db, customer: &str, bill: &str, due: f64) {
+    put(
+        db,
+        "bills",
+        bill,
+        json!({"customer_id": customer, "status": "Overdue", "total_due": due}),
+    );
+}
+
+/// Lists `bill` among the bills of `customer`.
+fn list_bill(db: &mut Db, customer: &str, bill: &str) {
+    db.get_mut("customers").unwrap().get_mut(customer).unwrap()["bill_ids"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!(bill));
+}
 
 fn telecom_db(calls: &[Call], task: &Value) -> Db {
     let mut db = Db::new();
@@ -270,12 +288,7 @@ fn telecom_db(calls: &[Call], task: &Value) -> Db {
         "B1001",
         json!({"customer_id": customer, "status": "Paid", "total_due": 0.0}),
     );
-    put(
-        &mut db,
-        "bills",
-        "B2001",
-        json!({"customer_id": "C1002", "status": "Overdue", "total_due": 60.0}),
-    );
+    overdue_bill(&mut db, "C1002", "B2001", 60.0);
     // The task's initialization, as tau2 applies it before the talk.
     for a in task
         .pointer("/initial_state/initialization_actions")
@@ -288,37 +301,19 @@ fn telecom_db(calls: &[Call], task: &Value) -> Db {
         let l = s(&args["line_id"]);
         match a["func_name"].as_str().unwrap_or("") {
             "set_data_usage" => {
-                db.get_mut("lines")
-                    .unwrap()
-                    .get_mut(&l)
-                    .unwrap()
-                    .insert("data_used_gb".into(), args["data_used_gb"].clone());
+                line_of(&mut db, &l).insert("data_used_gb".into(), args["data_used_gb"].clone());
             }
             "disable_roaming" => {
-                db.get_mut("lines")
-                    .unwrap()
-                    .get_mut(&l)
-                    .unwrap()
-                    .insert("roaming_enabled".into(), json!(false));
+                line_of(&mut db, &l).insert("roaming_enabled".into(), json!(false));
             }
             "enable_roaming" => {
-                db.get_mut("lines")
-                    .unwrap()
-                    .get_mut(&l)
-                    .unwrap()
-                    .insert("roaming_enabled".into(), json!(true));
+                line_of(&mut db, &l).insert("roaming_enabled".into(), json!(true));
             }
             "suspend_line_for_overdue_bill" => {
                 let bill = s(&args["new_bill_id"]);
-                put(
-                    &mut db,
-                    "bills",
-                    &bill,
-                    json!({"customer_id": customer, "status": "Overdue", "total_due": 65.0}),
-                );
-                let c = db.get_mut("customers").unwrap().get_mut(customer).unwrap();
-                c["bill_ids"].as_array_mut().unwrap().push(json!(bill));
-                let r = db.get_mut("lines").unwrap().get_mut(&l).unwrap();
+                overdue_bill(&mut db, customer, &bill, 65.0);
+                list_bill(&mut db, customer, &bill);
+                let r = line_of(&mut db, &l);
                 r.insert("status".into(), json!("Suspended"));
                 r.insert("suspension_start_date".into(), json!("2025-02-01"));
             }
@@ -328,13 +323,7 @@ fn telecom_db(calls: &[Call], task: &Value) -> Db {
     for (n, a) in calls {
         // A payment request is for an overdue bill of the customer.
         if n == "send_payment_request" {
-            let bill = s(&a["bill_id"]);
-            put(
-                &mut db,
-                "bills",
-                &bill,
-                json!({"customer_id": customer, "status": "Overdue", "total_due": 65.0}),
-            );
+            overdue_bill(&mut db, customer, &s(&a["bill_id"]), 65.0);
         }
     }
     db
@@ -924,24 +913,11 @@ fn refusals(domain: &str, tasks: &[Value], base: &Spec) -> Vec<(Db, Refusal)> {
                 return Vec::new();
             };
             let mut suspended = db.clone();
-            suspended
-                .get_mut("lines")
-                .unwrap()
-                .get_mut("L1002")
-                .unwrap()
-                .insert("status".into(), json!("Suspended"));
+            line_of(&mut suspended, "L1002").insert("status".into(), json!("Suspended"));
             let mut two = db.clone();
             for (bill, due) in [("B1003", 20.0), ("B1004", 30.0)] {
-                put(
-                    &mut two,
-                    "bills",
-                    bill,
-                    json!({"customer_id": "C1001", "status": "Overdue", "total_due": due}),
-                );
-                two.get_mut("customers").unwrap().get_mut("C1001").unwrap()["bill_ids"]
-                    .as_array_mut()
-                    .unwrap()
-                    .push(json!(bill));
+                overdue_bill(&mut two, "C1001", bill, due);
+                list_bill(&mut two, "C1001", bill);
             }
             let cases = vec![
                 (

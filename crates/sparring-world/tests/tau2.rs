@@ -10,30 +10,16 @@
 
 use serde_json::{Map, Value, json};
 use sparring_io::spec_file::load_spec;
+use sparring_testkit::tau2::{self, data_dir};
 use sparring_types::Spec;
 use sparring_world::{Operation, World};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-fn data_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/tau2");
-    if dir.join("retail/tools.json").exists() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: tau2 data not found at {}", dir.display());
-        None
-    }
-}
+use std::path::Path;
 
 /// Writes a spec pointing at the domain's files, with `fixtures`, and loads it.
 fn spec(dir: &Path, domain: &str, fixtures: &Value, tmp: &Path) -> Spec {
-    let d = dir.join(domain).canonicalize().unwrap();
-    let doc = json!({
-        "name": format!("tau2-{domain}"),
-        "system_prompt": {"file": d.join("policy.md")},
-        "tools": {"file": d.join("tools.json")},
-        "fixtures": fixtures,
-    });
+    let mut doc = tau2::spec_doc(dir, domain);
+    doc["fixtures"] = fixtures.clone();
     let path = tmp.join(format!("{domain}.json"));
     std::fs::write(&path, doc.to_string()).unwrap();
     load_spec(&path).unwrap()
@@ -222,16 +208,7 @@ fn fixtures_from(world: &World, tasks: &[Vec<Call>]) -> Value {
             first.entry(p.to_owned()).or_insert(value);
         }
     }
-    let fixtures: Map<String, Value> = records
-        .into_iter()
-        .map(|(e, r)| {
-            (
-                e,
-                Value::Array(r.into_values().map(Value::Object).collect()),
-            )
-        })
-        .collect();
-    Value::Object(fixtures)
+    tau2::fixtures(records)
 }
 
 /// Valid arguments for a tool without a task action: ids that exist, values
