@@ -85,7 +85,7 @@ impl AnthropicAgent {
         Value::Object(self.body(request))
     }
 
-    /// The full request body; [`ModelClient::exchange`] leaves out what
+    /// The full request body; [`ModelClient::reply`] leaves out what
     /// the server rejects.
     fn body(&self, request: &AgentRequest) -> Map<String, Value> {
         let (system, messages) = to_messages(&request.messages);
@@ -102,12 +102,7 @@ impl AnthropicAgent {
                 Value::Array(request.tools.iter().map(to_tool).collect()),
             );
         }
-        if let Some(t) = self.client.sampling.temperature {
-            body.insert("temperature".into(), json!(t));
-        }
-        if let Some(p) = self.client.sampling.top_p {
-            body.insert("top_p".into(), json!(p));
-        }
+        self.client.insert_shared_sampling(&mut body);
         body
     }
 
@@ -116,22 +111,15 @@ impl AnthropicAgent {
         if let Some(key) = self.client.transport.key() {
             headers.push(("x-api-key", key.expose().to_owned()));
         }
-        let (exchange, sampling) = self
-            .client
-            .exchange(&headers, &request.id, &self.body(&request), |reply| {
-                finish(reply).stop
-            })
-            .await?;
-        let value = &exchange.reply;
-        from_reply(value)
-            .map(|message| AgentReply {
-                finish: Some(finish(value)),
-                message,
-                sampling: Some(sampling),
-                logprobs: None,
-                usage: exchange.usage,
-            })
-            .map_err(|e| self.client.unreadable(&e))
+        self.client
+            .reply(
+                &headers,
+                &request.id,
+                &self.body(&request),
+                finish,
+                |value| from_reply(value).map(|message| (message, None)),
+            )
+            .await
     }
 }
 

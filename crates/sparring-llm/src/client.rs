@@ -1,14 +1,14 @@
 //! What the two model agents share, whichever API they speak: the
 //! endpoint's model and URL, the sampling asked for, the transport, the
-//! parameters the server has rejected so far, and one exchange with it.
-//! Each agent keeps only its API's own shapes (the request body, the
-//! reply, how a reply ends).
+//! parameters the server has rejected so far, and one exchange with it
+//! read into a reply. Each agent keeps only its API's own shapes (the
+//! request body, the reply, how a reply ends).
 
 use crate::backend::Resolved;
 use crate::http::{Transport, label};
-use crate::settings::{self, BackendOptions, Exchange, Param, Post, Rejected, Sampling};
-use serde_json::{Map, Value};
-use sparring_types::{AgentError, Stop};
+use crate::settings::{self, BackendOptions, Param, Post, Rejected, Sampling};
+use serde_json::{Map, Value, json};
+use sparring_types::{AgentError, AgentReply, Finish, Message};
 
 /// A model endpoint and how to talk to it.
 pub(crate) struct ModelClient {
@@ -67,26 +67,50 @@ impl ModelClient {
         })
     }
 
+    /// The sampling settings both APIs name alike (`temperature`,
+    /// `top_p`), added to `body` where they are set.
+    pub(crate) fn insert_shared_sampling(&self, body: &mut Map<String, Value>) {
+        if let Some(t) = self.sampling.temperature {
+            body.insert("temperature".into(), json!(t));
+        }
+        if let Some(p) = self.sampling.top_p {
+            body.insert("top_p".into(), json!(p));
+        }
+    }
+
     /// Sends `body` with `headers` ([`settings::exchange`]: rejected
-    /// parameters adjusted, a truncated reply asked again with more room;
-    /// `stop` reads how a reply ended), and returns the exchange with the
-    /// `sampling` record of what was sent.
-    pub(crate) async fn exchange(
+    /// parameters adjusted, a truncated reply asked again with more room)
+    /// and reads the reply: `finish` says how it ended, `read` takes its
+    /// message and log-probabilities. The reply carries the `sampling`
+    /// record of what was sent; one `read` cannot take is
+    /// [`Self::unreadable`].
+    pub(crate) async fn reply(
         &self,
         headers: &[(&str, String)],
         request_id: &str,
         body: &Map<String, Value>,
-        stop: impl Fn(&Value) -> Stop,
-    ) -> Result<(Exchange, Value), AgentError> {
+        finish: fn(&Value) -> Finish,
+        read: impl FnOnce(&Value) -> Result<(Message, Option<Value>), String>,
+    ) -> Result<AgentReply, AgentError> {
         let post = Post {
             transport: &self.transport,
             url: &self.url,
             headers,
             request_id,
         };
-        let exchange = settings::exchange(&post, &self.rejected, body, stop).await?;
+        let exchange =
+            settings::exchange(&post, &self.rejected, body, |reply| finish(reply).stop).await?;
         let sampling = settings::record(self.provider, &self.model, &self.sampling, &exchange);
-        Ok((exchange, sampling))
+        let value = &exchange.reply;
+        read(value)
+            .map(|(message, logprobs)| AgentReply {
+                finish: Some(finish(value)),
+                message,
+                sampling: Some(sampling),
+                logprobs,
+                usage: exchange.usage,
+            })
+            .map_err(|e| self.unreadable(&e))
     }
 
     /// A reply that could not be read, as the backend's error (redacted).

@@ -57,7 +57,7 @@ impl OpenAiAgent {
         Value::Object(self.body(request))
     }
 
-    /// The full request body; [`ModelClient::exchange`] leaves out or
+    /// The full request body; [`ModelClient::reply`] leaves out or
     /// renames what the server rejects.
     fn body(&self, request: &AgentRequest) -> Map<String, Value> {
         let sampling = &self.client.sampling;
@@ -71,12 +71,7 @@ impl OpenAiAgent {
             body.insert("tools".into(), Value::Array(request.tools.to_vec()));
             body.insert("tool_choice".into(), json!("auto"));
         }
-        if let Some(t) = sampling.temperature {
-            body.insert("temperature".into(), json!(t));
-        }
-        if let Some(p) = sampling.top_p {
-            body.insert("top_p".into(), json!(p));
-        }
+        self.client.insert_shared_sampling(&mut body);
         if let Some(m) = sampling.max_tokens {
             body.insert(self.max_tokens_param.into(), json!(m));
         }
@@ -94,22 +89,16 @@ impl OpenAiAgent {
 
     async fn ask(&self, request: AgentRequest) -> Result<AgentReply, AgentError> {
         let headers = self.client.transport.bearer();
-        let (exchange, sampling) = self
-            .client
-            .exchange(&headers, &request.id, &self.body(&request), |reply| {
-                finish(reply).stop
-            })
-            .await?;
-        let value = &exchange.reply;
-        parse_reply(value, self.client.sampling.logprobs)
-            .map(|(message, logprobs)| AgentReply {
-                message,
-                sampling: Some(sampling),
-                logprobs,
-                usage: exchange.usage,
-                finish: Some(finish(value)),
-            })
-            .map_err(|e| self.client.unreadable(&e))
+        let logprobs = self.client.sampling.logprobs;
+        self.client
+            .reply(
+                &headers,
+                &request.id,
+                &self.body(&request),
+                finish,
+                |value| parse_reply(value, logprobs),
+            )
+            .await
     }
 }
 

@@ -91,6 +91,15 @@ mod tests {
             .collect()
     }
 
+    /// The check's first warning says `says`.
+    fn warns(c: &RoleCheck, says: &str) {
+        assert!(
+            c.warnings.first().is_some_and(|w| w.contains(says)),
+            "`{says}` not in {:?}",
+            c.warnings
+        );
+    }
+
     #[test]
     fn shared_backend_is_degraded_and_names_the_option() {
         let c = same_model(&roles(&[
@@ -101,9 +110,8 @@ mod tests {
         ]));
         assert_eq!(c.degraded, vec![Degraded::SameModel]);
         assert_eq!(c.warnings.len(), 1);
-        let w = &c.warnings[0];
-        assert!(w.contains("both the agent and the person"), "{w}");
-        assert!(w.contains("set `person`"), "{w}");
+        warns(&c, "both the agent and the person");
+        warns(&c, "set `person`");
     }
 
     #[test]
@@ -115,21 +123,13 @@ mod tests {
             ("judge", "anthropic:c"),
         ]));
         assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
-        assert!(
-            c.warnings[0].contains("the judge and the writer: set `writer`"),
-            "{:?}",
-            c.warnings
-        );
+        warns(&c, "the judge and the writer: set `writer`");
         let c = same_model(&roles(&[
             ("agent", "openai:m"),
             ("person", "openai:m"),
             ("judge", "openai:m"),
         ]));
-        assert!(
-            c.warnings[0].contains("the agent, the judge and the person"),
-            "{:?}",
-            c.warnings
-        );
+        warns(&c, "the agent, the judge and the person");
     }
 
     #[test]
@@ -138,7 +138,7 @@ mod tests {
             &roles(&[("agent", "openai:m"), ("judge", "openai:m#key=J")]),
             "judge",
         );
-        assert!(c.warnings[0].contains("set `judge`"), "{:?}", c.warnings);
+        warns(&c, "set `judge`");
         let c = same_model_moving(
             &roles(&[
                 ("writer", "openai:w"),
@@ -147,11 +147,7 @@ mod tests {
             ]),
             "judge",
         );
-        assert!(
-            c.warnings[0].contains("the judge and the writer: set `judge`"),
-            "{:?}",
-            c.warnings
-        );
+        warns(&c, "the judge and the writer: set `judge`");
     }
 
     #[test]

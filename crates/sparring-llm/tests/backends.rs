@@ -70,6 +70,19 @@ fn request(id: &str) -> AgentRequest {
     }
 }
 
+/// The backend error `agent` answers request `id` with; its message says
+/// each of `says` and none of `never`.
+async fn backend_error(agent: &dyn Agent, id: &str, says: &[&str], never: &[&str]) {
+    let e = agent.respond(request(id)).await.unwrap_err();
+    assert_eq!(e.kind, AgentErrorKind::Backend, "{}", e.message);
+    for s in says {
+        assert!(e.message.contains(s), "`{s}` not in: {}", e.message);
+    }
+    for n in never {
+        assert!(!e.message.contains(n), "`{n}` in: {}", e.message);
+    }
+}
+
 #[tokio::test]
 async fn tool_calls_parallel_and_what_was_sent() {
     let server = FakeLlm::start().await.unwrap();
@@ -172,13 +185,7 @@ async fn a_400_about_something_else_is_not_retried() {
     let server = FakeLlm::start().await.unwrap();
     server.push([Reply::error(400, "messages: bad role")]);
     let agent = openai(&server, options(Sampling::default(), 5));
-    let e = agent.respond(request("a")).await.unwrap_err();
-    assert_eq!(e.kind, AgentErrorKind::Backend);
-    assert!(
-        e.message.contains("HTTP 400: messages: bad role"),
-        "{}",
-        e.message
-    );
+    backend_error(&*agent, "a", &["HTTP 400: messages: bad role"], &[]).await;
     assert_eq!(server.count(), 1);
 }
 
@@ -242,9 +249,7 @@ async fn lenient_parsing_of_other_servers() {
     );
     let m = agent.respond(request("b")).await.unwrap().message;
     assert_eq!(m.content.as_deref(), Some(""));
-    let e = agent.respond(request("c")).await.unwrap_err();
-    assert!(e.message.contains("no `choices`"), "{}", e.message);
-    assert_eq!(e.kind, AgentErrorKind::Backend);
+    backend_error(&*agent, "c", &["no `choices`"], &[]).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -288,25 +293,18 @@ async fn server_errors_back_off_then_succeed() {
 async fn give_up_after_the_retry_budget() {
     let server = FakeLlm::behaving(Behaviour::Status(500)).await.unwrap();
     let agent = openai(&server, options(Sampling::default(), 2));
-    let e = agent.respond(request("a")).await.unwrap_err();
-    assert_eq!(e.kind, AgentErrorKind::Backend);
+    backend_error(
+        &*agent,
+        "a",
+        &[
+            "HTTP 500: the fake server is down",
+            "gave up after 3 attempts",
+            "openai `fake-model` at http://127.0.0.1:",
+        ],
+        &[],
+    )
+    .await;
     assert_eq!(server.count(), 3);
-    assert!(
-        e.message.contains("HTTP 500: the fake server is down"),
-        "{}",
-        e.message
-    );
-    assert!(
-        e.message.contains("gave up after 3 attempts"),
-        "{}",
-        e.message
-    );
-    assert!(
-        e.message
-            .contains("openai `fake-model` at http://127.0.0.1:"),
-        "{}",
-        e.message
-    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -338,13 +336,13 @@ async fn slow_replies_time_out_and_are_retried() {
     )]);
     o.retry.retries = 0;
     let agent = openai(&server, o);
-    let e = agent.respond(request("b")).await.unwrap_err();
-    assert!(e.message.contains("no reply within 5 s"), "{}", e.message);
-    assert!(
-        e.message.contains("gave up after 1 attempt"),
-        "{}",
-        e.message
-    );
+    backend_error(
+        &*agent,
+        "b",
+        &["no reply within 5 s", "gave up after 1 attempt"],
+        &[],
+    )
+    .await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -359,14 +357,13 @@ async fn connection_refused_is_retried_then_reported() {
         options(Sampling::default(), 2),
     )
     .unwrap();
-    let e = agent.respond(request("a")).await.unwrap_err();
-    assert_eq!(e.kind, AgentErrorKind::Backend);
-    assert!(e.message.contains("cannot connect"), "{}", e.message);
-    assert!(
-        e.message.contains("gave up after 3 attempts"),
-        "{}",
-        e.message
-    );
+    backend_error(
+        &*agent,
+        "a",
+        &["cannot connect", "gave up after 3 attempts"],
+        &[],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -428,30 +425,20 @@ async fn requests_per_minute_are_spaced() {
 async fn the_key_never_appears_in_errors_or_descriptions() {
     let server = FakeLlm::behaving(Behaviour::EchoKey(401)).await.unwrap();
     let agent = openai(&server, options(Sampling::default(), 0));
-    let e = agent.respond(request("a")).await.unwrap_err();
-    assert!(
-        e.message.contains("Incorrect API key provided: Bearer ***"),
-        "{}",
-        e.message
-    );
-    assert!(!e.message.contains(KEY), "{}", e.message);
+    backend_error(
+        &*agent,
+        "a",
+        &["Incorrect API key provided: Bearer ***"],
+        &[KEY],
+    )
+    .await;
     assert!(!agent.describe().contains(KEY));
     // The same for a retried status and for Anthropic's header.
     server.push([Reply::EchoKey(500), Reply::EchoKey(500)]);
     let agent = openai(&server, options(Sampling::default(), 1));
-    let e = agent.respond(request("b")).await.unwrap_err();
-    assert!(
-        !e.message.contains(KEY) && e.message.contains("***"),
-        "{}",
-        e.message
-    );
+    backend_error(&*agent, "b", &["***"], &[KEY]).await;
     let anthropic = agent_anthropic(&server, options(Sampling::default(), 0));
-    let e = anthropic.respond(request("c")).await.unwrap_err();
-    assert!(
-        !e.message.contains(KEY) && e.message.contains("***"),
-        "{}",
-        e.message
-    );
+    backend_error(&*anthropic, "c", &["***"], &[KEY]).await;
     assert_eq!(
         server.requests().last().unwrap().api_key.as_deref(),
         Some(KEY)
@@ -535,13 +522,13 @@ async fn anthropic_overloaded_is_retried() {
         body: json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
         retry_after: None,
     }));
-    let e = agent.respond(request("b")).await.unwrap_err();
-    assert!(e.message.contains("HTTP 529: Overloaded"), "{}", e.message);
-    assert!(
-        e.message.contains("gave up after 3 attempts"),
-        "{}",
-        e.message
-    );
+    backend_error(
+        &*agent,
+        "b",
+        &["HTTP 529: Overloaded", "gave up after 3 attempts"],
+        &[],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -631,17 +618,13 @@ async fn a_key_a_header_cannot_carry_fails_once_without_showing_it() {
             ODD_KEY,
             options(Sampling::default(), 3),
         );
-        let e = agent.respond(request("a")).await.unwrap_err();
-        assert_eq!(e.kind, AgentErrorKind::Backend);
-        assert!(
-            e.message
-                .contains("the API key or a header value is not valid"),
-            "{}",
-            e.message
-        );
-        assert!(!e.message.contains("attempts"), "{}", e.message);
-        assert!(!e.message.contains("SECRET"), "{}", e.message);
-        assert!(!e.message.contains("sk-test"), "{}", e.message);
+        backend_error(
+            &*agent,
+            "a",
+            &["the API key or a header value is not valid"],
+            &["attempts", "SECRET", "sk-test"],
+        )
+        .await;
         assert_eq!(start.elapsed(), Duration::ZERO, "no backoff: one attempt");
     }
     assert_eq!(server.count(), 0);
@@ -679,10 +662,7 @@ async fn redirects_are_not_followed_so_the_key_stays_home() {
     let (url, hits) = raw_server(format!("HTTP/1.1 302 Found\r\nlocation: {to}/x")).await;
     for spec in ["anthropic:c@URL#key=TEST_KEY", "openai:m@URL#key=TEST_KEY"] {
         let agent = backend_at(spec, &url, KEY, options(Sampling::default(), 3));
-        let e = agent.respond(request("a")).await.unwrap_err();
-        assert_eq!(e.kind, AgentErrorKind::Backend);
-        assert!(e.message.contains("HTTP 302"), "{}", e.message);
-        assert!(!e.message.contains(KEY), "{}", e.message);
+        backend_error(&*agent, "a", &["HTTP 302"], &[KEY]).await;
     }
     assert_eq!(
         hits.load(Ordering::SeqCst),
@@ -839,9 +819,7 @@ async fn a_second_rejection_of_the_same_parameter_fails_the_request() {
     let agent = openai(&server, options(sampling, 0));
     // The seed is dropped after the first; the second names it again, but
     // it was not sent: nothing left to adjust.
-    let e = agent.respond(request("a")).await.unwrap_err();
-    assert_eq!(e.kind, AgentErrorKind::Backend);
-    assert!(e.message.contains("HTTP 400: bad seed"), "{}", e.message);
+    backend_error(&*agent, "a", &["HTTP 400: bad seed"], &[]).await;
     assert_eq!(server.count(), 2);
 }
 

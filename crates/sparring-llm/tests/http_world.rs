@@ -22,12 +22,16 @@ fn request(id: &str, tool: &str, rollout_index: u64) -> ExecuteRequest {
     }
 }
 
+/// A fake world and the HTTP world reaching it with `timeout`.
+async fn fake_world(timeout: Duration) -> (FakeWorld, HttpWorld) {
+    let fake = FakeWorld::start().await.unwrap();
+    let world = HttpWorld::start(&fake.url(), timeout, None).await.unwrap();
+    (fake, world)
+}
+
 #[tokio::test]
 async fn posts_each_call_with_its_rollout_and_keeps_answers_apart() {
-    let fake = FakeWorld::start().await.unwrap();
-    let world = HttpWorld::start(&fake.url(), Duration::from_secs(5), None)
-        .await
-        .unwrap();
+    let (fake, world) = fake_world(Duration::from_secs(5)).await;
     let a = world.execute(request("w-1", "get_order", 3)).await.unwrap();
     assert_eq!(a["ok"], true);
     assert_eq!(a["result"]["served_by"], "fake-world");
@@ -54,10 +58,7 @@ async fn posts_each_call_with_its_rollout_and_keeps_answers_apart() {
 
 #[tokio::test]
 async fn refusals_pass_through_and_broken_answers_fail_the_call() {
-    let fake = FakeWorld::start().await.unwrap();
-    let world = HttpWorld::start(&fake.url(), Duration::from_millis(800), None)
-        .await
-        .unwrap();
+    let (_fake, world) = fake_world(Duration::from_millis(800)).await;
     let no = world.execute(request("1", "refuse", 0)).await.unwrap();
     assert_eq!(
         no,

@@ -48,14 +48,20 @@ fn with_password(server: &FakeLlm) -> String {
     format!("http://bob:{PASSWORD}@{}/v1", server.addr())
 }
 
+/// The `Authorization` headers one request sends to a URL with a
+/// password, with the key (`#key=TEST_KEY`) or without.
+async fn authorizations_sent(keyed: bool) -> Vec<String> {
+    let server = FakeLlm::start().await.unwrap();
+    let suffix = if keyed { "#key=TEST_KEY" } else { "" };
+    let spec = format!("openai:m@{}{suffix}", with_password(&server));
+    agent(&spec, keyed).respond(request()).await.unwrap();
+    server.requests().remove(0).authorizations
+}
+
 #[tokio::test]
 async fn a_url_password_is_not_sent_beside_the_bearer_key() {
-    let server = FakeLlm::start().await.unwrap();
-    let spec = format!("openai:m@{}#key=TEST_KEY", with_password(&server));
-    agent(&spec, true).respond(request()).await.unwrap();
-    let sent = server.requests();
     assert_eq!(
-        sent[0].authorizations,
+        authorizations_sent(true).await,
         vec![format!("Bearer {KEY}")],
         "one Authorization header, the key's"
     );
@@ -63,12 +69,8 @@ async fn a_url_password_is_not_sent_beside_the_bearer_key() {
 
 #[tokio::test]
 async fn without_a_key_the_url_credentials_are_sent_as_basic_auth_alone() {
-    let server = FakeLlm::start().await.unwrap();
-    let spec = format!("openai:m@{}", with_password(&server));
-    agent(&spec, false).respond(request()).await.unwrap();
-    let sent = server.requests();
     let basic = format!("Basic {}", base64(format!("bob:{PASSWORD}").as_bytes()));
-    assert_eq!(sent[0].authorizations, vec![basic]);
+    assert_eq!(authorizations_sent(false).await, vec![basic]);
 }
 
 /// A server that quotes back every credential it was sent: the error the

@@ -33,6 +33,7 @@
 //!   `tool_result` blocks answer no `tool_use` of the previous message, as
 //!   the real API does.
 
+use crate::served::Served;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -255,22 +256,13 @@ struct Inner {
 
 /// A running fake server; it stops when dropped.
 pub struct FakeLlm {
-    addr: SocketAddr,
+    served: Served,
     inner: Arc<Inner>,
-    task: tokio::task::JoinHandle<()>,
 }
 
 impl std::fmt::Debug for FakeLlm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FakeLlm")
-            .field("addr", &self.addr)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Drop for FakeLlm {
-    fn drop(&mut self) {
-        self.task.abort();
+        self.served.debug("FakeLlm", f)
     }
 }
 
@@ -293,13 +285,11 @@ impl FakeLlm {
 
     /// Starts a server with these options on `127.0.0.1:0`.
     pub async fn with(options: FakeOptions) -> std::io::Result<Self> {
-        Self::bind(options, SocketAddr::from(([127, 0, 0, 1], 0))).await
+        Self::bind(options, Served::LOOPBACK).await
     }
 
     /// Starts a server with these options on `addr`.
     pub async fn bind(options: FakeOptions, addr: SocketAddr) -> std::io::Result<Self> {
-        let listener = tokio::net::TcpListener::bind(addr).await?;
-        let addr = listener.local_addr()?;
         let inner = Arc::new(Inner {
             options,
             script: Mutex::new(VecDeque::new()),
@@ -315,20 +305,18 @@ impl FakeLlm {
             .route("/stats", get(stats))
             .route("/stats/reset", post(reset))
             .with_state(Arc::clone(&inner));
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        Ok(Self { addr, inner, task })
+        let served = Served::bind(addr, app).await?;
+        Ok(Self { served, inner })
     }
 
     /// The base URL clients use: `http://127.0.0.1:PORT/v1`.
     pub fn base_url(&self) -> String {
-        format!("http://{}/v1", self.addr)
+        format!("http://{}/v1", self.addr())
     }
 
     /// The socket address.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.served.addr()
     }
 
     /// Appends replies to the script.

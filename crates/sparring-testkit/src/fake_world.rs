@@ -9,6 +9,7 @@
 //! `slow` waits two seconds first. `GET /` answers 200 (the start-up probe).
 //! Every `POST` body is recorded.
 
+use crate::served::Served;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -17,7 +18,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -29,43 +29,30 @@ struct Inner {
 
 /// A running fake world; it stops when dropped.
 pub struct FakeWorld {
-    addr: SocketAddr,
+    served: Served,
     inner: Arc<Inner>,
-    task: tokio::task::JoinHandle<()>,
 }
 
 impl std::fmt::Debug for FakeWorld {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FakeWorld")
-            .field("addr", &self.addr)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Drop for FakeWorld {
-    fn drop(&mut self) {
-        self.task.abort();
+        self.served.debug("FakeWorld", f)
     }
 }
 
 impl FakeWorld {
     /// Starts the world on `127.0.0.1:0`.
     pub async fn start() -> std::io::Result<Self> {
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
-        let addr = listener.local_addr()?;
         let inner = Arc::new(Inner::default());
         let app = Router::new()
             .route("/", get(probe).post(call))
             .with_state(Arc::clone(&inner));
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        Ok(Self { addr, inner, task })
+        let served = Served::bind(Served::LOOPBACK, app).await?;
+        Ok(Self { served, inner })
     }
 
     /// The URL to give `execute`: `http://127.0.0.1:PORT/`.
     pub fn url(&self) -> String {
-        format!("http://{}/", self.addr)
+        format!("http://{}/", self.served.addr())
     }
 
     /// Every call body received so far, in arrival order.

@@ -33,6 +33,7 @@
 pub mod fake_llm;
 pub mod fake_world;
 pub mod golden;
+mod served;
 pub mod tau2;
 
 use serde_json::json;

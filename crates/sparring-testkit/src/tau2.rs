@@ -29,7 +29,7 @@
 use serde_json::{Map, Value, json};
 use sparring_types::Spec;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A record's fields.
 pub type Record = Map<String, Value>;
@@ -563,31 +563,42 @@ pub fn domain_db(domain: &str) -> Option<Db> {
     Some(db)
 }
 
+/// A domain's spec document, without fixtures: its name, and its policy
+/// and tools in the data folder `data` referenced by `{file: PATH}`, so
+/// nothing of tau2's text is copied.
+pub fn spec_doc(data: &Path, domain: &str) -> Value {
+    let d = data
+        .join(domain)
+        .canonicalize()
+        .expect("the tau2 data folder resolves");
+    json!({
+        "name": format!("tau2-{domain}"),
+        "system_prompt": {"file": d.join("policy.md")},
+        "tools": {"file": d.join("tools.json")},
+    })
+}
+
+/// The database as a spec's `fixtures`: each entity's records in id order.
+pub fn fixtures(db: Db) -> Value {
+    Value::Object(
+        db.into_iter()
+            .map(|(e, records)| {
+                (
+                    e,
+                    Value::Array(records.into_values().map(Value::Object).collect()),
+                )
+            })
+            .collect(),
+    )
+}
+
 /// Writes a domain's spec with every task's database as its fixtures to
 /// `dir/tau2-<domain>.json` and returns its path; the policy and tools stay
 /// in `../shared/data/tau2`, referenced by `{file: PATH}`, so nothing of
 /// tau2's text is copied. `None` (with a note) when the data is absent.
-pub fn write_spec(domain: &str, dir: &std::path::Path) -> Option<PathBuf> {
-    let data = data_dir()?
-        .join(domain)
-        .canonicalize()
-        .expect("the tau2 data folder resolves");
-    let db = domain_db(domain)?;
-    let fixtures: Map<String, Value> = db
-        .into_iter()
-        .map(|(e, records)| {
-            (
-                e,
-                Value::Array(records.into_values().map(Value::Object).collect()),
-            )
-        })
-        .collect();
-    let doc = json!({
-        "name": format!("tau2-{domain}"),
-        "system_prompt": {"file": data.join("policy.md")},
-        "tools": {"file": data.join("tools.json")},
-        "fixtures": fixtures,
-    });
+pub fn write_spec(domain: &str, dir: &Path) -> Option<PathBuf> {
+    let mut doc = spec_doc(&data_dir()?, domain);
+    doc["fixtures"] = fixtures(domain_db(domain)?);
     let path = dir.join(format!("tau2-{domain}.json"));
     std::fs::create_dir_all(dir).expect("the spec's folder can be made");
     std::fs::write(

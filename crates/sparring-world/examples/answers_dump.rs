@@ -66,15 +66,7 @@ fn arguments(world: &World, index: usize, spec: &Spec, rng: &mut Lcg) -> Value {
     let tool = &spec.tools[index];
     let mut args = Map::new();
     for p in tool.parameter_names() {
-        let entity = if model.id_param.as_deref() == Some(p) {
-            model.entity.clone()
-        } else {
-            model
-                .references
-                .iter()
-                .find(|(q, _)| q == p)
-                .map(|(_, e)| e.clone())
-        };
+        let entity = model.entity_of(p);
         let schema = tool.parameter(p).cloned().unwrap_or(Value::Null);
         let ty = schema.get("type").and_then(Value::as_str).unwrap_or("");
         let roll = rng.next() % 10;
@@ -82,7 +74,7 @@ fn arguments(world: &World, index: usize, spec: &Spec, rng: &mut Lcg) -> Value {
             continue;
         }
         let value = if let Some(e) = entity {
-            let ids = world.ids(&e);
+            let ids = world.ids(e);
             match roll {
                 1 => json!("#W0000001"),
                 2 => json!(format!("<{p}>")),

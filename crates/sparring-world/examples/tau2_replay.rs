@@ -40,7 +40,7 @@
 use serde_json::{Value, json};
 use sparring_io::spec_file::load_spec;
 use sparring_testkit::tau2::{
-    Call, Db, Record, airline_db, gold_calls, put, rec, retail_db, s, with_fixtures,
+    Call, Db, Record, airline_db, gold_calls, put, rec, retail_db, s, spec_doc, with_fixtures,
 };
 use sparring_types::Spec;
 use sparring_world::World;
@@ -216,12 +216,7 @@ fn main() {
 }
 
 fn base_spec(data: &Path, domain: &str, tmp: &Path, declared: Option<&Value>) -> Spec {
-    let d = data.join(domain).canonicalize().unwrap();
-    let mut doc = json!({
-        "name": format!("tau2-{domain}"),
-        "system_prompt": {"file": d.join("policy.md")},
-        "tools": {"file": d.join("tools.json")},
-    });
+    let mut doc = spec_doc(data, domain);
     if let Some(world) = declared.and_then(|v| v.get(domain)) {
         doc["world"] = world.clone();
     }
@@ -231,6 +226,29 @@ fn base_spec(data: &Path, domain: &str, tmp: &Path, declared: Option<&Value>) ->
 }
 
 // ---------------------------------------------------------------- telecom
+
+/// The record of line `line`.
+fn line_of<'a>(db: &'a mut Db, line: &str) -> &'a mut Record {
+    db.get_mut("lines").unwrap().get_mut(line).unwrap()
+}
+
+/// Adds an overdue bill of `customer` owing `due`.
+fn overdue_bill(db: &mut Db, customer: &str, bill: &str, due: f64) {
+    put(
+        db,
+        "bills",
+        bill,
+        json!({"customer_id": customer, "status": "Overdue", "total_due": due}),
+    );
+}
+
+/// Lists `bill` among the bills of `customer`.
+fn list_bill(db: &mut Db, customer: &str, bill: &str) {
+    db.get_mut("customers").unwrap().get_mut(customer).unwrap()["bill_ids"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!(bill));
+}
 
 fn telecom_db(calls: &[Call], task: &Value) -> Db {
     let mut db = Db::new();
@@ -270,12 +288,7 @@ fn telecom_db(calls: &[Call], task: &Value) -> Db {
         "B1001",
         json!({"customer_id": customer, "status": "Paid", "total_due": 0.0}),
     );
-    put(
-        &mut db,
-        "bills",
-        "B2001",
-        json!({"customer_id": "C1002", "status": "Overdue", "total_due": 60.0}),
-    );
+    overdue_bill(&mut db, "C1002", "B2001", 60.0);
     // The task's initialization, as tau2 applies it before the talk.
     for a in task
         .pointer("/initial_state/initialization_actions")
@@ -288,37 +301,19 @@ fn telecom_db(calls: &[Call], task: &Value) -> Db {
         let l = s(&args["line_id"]);
         match a["func_name"].as_str().unwrap_or("") {
             "set_data_usage" => {
-                db.get_mut("lines")
-                    .unwrap()
-                    .get_mut(&l)
-                    .unwrap()
-                    .insert("data_used_gb".into(), args["data_used_gb"].clone());
+                line_of(&mut db, &l).insert("data_used_gb".into(), args["data_used_gb"].clone());
             }
             "disable_roaming" => {
-                db.get_mut("lines")
-                    .unwrap()
-                    .get_mut(&l)
-                    .unwrap()
-                    .insert("roaming_enabled".into(), json!(false));
+                line_of(&mut db, &l).insert("roaming_enabled".into(), json!(false));
             }
             "enable_roaming" => {
-                db.get_mut("lines")
-                    .unwrap()
-                    .get_mut(&l)
-                    .unwrap()
-                    .insert("roaming_enabled".into(), json!(true));
+                line_of(&mut db, &l).insert("roaming_enabled".into(), json!(true));
             }
             "suspend_line_for_overdue_bill" => {
                 let bill = s(&args["new_bill_id"]);
-                put(
-                    &mut db,
-                    "bills",
-                    &bill,
-                    json!({"customer_id": customer, "status": "Overdue", "total_due": 65.0}),
-                );
-                let c = db.get_mut("customers").unwrap().get_mut(customer).unwrap();
-                c["bill_ids"].as_array_mut().unwrap().push(json!(bill));
-                let r = db.get_mut("lines").unwrap().get_mut(&l).unwrap();
+                overdue_bill(&mut db, customer, &bill, 65.0);
+                list_bill(&mut db, customer, &bill);
+                let r = line_of(&mut db, &l);
                 r.insert("status".into(), json!("Suspended"));
                 r.insert("suspension_start_date".into(), json!("2025-02-01"));
             }
@@ -328,13 +323,7 @@ fn telecom_db(calls: &[Call], task: &Value) -> Db {
     for (n, a) in calls {
         // A payment request is for an overdue bill of the customer.
         if n == "send_payment_request" {
-            let bill = s(&a["bill_id"]);
-            put(
-                &mut db,
-                "bills",
-                &bill,
-                json!({"customer_id": customer, "status": "Overdue", "total_due": 65.0}),
-            );
+            overdue_bill(&mut db, customer, &s(&a["bill_id"]), 65.0);
         }
     }
     db
@@ -500,35 +489,48 @@ fn people(passengers: &Value) -> Vec<(String, String, String)> {
         .collect()
 }
 
+/// The read that shows a record a domain's writes change, and the name
+/// of its id parameter.
+fn record_read(domain: &str) -> (&'static str, &'static str) {
+    match domain {
+        "retail" => ("get_order_details", "order_id"),
+        "airline" => ("get_reservation_details", "reservation_id"),
+        _ => ("get_details_by_id", "id"),
+    }
+}
+
+/// For a write whose change the domain's [`record_read`] shows as a
+/// status: the write's argument holding the record's id, and the status
+/// tau2's record then has.
+fn status_after(domain: &str, name: &str) -> Option<(&'static str, &'static str)> {
+    Some(match (domain, name) {
+        ("retail", "cancel_pending_order") => ("order_id", "cancelled"),
+        ("retail", "exchange_delivered_order_items") => ("order_id", "exchange requested"),
+        ("retail", "return_delivered_order_items") => ("order_id", "return requested"),
+        ("retail", "modify_pending_order_items") => ("order_id", "pending (item modified)"),
+        ("airline", "cancel_reservation") => ("reservation_id", "cancelled"),
+        ("telecom", "send_payment_request") => ("bill_id", "awaiting payment"),
+        _ => return None,
+    })
+}
+
 /// What a read must show after a write, as tau2's record would.
 fn checks(domain: &str, db: &Db, name: &str, args: &Record, answer: &Value) -> Vec<Check> {
     let order = |id: &Value| json!({"order_id": id});
-    let status = |tool: &str, a: Value, want: &'static str| {
-        check(tool, a, format!("status is `{want}`"), move |r| {
-            norm(&r["result"]["status"]) == want
+    let reservation = || json!({"reservation_id": args["reservation_id"]});
+    let mut out: Vec<Check> = status_after(domain, name)
+        .map(|(arg, want)| {
+            let (read, id) = record_read(domain);
+            check(
+                read,
+                json!({id: args[arg]}),
+                format!("status is `{want}`"),
+                move |r| norm(&r["result"]["status"]) == want,
+            )
         })
-    };
-    let mut out = Vec::new();
+        .into_iter()
+        .collect();
     match (domain, name) {
-        ("retail", "cancel_pending_order") => out.push(status(
-            "get_order_details",
-            order(&args["order_id"]),
-            "cancelled",
-        )),
-        ("retail", "exchange_delivered_order_items") => {
-            out.push(status(
-                "get_order_details",
-                order(&args["order_id"]),
-                "exchange requested",
-            ));
-        }
-        ("retail", "return_delivered_order_items") => {
-            out.push(status(
-                "get_order_details",
-                order(&args["order_id"]),
-                "return requested",
-            ));
-        }
         ("retail", "modify_pending_order_address" | "modify_user_address") => {
             let want = json!({"address1": args["address1"], "address2": args["address2"], "city": args["city"],
                               "country": args["country"], "state": args["state"], "zip": args["zip"]});
@@ -545,11 +547,6 @@ fn checks(domain: &str, db: &Db, name: &str, args: &Record, answer: &Value) -> V
             ));
         }
         ("retail", "modify_pending_order_items") => {
-            out.push(status(
-                "get_order_details",
-                order(&args["order_id"]),
-                "pending (item modified)",
-            ));
             let before: Vec<String> = db["orders"][&s(&args["order_id"])]["items"]
                 .as_array()
                 .unwrap()
@@ -621,13 +618,6 @@ fn checks(domain: &str, db: &Db, name: &str, args: &Record, answer: &Value) -> V
                 },
             ));
         }
-        ("airline", "cancel_reservation") => {
-            out.push(status(
-                "get_reservation_details",
-                json!({"reservation_id": args["reservation_id"]}),
-                "cancelled",
-            ));
-        }
         ("airline", "update_reservation_baggages") => {
             let (t, n) = (
                 args["total_baggages"].clone(),
@@ -635,7 +625,7 @@ fn checks(domain: &str, db: &Db, name: &str, args: &Record, answer: &Value) -> V
             );
             out.push(check(
                 "get_reservation_details",
-                json!({"reservation_id": args["reservation_id"]}),
+                reservation(),
                 "the baggage counts".into(),
                 move |r| r["result"]["total_baggages"] == t && r["result"]["nonfree_baggages"] == n,
             ));
@@ -645,7 +635,7 @@ fn checks(domain: &str, db: &Db, name: &str, args: &Record, answer: &Value) -> V
             let cabin = args["cabin"].clone();
             out.push(check(
                 "get_reservation_details",
-                json!({"reservation_id": args["reservation_id"]}),
+                reservation(),
                 "the new flights and cabin".into(),
                 move |r| legs_of(&r["result"]["flights"]) == legs && r["result"]["cabin"] == cabin,
             ));
@@ -654,7 +644,7 @@ fn checks(domain: &str, db: &Db, name: &str, args: &Record, answer: &Value) -> V
             let who = people(&args["passengers"]);
             out.push(check(
                 "get_reservation_details",
-                json!({"reservation_id": args["reservation_id"]}),
+                reservation(),
                 "the new passengers".into(),
                 move |r| people(&r["result"]["passengers"]) == who,
             ));
@@ -684,13 +674,6 @@ fn checks(domain: &str, db: &Db, name: &str, args: &Record, answer: &Value) -> V
                 |r| r["result"]["roaming_enabled"] == true,
             ));
         }
-        ("telecom", "send_payment_request") => {
-            out.push(status(
-                "get_details_by_id",
-                json!({"id": args["bill_id"]}),
-                "awaiting payment",
-            ));
-        }
         ("telecom", "resume_line") => {
             out.push(check(
                 "get_details_by_id",
@@ -713,6 +696,20 @@ fn call(name: &str, args: Value) -> Call {
     (name.to_owned(), rec(args))
 }
 
+/// `db` with another user, `zoe_park_2000` (`fields`), who owns the gift
+/// card `gift_card_2000001` in `methods`.
+fn with_another_user(db: &Db, fields: Value, methods: &str) -> Db {
+    let mut other = db.clone();
+    put(&mut other, "users", "zoe_park_2000", fields);
+    put(
+        &mut other,
+        methods,
+        "gift_card_2000001",
+        json!({"user_id": "zoe_park_2000", "source": "gift_card"}),
+    );
+    other
+}
+
 /// Calls tau2 refuses, each with the fixtures of a task it fits.
 fn refusals(domain: &str, tasks: &[Value], base: &Spec) -> Vec<(Db, Refusal)> {
     let dbs: Vec<(Vec<Call>, Db)> = tasks
@@ -727,8 +724,7 @@ fn refusals(domain: &str, tasks: &[Value], base: &Spec) -> Vec<(Db, Refusal)> {
             (calls, db)
         })
         .collect();
-    let mut out = Vec::new();
-    match domain {
+    let cases: Vec<(Db, &'static str, Vec<Call>, Call)> = match domain {
         "retail" => {
             let status_of = |db: &Db, st: &str| {
                 db.get("orders").and_then(|o| {
@@ -740,7 +736,7 @@ fn refusals(domain: &str, tasks: &[Value], base: &Spec) -> Vec<(Db, Refusal)> {
             let Some((_, db)) = dbs.iter().find(|(_, db)| {
                 status_of(db, "pending").is_some() && status_of(db, "delivered").is_some()
             }) else {
-                return out;
+                return Vec::new();
             };
             let (p, pending) = status_of(db, "pending").unwrap();
             let (d, delivered) = status_of(db, "delivered").unwrap();
@@ -748,18 +744,10 @@ fn refusals(domain: &str, tasks: &[Value], base: &Spec) -> Vec<(Db, Refusal)> {
             let pm = db["payment_methods"].keys().next().unwrap().clone();
             let item_p = s(&pending["items"][0]["item_id"]);
             let item_d = s(&delivered["items"][0]["item_id"]);
-            let mut other = db.clone();
-            put(
-                &mut other,
-                "users",
-                "zoe_park_2000",
+            let other = with_another_user(
+                db,
                 json!({"name": {"first_name": "Zoe", "last_name": "Park"}, "email": "zoe.park@example.com", "orders": []}),
-            );
-            put(
-                &mut other,
                 "payment_methods",
-                "gift_card_2000001",
-                json!({"user_id": "zoe_park_2000", "source": "gift_card"}),
             );
             let exchange = |o: &str, i: &str| {
                 call(
@@ -854,22 +842,13 @@ fn refusals(domain: &str, tasks: &[Value], base: &Spec) -> Vec<(Db, Refusal)> {
                 ),
             ];
             let _ = user;
-            for (db, what, setup, c) in cases {
-                out.push((
-                    db,
-                    Refusal {
-                        what,
-                        setup,
-                        call: c,
-                    },
-                ));
-            }
+            cases
         }
         "airline" => {
             let Some((calls, db)) = dbs.iter().find(|(c, db)| {
                 c.iter().any(|(n, _)| n == "book_reservation") && db.contains_key("reservations")
             }) else {
-                return out;
+                return Vec::new();
             };
             let (_, book) = calls.iter().find(|(n, _)| n == "book_reservation").unwrap();
             let res = db["reservations"].keys().next().unwrap().clone();
@@ -878,19 +857,7 @@ fn refusals(domain: &str, tasks: &[Value], base: &Spec) -> Vec<(Db, Refusal)> {
                 "flights".into(),
                 json!([{"flight_number": "HAT999", "date": "2024-05-26"}]),
             );
-            let mut other = db.clone();
-            put(
-                &mut other,
-                "users",
-                "zoe_park_2000",
-                json!({"reservations": []}),
-            );
-            put(
-                &mut other,
-                "payments",
-                "gift_card_2000001",
-                json!({"user_id": "zoe_park_2000", "source": "gift_card"}),
-            );
+            let other = with_another_user(db, json!({"reservations": []}), "payments");
             let count = db["reservations"][&res]["passengers"]
                 .as_array()
                 .map_or(1, Vec::len);
@@ -939,40 +906,18 @@ fn refusals(domain: &str, tasks: &[Value], base: &Spec) -> Vec<(Db, Refusal)> {
                     ),
                 ),
             ];
-            for (db, what, setup, c) in cases {
-                out.push((
-                    db,
-                    Refusal {
-                        what,
-                        setup,
-                        call: c,
-                    },
-                ));
-            }
+            cases
         }
         _ => {
             let Some((_, db)) = dbs.first() else {
-                return out;
+                return Vec::new();
             };
             let mut suspended = db.clone();
-            suspended
-                .get_mut("lines")
-                .unwrap()
-                .get_mut("L1002")
-                .unwrap()
-                .insert("status".into(), json!("Suspended"));
+            line_of(&mut suspended, "L1002").insert("status".into(), json!("Suspended"));
             let mut two = db.clone();
             for (bill, due) in [("B1003", 20.0), ("B1004", 30.0)] {
-                put(
-                    &mut two,
-                    "bills",
-                    bill,
-                    json!({"customer_id": "C1001", "status": "Overdue", "total_due": due}),
-                );
-                two.get_mut("customers").unwrap().get_mut("C1001").unwrap()["bill_ids"]
-                    .as_array_mut()
-                    .unwrap()
-                    .push(json!(bill));
+                overdue_bill(&mut two, "C1001", bill, due);
+                list_bill(&mut two, "C1001", bill);
             }
             let cases = vec![
                 (
@@ -1045,17 +990,11 @@ fn refusals(domain: &str, tasks: &[Value], base: &Spec) -> Vec<(Db, Refusal)> {
                     ),
                 ),
             ];
-            for (db, what, setup, c) in cases {
-                out.push((
-                    db,
-                    Refusal {
-                        what,
-                        setup,
-                        call: c,
-                    },
-                ));
-            }
+            cases
         }
-    }
-    out
+    };
+    cases
+        .into_iter()
+        .map(|(db, what, setup, call)| (db, Refusal { what, setup, call }))
+        .collect()
 }

@@ -96,6 +96,20 @@ impl ToolModel {
             _ => true,
         }
     }
+
+    /// The entity whose record a parameter names: the tool's own entity
+    /// for its id parameter, another's for a reference, `None` for a
+    /// parameter that names no record.
+    pub fn entity_of(&self, param: &str) -> Option<&str> {
+        if self.id_param.as_deref() == Some(param) {
+            self.entity.as_deref()
+        } else {
+            self.references
+                .iter()
+                .find(|(p, _)| p == param)
+                .map(|(_, e)| e.as_str())
+        }
+    }
 }
 
 const READ: &[&str] = &[

@@ -301,103 +301,109 @@ mod tests {
         )
     }
 
+    /// Checks that `p` takes each of `values` for an echo (`echo`) or for
+    /// a real value.
+    fn reads(p: &ParamEcho, values: &[&str], echo: bool) {
+        for v in values {
+            assert_eq!(p.echo(v, 2).is_some(), echo, "{}: {v}", p.name);
+        }
+    }
+
     #[test]
     fn echoes_are_caught() {
-        let p = order_id();
-        for v in [
-            "order_id",
-            "Order Id",
-            "order id",
-            "<order_id>",
-            "{order_id}",
-            "{{order_id}}",
-            "#W0000000",
-            "the order id",
-            "string",
-            "xxx",
-            "XXXX-XXXX",
-            "123",
-            "order",
-        ] {
-            assert!(p.echo(v, 2).is_some(), "{v}");
-        }
-        let email = ParamEcho::new(
-            "email",
-            Some(&json!({"type": "string", "description": "The customer's email address."})),
+        reads(
+            &order_id(),
+            &[
+                "order_id",
+                "Order Id",
+                "order id",
+                "<order_id>",
+                "{order_id}",
+                "{{order_id}}",
+                "#W0000000",
+                "the order id",
+                "string",
+                "xxx",
+                "XXXX-XXXX",
+                "123",
+                "order",
+            ],
+            true,
         );
-        for v in [
-            "user@example.com",
-            "test@test.com",
-            "email",
-            "customer's email",
-            "john.doe@gmail.com",
-        ] {
-            assert!(email.echo(v, 2).is_some(), "{v}");
-        }
-        let name = ParamEcho::new("name", Some(&json!({"type": "string"})));
-        for v in [
-            "John Doe",
-            "first name",
-            "full name",
-            "[name]",
-            "$NAME",
-            "foo",
-        ] {
-            assert!(name.echo(v, 2).is_some(), "{v}");
-        }
-        let id = ParamEcho::new("user_id", Some(&json!({"type": "string"})));
-        assert!(id.echo("12345", 2).is_some());
+        let email = json!({"type": "string", "description": "The customer's email address."});
+        reads(
+            &ParamEcho::new("email", Some(&email)),
+            &[
+                "user@example.com",
+                "test@test.com",
+                "email",
+                "customer's email",
+                "john.doe@gmail.com",
+            ],
+            true,
+        );
+        reads(
+            &ParamEcho::new("name", Some(&json!({"type": "string"}))),
+            &[
+                "John Doe",
+                "first name",
+                "full name",
+                "[name]",
+                "$NAME",
+                "foo",
+            ],
+            true,
+        );
+        reads(
+            &ParamEcho::new("user_id", Some(&json!({"type": "string"}))),
+            &["12345"],
+            true,
+        );
     }
 
     #[test]
     fn real_values_pass() {
-        let p = order_id();
-        for v in ["#W1001", "#W4817320"] {
-            assert!(p.echo(v, 2).is_none(), "{v}");
-        }
+        reads(&order_id(), &["#W1001", "#W4817320"], false);
         let email = ParamEcho::new("email", Some(&json!({"type": "string"})));
-        for v in ["ana.lima@mail.test", "grace.kim@gmail.com"] {
-            assert!(email.echo(v, 2).is_none(), "{v}");
-        }
+        reads(
+            &email,
+            &["ana.lima@mail.test", "grace.kim@gmail.com"],
+            false,
+        );
         let name = ParamEcho::new("full_name", Some(&json!({"type": "string"})));
-        assert!(name.echo("Grace Kim", 2).is_none());
-        assert!(name.echo("John Smith", 2).is_none());
-        for v in ["noah.brown7@example.com", "john.smith@example.com"] {
-            assert!(email.echo(v, 2).is_none(), "{v}");
+        reads(&name, &["Grace Kim", "John Smith"], false);
+        reads(
+            &email,
+            &["noah.brown7@example.com", "john.smith@example.com"],
+            false,
+        );
+        // A value the description names (an example, an enum value) is a
+        // real one where the parameter names no record: a first name, a
+        // zip, a street, a reason, an expression.
+        for (name, description, value) in [
+            (
+                "first_name",
+                "The first name of the customer, such as 'John'.",
+                "John",
+            ),
+            ("zip", "The zip code, such as '12345'.", "12345"),
+            (
+                "address1",
+                "The first line of the address, such as '123 Main St'.",
+                "123 Main St",
+            ),
+            (
+                "reason",
+                "The reason for cancellation, which should be either 'no longer needed' or 'ordered by mistake'.",
+                "no longer needed",
+            ),
+            ("expression", "The expression, such as '2 + 2'.", "2 + 2"),
+        ] {
+            let p = ParamEcho::new(
+                name,
+                Some(&json!({"type": "string", "description": description})),
+            );
+            reads(&p, &[value], false);
         }
-        let first = ParamEcho::new(
-            "first_name",
-            Some(
-                &json!({"type": "string", "description": "The first name of the customer, such as 'John'."}),
-            ),
-        );
-        assert!(
-            first.echo("John", 2).is_none(),
-            "a real first name, also the example"
-        );
-        let zip = ParamEcho::new(
-            "zip",
-            Some(&json!({"type": "string", "description": "The zip code, such as '12345'."})),
-        );
-        assert!(zip.echo("12345", 2).is_none());
-        let street = ParamEcho::new(
-            "address1",
-            Some(
-                &json!({"type": "string", "description": "The first line of the address, such as '123 Main St'."}),
-            ),
-        );
-        assert!(street.echo("123 Main St", 2).is_none());
-        let reason = ParamEcho::new(
-            "reason",
-            Some(
-                &json!({"type": "string", "description": "The reason for cancellation, which should be either 'no longer needed' or 'ordered by mistake'."}),
-            ),
-        );
-        assert!(reason.echo("no longer needed", 2).is_none());
-        let expr = ParamEcho::new(
-            "expression",
-            Some(&json!({"type": "string", "description": "The expression, such as '2 + 2'."})),
-        );
-        assert!(expr.echo("2 + 2", 2).is_none());
     }
 }

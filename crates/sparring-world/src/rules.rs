@@ -1577,165 +1577,105 @@ mod tests {
         list.iter().map(|s| (*s).to_owned()).collect()
     }
 
-    #[test]
-    fn descriptions_state_required_statuses() {
-        let (tools, fixtures) = desk();
-        let r = reader(&tools, &fixtures, "");
-        assert_eq!(
-            one(&r, "Cancel a pending order.", Some("cancel_order")),
-            vec![(
-                "cancel_order".into(),
-                "status".into(),
-                v(&["pending"]),
-                true
-            )]
-        );
-        assert_eq!(
-            one(
-                &r,
-                "Refund a shipped or delivered order in full.",
-                Some("refund_order")
-            ),
-            vec![(
-                "refund_order".into(),
-                "status".into(),
-                v(&["shipped", "delivered"]),
-                true
-            )]
-        );
-        assert_eq!(
-            one(
-                &r,
-                "Change the shipping address of a pending order.",
-                Some("update_shipping_address")
-            ),
-            vec![(
-                "update_shipping_address".into(),
-                "status".into(),
-                v(&["pending"]),
-                true
-            )]
-        );
-        // A negation in another clause is not the state's; in its own, it is.
-        assert_eq!(
-            one(
-                &r,
-                "Cancel a pending order whose parcel has not been packed yet.",
-                Some("cancel_order")
-            ),
-            vec![(
-                "cancel_order".into(),
-                "status".into(),
-                v(&["pending"]),
-                true
-            )]
-        );
-        assert_eq!(
-            one(
-                &r,
-                "Cancel an order that is not shipped.",
-                Some("cancel_order")
-            ),
-            vec![(
-                "cancel_order".into(),
-                "status".into(),
-                v(&["shipped"]),
-                false
-            )]
-        );
-        // A read is never held back by a state; a word no record has is no state.
-        assert!(one(&r, "Look up a pending order.", Some("get_order")).is_empty());
-        assert!(one(&r, "Cancel a big order.", Some("cancel_order")).is_empty());
-    }
+    /// A sentence, the tool whose description it is (`None`: the policy's),
+    /// and the status rule it states: the tool, the values, whether they
+    /// are allowed (`None`: no rule).
+    type Case<'a> = (
+        &'a str,
+        Option<&'a str>,
+        Option<(&'a str, &'a [&'a str], bool)>,
+    );
 
     #[test]
-    fn policy_sentences_name_their_tools() {
+    fn descriptions_and_policy_sentences_state_required_statuses() {
         let (tools, fixtures) = desk();
         let r = reader(&tools, &fixtures, "");
-        assert_eq!(
-            one(&r, "Only orders that are pending can be cancelled.", None),
-            vec![(
-                "cancel_order".into(),
-                "status".into(),
-                v(&["pending"]),
-                true
-            )]
-        );
-        assert_eq!(
-            one(
-                &r,
+        let cases: &[Case] = &[
+            // Descriptions state what their own tool requires.
+            (
+                "Cancel a pending order.",
+                Some("cancel_order"),
+                Some(("cancel_order", &["pending"], true)),
+            ),
+            (
+                "Refund a shipped or delivered order in full.",
+                Some("refund_order"),
+                Some(("refund_order", &["shipped", "delivered"], true)),
+            ),
+            (
+                "Change the shipping address of a pending order.",
+                Some("update_shipping_address"),
+                Some(("update_shipping_address", &["pending"], true)),
+            ),
+            // A negation in another clause is not the state's; in its own, it is.
+            (
+                "Cancel a pending order whose parcel has not been packed yet.",
+                Some("cancel_order"),
+                Some(("cancel_order", &["pending"], true)),
+            ),
+            (
+                "Cancel an order that is not shipped.",
+                Some("cancel_order"),
+                Some(("cancel_order", &["shipped"], false)),
+            ),
+            // A read is never held back by a state; a word no record has is no state.
+            ("Look up a pending order.", Some("get_order"), None),
+            ("Cancel a big order.", Some("cancel_order"), None),
+            // Policy sentences name their tools.
+            (
+                "Only orders that are pending can be cancelled.",
+                None,
+                Some(("cancel_order", &["pending"], true)),
+            ),
+            (
                 "Shipped or delivered orders can be refunded, not cancelled.",
-                None
+                None,
+                Some(("cancel_order", &["shipped", "delivered"], false)),
             ),
-            vec![(
-                "cancel_order".into(),
-                "status".into(),
-                v(&["shipped", "delivered"]),
-                false
-            )]
-        );
-        assert_eq!(
-            one(
-                &r,
+            (
                 "The shipping address can only be changed while the order is pending.",
-                None
+                None,
+                Some(("update_shipping_address", &["pending"], true)),
             ),
-            vec![(
-                "update_shipping_address".into(),
-                "status".into(),
-                v(&["pending"]),
-                true
-            )]
-        );
-        assert_eq!(
-            one(
-                &r,
+            (
                 "An order can only be cancelled if its status is 'pending'.",
-                None
+                None,
+                Some(("cancel_order", &["pending"], true)),
             ),
-            vec![(
-                "cancel_order".into(),
-                "status".into(),
-                v(&["pending"]),
-                true
-            )]
-        );
-        // Permission without restriction, obligations of the agent, and
-        // what a tool does not check state nothing.
-        assert!(one(&r, "Pending orders can be cancelled.", None).is_empty());
-        assert!(
-            one(
-                &r,
+            // Permission without restriction, obligations of the agent, and
+            // what a tool does not check state nothing.
+            ("Pending orders can be cancelled.", None, None),
+            (
                 "You must confirm with the customer before issuing a refund.",
-                None
-            )
-            .is_empty()
-        );
-        assert!(
-            one(
-                &r,
+                None,
+                None,
+            ),
+            (
                 "The cancel tool does not check if the order is pending.",
-                None
-            )
-            .is_empty()
-        );
-        // What to say about an action is no condition on it.
-        assert!(
-            one(
-                &r,
+                None,
+                None,
+            ),
+            // What to say about an action is no condition on it.
+            (
                 "Never tell the customer that an order was refunded or cancelled unless the tool succeeded.",
-                None
-            )
-            .is_empty()
-        );
-        assert!(
-            one(
-                &r,
+                None,
+                None,
+            ),
+            (
                 "Never promise that a pending order will be cancelled.",
-                None
-            )
-            .is_empty()
-        );
+                None,
+                None,
+            ),
+        ];
+        for &(sentence, described, want) in cases {
+            let want: Vec<_> = want
+                .into_iter()
+                .map(|(tool, values, allowed)| {
+                    (tool.to_owned(), "status".to_owned(), v(values), allowed)
+                })
+                .collect();
+            assert_eq!(one(&r, sentence, described), want, "{sentence}");
+        }
     }
 
     #[test]
@@ -1819,34 +1759,19 @@ mod tests {
                 _ => None,
             })
             .collect();
-        assert!(
-            sets.contains(&(
-                "return_delivered_order_items".into(),
-                None,
-                "return requested".into()
-            )),
-            "{sets:?}"
-        );
-        assert!(
-            sets.contains(&(
-                "send_payment_request".into(),
-                Some("bill".into()),
-                "AWAITING_PAYMENT".into()
-            )),
-            "{sets:?}"
-        );
-        assert!(
-            sets.contains(&("resume_line".into(), None, "Active".into())),
-            "{sets:?}"
-        );
-        assert!(
-            sets.contains(&(
-                "exchange_delivered_order_items".into(),
-                None,
-                "exchange requested".into()
-            )),
-            "{sets:?}"
-        );
+        for want in [
+            ("return_delivered_order_items", None, "return requested"),
+            ("send_payment_request", Some("bill"), "AWAITING_PAYMENT"),
+            ("resume_line", None, "Active"),
+            ("exchange_delivered_order_items", None, "exchange requested"),
+        ] {
+            let want = (
+                want.0.to_owned(),
+                want.1.map(str::to_owned),
+                want.2.to_owned(),
+            );
+            assert!(sets.contains(&want), "{want:?} not in {sets:?}");
+        }
         assert!(all.iter().any(|x| matches!(x, Reading::Clears { tool, field, .. } if tool == "resume_line" && field == "suspension_start_date")));
         assert!(all.iter().any(
             |x| matches!(x, Reading::Once { tool, .. } if tool == "exchange_delivered_order_items")
@@ -1876,43 +1801,40 @@ mod tests {
         assert!(inflects("cancelled", "cancel") && inflects("modified", "modify"));
         assert!(inflects("changing", "change") && inflects("transferred", "transfer"));
         assert!(inflects("paid", "pay") && !inflects("payment", "pay") && !inflects("cancel", ""));
-        let s = sentences(
-            "# Cancel\n- Only pending orders, e.g. new ones, can be cancelled. Checks: it must be 'a. b'.\n1. Third one",
-        );
-        let texts: Vec<&str> = s.iter().map(|(_, t)| t.as_str()).collect();
-        assert_eq!(
-            texts,
-            [
-                "Only pending orders, e.g. new ones, can be cancelled.",
-                "Checks:",
-                "it must be 'a. b'.",
-                "Third one"
-            ]
-        );
-        assert_eq!(s[0].0.as_deref(), Some("Cancel"));
-        let wrapped =
-            sentences("- Only pending orders can be\n  cancelled. Or not\nat all.\n- Next item.");
-        let texts: Vec<&str> = wrapped.iter().map(|(_, t)| t.as_str()).collect();
-        assert_eq!(
-            texts,
-            [
-                "Only pending orders can be cancelled.",
-                "Or not at all.",
-                "Next item."
-            ]
-        );
-        // A blank line after a comma continues the sentence; after a full
-        // stop it ends the paragraph.
-        let broken = sentences("Cancel it. If it shipped,\n\nit cannot be cancelled.\n\nNext.");
-        let texts: Vec<&str> = broken.iter().map(|(_, t)| t.as_str()).collect();
-        assert_eq!(
-            texts,
-            [
-                "Cancel it.",
-                "If it shipped, it cannot be cancelled.",
-                "Next."
-            ]
-        );
+        let heading = "# Cancel\n- Only pending orders, e.g. new ones, can be cancelled. Checks: it must be 'a. b'.\n1. Third one";
+        for (text, want) in [
+            (
+                heading,
+                &[
+                    "Only pending orders, e.g. new ones, can be cancelled.",
+                    "Checks:",
+                    "it must be 'a. b'.",
+                    "Third one",
+                ][..],
+            ),
+            (
+                "- Only pending orders can be\n  cancelled. Or not\nat all.\n- Next item.",
+                &[
+                    "Only pending orders can be cancelled.",
+                    "Or not at all.",
+                    "Next item.",
+                ],
+            ),
+            // A blank line after a comma continues the sentence; after a full
+            // stop it ends the paragraph.
+            (
+                "Cancel it. If it shipped,\n\nit cannot be cancelled.\n\nNext.",
+                &[
+                    "Cancel it.",
+                    "If it shipped, it cannot be cancelled.",
+                    "Next.",
+                ],
+            ),
+        ] {
+            let texts: Vec<String> = sentences(text).into_iter().map(|(_, t)| t).collect();
+            assert_eq!(texts, want, "{text:?}");
+        }
+        assert_eq!(sentences(heading)[0].0.as_deref(), Some("Cancel"));
         assert_eq!(
             enum_values("The cabin, such as 'economy' or 'business'."),
             None

@@ -372,21 +372,14 @@ impl World {
                         let mut echo = ParamEcho::new(p, t.parameter(p));
                         // Values named in words are checked as an enum.
                         echo.enumerated |= r.enums.iter().any(|e| e.param == p);
-                        let entity = if Some(p) == m.id_param.as_deref() {
-                            m.entity.clone()
-                        } else {
-                            m.references
-                                .iter()
-                                .find(|(rp, _)| rp == p)
-                                .map(|(_, e)| e.clone())
-                        };
-                        echo.looks_like = entity
+                        echo.looks_like = m
+                            .entity_of(p)
                             .and_then(|e| {
                                 fixtures
-                                    .get(&e)
+                                    .get(e)
                                     .and_then(|f| f.keys().next().cloned())
                                     .or_else(|| {
-                                        entities.get(&e).map(|x| x.shape.example().to_owned())
+                                        entities.get(e).map(|x| x.shape.example().to_owned())
                                     })
                             })
                             .or_else(|| format_example(t.parameter(p)));
@@ -748,16 +741,7 @@ impl World {
         {
             return true;
         }
-        let entity = if Some(param) == model.id_param.as_deref() {
-            model.entity.as_deref()
-        } else {
-            model
-                .references
-                .iter()
-                .find(|(p, _)| p == param)
-                .map(|(_, e)| e.as_str())
-        };
-        entity.is_some_and(|e| self.exists(e, text))
+        model.entity_of(param).is_some_and(|e| self.exists(e, text))
     }
 
     fn not_found(&self, entity: &str, param: &str, id: &str) -> ToolResult {
@@ -1054,6 +1038,19 @@ impl World {
         }
     }
 
+    /// Why a call that acts on no existing record (a create, an action
+    /// without an id) is refused, if it is: first by the records it names,
+    /// then by the rules.
+    fn unnamed_refusal(
+        &mut self,
+        index: usize,
+        model: &ToolModel,
+        args: &Record,
+    ) -> Option<ToolResult> {
+        self.check_references(model, args, None)
+            .or_else(|| self.state_refusal(index, model, args, None))
+    }
+
     /// Why the rules forbid this call, if they do. `target` is the record
     /// acted on (none for a create).
     #[allow(clippy::too_many_lines)]
@@ -1111,16 +1108,7 @@ impl World {
             // named record's looked up.
             let found: Option<(String, String, String)> = match &p.param {
                 Some(param) => {
-                    let entity = model
-                        .references
-                        .iter()
-                        .find(|(q, _)| q == param)
-                        .map(|(_, e)| e.clone())
-                        .or_else(|| {
-                            (model.id_param.as_ref() == Some(param))
-                                .then(|| model.entity.clone())
-                                .flatten()
-                        });
+                    let entity = model.entity_of(param).map(str::to_owned);
                     let id = args.get(param).and_then(id_text);
                     match (entity, id) {
                         (Some(e), Some(id)) => {
@@ -1265,15 +1253,7 @@ impl World {
 
     /// The (entity, id) an id parameter names in this call.
     fn id_of(model: &ToolModel, args: &Record, param: &str) -> Option<(String, String)> {
-        let entity = if model.id_param.as_deref() == Some(param) {
-            model.entity.clone()
-        } else {
-            model
-                .references
-                .iter()
-                .find(|(p, _)| p == param)
-                .map(|(_, e)| e.clone())
-        }?;
+        let entity = model.entity_of(param)?.to_owned();
         Some((entity, args.get(param).and_then(id_text)?))
     }
 
@@ -1445,10 +1425,7 @@ impl World {
             if model.operation == Operation::Read {
                 return self.search(index, &entity, model, args);
             }
-            if let Some(refusal) = self.check_references(model, args, None) {
-                return refusal;
-            }
-            if let Some(refusal) = self.state_refusal(index, model, args, None) {
+            if let Some(refusal) = self.unnamed_refusal(index, model, args) {
                 return refusal;
             }
             self.after_effects(index, model, args, None);
@@ -1617,10 +1594,7 @@ impl World {
         model: &ToolModel,
         args: &Record,
     ) -> ToolResult {
-        if let Some(refusal) = self.check_references(model, args, None) {
-            return refusal;
-        }
-        if let Some(refusal) = self.state_refusal(index, model, args, None) {
+        if let Some(refusal) = self.unnamed_refusal(index, model, args) {
             return refusal;
         }
         let Some(e) = self.shared.entities.get(entity).cloned() else {

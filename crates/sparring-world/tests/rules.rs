@@ -25,6 +25,38 @@ fn call(w: &mut World, tool: &str, args: Value) -> Value {
     w.call(tool, &args).to_json()
 }
 
+/// Calls `tool` and checks it succeeded; the answer.
+fn succeeds(w: &mut World, tool: &str, args: Value) -> Value {
+    let answer = call(w, tool, args);
+    assert_eq!(answer["ok"], true, "{tool}: {answer}");
+    answer
+}
+
+/// Calls `tool` and checks the world refused it, saying each of `needles`.
+fn refuses(w: &mut World, tool: &str, args: Value, needles: &[&str]) {
+    refused_with(&call(w, tool, args), needles);
+}
+
+/// What `--explain` shows of `tool`'s rules: the rules, and the `field`
+/// of each (`sentence`, `rule`).
+fn explained(w: &World, tool: &str, field: &str) -> (Value, Vec<String>) {
+    let explain = w.explain();
+    let rules = explain["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == tool)
+        .unwrap()["rules"]
+        .clone();
+    let fields = rules
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r[field].as_str().map(str::to_owned))
+        .collect();
+    (rules, fields)
+}
+
 fn refused_with(answer: &Value, needles: &[&str]) {
     assert_eq!(answer["error"]["kind"], "refused", "{answer}");
     let message = answer["error"]["message"].as_str().unwrap();
@@ -37,30 +69,25 @@ fn refused_with(answer: &Value, needles: &[&str]) {
 fn support_desk_refuses_the_three_forbidden_calls_with_the_rule() {
     let mut w = World::new(&example("support-desk"), 0);
     // #W1002 is shipped, #W1001 pending, #W1003 delivered.
-    let cancel = call(&mut w, "cancel_order", json!({"order_id": "#W1002"}));
-    refused_with(
-        &cancel,
+    refuses(
+        &mut w,
+        "cancel_order",
+        json!({"order_id": "#W1002"}),
         &["#W1002", "shipped", "\"Cancel a pending order.\""],
     );
-    let refund = call(
+    refuses(
         &mut w,
         "refund_order",
         json!({"order_id": "#W1001", "reason": "changed my mind"}),
-    );
-    refused_with(
-        &refund,
         &[
             "pending",
             "\"Refund a shipped or delivered order in full.\"",
         ],
     );
-    let address = call(
+    refuses(
         &mut w,
         "update_shipping_address",
         json!({"order_id": "#W1003", "address": "4 Lake Drive, Austin, TX 78701"}),
-    );
-    refused_with(
-        &address,
         &[
             "delivered",
             "\"Change the shipping address of a pending order.\"",
@@ -75,37 +102,24 @@ fn support_desk_refuses_the_three_forbidden_calls_with_the_rule() {
         json!({"order_id": "#W1002", "reason": "arrived broken"}),
     );
     assert_eq!(refund["result"]["status"], "refunded", "{refund}");
-    let moved = call(
+    succeeds(
         &mut w,
         "update_shipping_address",
         json!({"order_id": "#W1005", "address": "4 Lake Drive, Austin, TX 78701"}),
     );
-    assert_eq!(moved["ok"], true, "{moved}");
     // The explanation shows each rule beside the sentence it came from.
-    let explain = w.explain();
-    let cancel_rules = explain["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "cancel_order")
-        .unwrap()["rules"]
-        .clone();
-    let sentences: Vec<&str> = cancel_rules
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|r| r["sentence"].as_str())
-        .collect();
+    let (cancel_rules, sentences) = explained(&w, "cancel_order", "sentence");
     assert!(
-        sentences.contains(&"Cancel a pending order."),
+        sentences.contains(&"Cancel a pending order.".to_owned()),
         "{cancel_rules}"
     );
     assert!(
-        sentences.contains(&"Only orders that are pending can be cancelled."),
+        sentences.contains(&"Only orders that are pending can be cancelled.".to_owned()),
         "{cancel_rules}"
     );
     assert!(
-        sentences.contains(&"Shipped or delivered orders can be refunded, not cancelled."),
+        sentences
+            .contains(&"Shipped or delivered orders can be refunded, not cancelled.".to_owned()),
         "{cancel_rules}"
     );
 }
@@ -119,35 +133,31 @@ fn bank_moves_money_and_a_later_read_shows_it() {
         json!({"account_id": "A-1001", "balance": 2500.0}),
         "{before}"
     );
-    let moved = call(
+    succeeds(
         &mut w,
         "transfer_money",
         json!({"from_account_id": "A-1001", "to_account_id": "A-1002", "amount": 250}),
     );
-    assert_eq!(moved["ok"], true, "{moved}");
     let after = call(&mut w, "get_balance", json!({"account_id": "A-1001"}));
     assert_eq!(after["result"]["balance"], 2250.0, "{after}");
     let into = call(&mut w, "get_account", json!({"account_id": "A-1002"}));
     assert_eq!(into["result"]["balance"], 10450.5, "{into}");
     // Too much: insufficient funds, nothing moves.
-    let much = call(
+    refuses(
         &mut w,
         "transfer_money",
         json!({"from_account_id": "A-1001", "to_account_id": "A-1002", "amount": 5000}),
+        &["insufficient funds", "2250"],
     );
-    refused_with(&much, &["insufficient funds", "2250"]);
     assert_eq!(
         call(&mut w, "get_balance", json!({"account_id": "A-1001"}))["result"]["balance"],
         2250.0
     );
     // Out of a frozen account: the policy's sentence.
-    let frozen = call(
+    refuses(
         &mut w,
         "transfer_money",
         json!({"from_account_id": "A-2001", "to_account_id": "A-2002", "amount": 10}),
-    );
-    refused_with(
-        &frozen,
         &[
             "A-2001",
             "frozen",
@@ -155,13 +165,10 @@ fn bank_moves_money_and_a_later_read_shows_it() {
         ],
     );
     // Into a frozen account: "Money can only be moved into an account that is active."
-    let into_frozen = call(
+    refuses(
         &mut w,
         "transfer_money",
         json!({"from_account_id": "A-2002", "to_account_id": "A-2001", "amount": 10}),
-    );
-    refused_with(
-        &into_frozen,
         &["A-2001", "only be moved into an account that is active"],
     );
     // Between two customers' accounts is fine for the world (a transfer
@@ -177,31 +184,27 @@ fn bank_moves_money_and_a_later_read_shows_it() {
 #[test]
 fn declared_rules_require_and_change() {
     let mut w = World::new(&example("bank"), 0);
-    let paid = call(
+    succeeds(
         &mut w,
         "pay_payee",
         json!({"account_id": "A-1001", "payee_id": "P-1", "amount": 80.25}),
     );
-    assert_eq!(paid["ok"], true, "{paid}");
     assert_eq!(w.record("payees", "P-1").unwrap()["total_paid"], 80.25);
     assert_eq!(w.record("accounts", "A-1001").unwrap()["balance"], 2419.75);
     // `payee.status == active`, declared: the closed payee is refused.
-    let closed = call(
+    refuses(
         &mut w,
         "pay_payee",
         json!({"account_id": "A-1001", "payee_id": "P-3", "amount": 5}),
-    );
-    refused_with(
-        &closed,
         &["payee.status == active", "P-3", "closed", "`world` section"],
     );
     // Another customer's payee is someone else's.
-    let theirs = call(
+    refuses(
         &mut w,
         "pay_payee",
         json!({"account_id": "A-1001", "payee_id": "P-2", "amount": 5}),
+        &["P-2", "C-200", "C-100"],
     );
-    refused_with(&theirs, &["P-2", "C-200", "C-100"]);
     // A created payee is in its customer's list, and can be paid.
     let added = call(
         &mut w,
@@ -231,21 +234,10 @@ fn declared_rules_require_and_change() {
     let none = call(&mut w, "list_transfers", json!({"account_id": "A-1002"}));
     assert_eq!(none["result"], json!([]), "{none}");
     // The explanation shows what was declared beside what was read.
-    let explain = w.explain();
-    let pay = explain["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "pay_payee")
-        .unwrap();
-    let rules: Vec<&str> = pay["rules"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|r| r["rule"].as_str())
-        .collect();
+    let (pay, rules) = explained(&w, "pay_payee", "rule");
     assert!(
-        rules.contains(&"payee.status == active") && rules.contains(&"payee.total_paid += amount"),
+        rules.contains(&"payee.status == active".to_owned())
+            && rules.contains(&"payee.total_paid += amount".to_owned()),
         "{pay}"
     );
 }
@@ -272,12 +264,10 @@ fn a_verb_the_world_does_not_know_still_keeps_the_records_rules() {
     }))
     .unwrap();
     let mut w = World::new(&spec, 0);
-    refused_with(
-        &call(
-            &mut w,
-            "refill_prescription",
-            json!({"prescription_id": "RX-2"}),
-        ),
+    refuses(
+        &mut w,
+        "refill_prescription",
+        json!({"prescription_id": "RX-2"}),
         &[
             "expired",
             "\"A prescription can only be refilled while it is active.\"",
@@ -290,8 +280,7 @@ fn a_verb_the_world_does_not_know_still_keeps_the_records_rules() {
     );
     assert_eq!(ok["result"]["status"], "active", "{ok}");
     // A noun-noun name (`order_status`) is a read, not an action.
-    let read = call(&mut w, "order_status", json!({"order_id": "O-1"}));
-    assert_eq!(read["ok"], true, "{read}");
+    succeeds(&mut w, "order_status", json!({"order_id": "O-1"}));
 }
 
 /// An action of an unknown verb whose description says what it leaves
@@ -333,14 +322,18 @@ fn claims_are_filed_appealed_and_told_about_by_their_words() {
     let mut w = World::new(&spec, 0);
     let ok = call(&mut w, "appeal_claim", json!({"claim_id": "CL-1"}));
     assert_eq!(ok["result"]["status"], "under appeal", "{ok}");
-    refused_with(
-        &call(&mut w, "appeal_claim", json!({"claim_id": "CL-1"})),
+    refuses(
+        &mut w,
+        "appeal_claim",
+        json!({"claim_id": "CL-1"}),
         &["under appeal"],
     );
     // The cancelled claim is refused for not being denied, never allowed
     // for being cancelled.
-    refused_with(
-        &call(&mut w, "appeal_claim", json!({"claim_id": "CL-2"})),
+    refuses(
+        &mut w,
+        "appeal_claim",
+        json!({"claim_id": "CL-2"}),
         &["cancelled"],
     );
     let explain = w.explain().to_string();
@@ -354,12 +347,10 @@ fn claims_are_filed_appealed_and_told_about_by_their_words() {
     );
     assert_eq!(filed["result"]["status"], "open", "{filed}");
     assert_eq!(filed["result"]["policy_id"], "POL-1", "{filed}");
-    refused_with(
-        &call(
-            &mut w,
-            "file_claim",
-            json!({"policy_id": "POL-2", "amount": 90}),
-        ),
+    refuses(
+        &mut w,
+        "file_claim",
+        json!({"policy_id": "POL-2", "amount": 90}),
         &["lapsed", "File a new claim on an active policy."],
     );
 }
@@ -379,12 +370,11 @@ fn a_new_value_replaces_the_field_it_renews() {
     }))
     .unwrap();
     let mut w = World::new(&spec, 0);
-    let moved = call(
+    succeeds(
         &mut w,
         "reschedule_appointment",
         json!({"appointment_id": "AP-1", "new_time": "2026-12-11T10:00:00", "new_room": "4A", "new_note": "late"}),
     );
-    assert_eq!(moved["ok"], true, "{moved}");
     let record = w.record("appointments", "AP-1").unwrap();
     // A local time without its offset is a date-time, as the fixture
     // writes it. The record's own `time` and nested `room` change; a `new_` field the
@@ -420,22 +410,19 @@ fn declared_ids_returns_and_creates() {
     }))
     .unwrap();
     let mut w = World::new(&spec, 0);
-    let moved = call(
+    succeeds(
         &mut w,
         "move_funds",
         json!({"src": "X1", "dst": "X2", "sum": 4}),
     );
-    assert_eq!(moved["ok"], true, "{moved}");
     assert_eq!(
         call(&mut w, "peek", json!({"acct": "X1"}))["result"],
         json!({"account_id": "X1", "balance": 6})
     );
-    refused_with(
-        &call(
-            &mut w,
-            "move_funds",
-            json!({"src": "X1", "dst": "X2", "sum": 7}),
-        ),
+    refuses(
+        &mut w,
+        "move_funds",
+        json!({"src": "X1", "dst": "X2", "sum": 7}),
         &["account.balance >= sum", "6"],
     );
     refused_with(
@@ -503,12 +490,11 @@ fn tau2_like() -> Spec {
 fn memory_keeps_the_record_shape_and_refuses_repeats() {
     let mut w = World::new(&tau2_like(), 0);
     // A nested address is replaced in place, not pasted beside it.
-    let moved = call(
+    succeeds(
         &mut w,
         "modify_pending_order_address",
         json!({"order_id": "#W1", "address1": "9 Elm Road", "city": "Denver", "zip": "80202"}),
     );
-    assert_eq!(moved["ok"], true, "{moved}");
     let order = call(&mut w, "get_order_details", json!({"order_id": "#W1"}))["result"].clone();
     assert_eq!(
         order["address"],
@@ -529,13 +515,10 @@ fn memory_keeps_the_record_shape_and_refuses_repeats() {
         json!([{"item_id": "I1", "price": 5}, {"item_id": "I9", "price": 7}]),
         "{items}"
     );
-    let again = call(
+    refuses(
         &mut w,
         "modify_pending_order_items",
         json!({"order_id": "#W1", "item_ids": ["I1"], "new_item_ids": ["I8"]}),
-    );
-    refused_with(
-        &again,
         &["only once", "this function can only be called once"],
     );
     // The status the words name; a second exchange is refused.
@@ -548,19 +531,19 @@ fn memory_keeps_the_record_shape_and_refuses_repeats() {
         exchanged["result"]["status"], "exchange requested",
         "{exchanged}"
     );
-    let second = call(
+    refuses(
         &mut w,
         "exchange_delivered_order_items",
         json!({"order_id": "#W2", "item_ids": ["I3"], "payment_method_id": "pm1"}),
+        &["already exchange requested"],
     );
-    refused_with(&second, &["already exchange requested"]);
     // Another user's payment method is someone else's.
-    let theirs = call(
+    refuses(
         &mut w,
         "exchange_delivered_order_items",
         json!({"order_id": "#W3", "item_ids": ["I4"], "payment_method_id": "pm2"}),
+        &["pm2", "u2", "u1"],
     );
-    refused_with(&theirs, &["pm2", "u2", "u1"]);
     let returned = call(
         &mut w,
         "return_delivered_order_items",
@@ -623,12 +606,10 @@ fn role_prefixed_ids_and_field_reads() {
         json!({"line_id": "L1", "data_used_gb": 15.1, "data_refueling_gb": 0}),
         "{usage}"
     );
-    refused_with(
-        &call(
-            &mut w,
-            "get_data_usage",
-            json!({"customer_id": "C2", "line_id": "L1"}),
-        ),
+    refuses(
+        &mut w,
+        "get_data_usage",
+        json!({"customer_id": "C2", "line_id": "L1"}),
         &["belongs to customer_id `C1`"],
     );
     assert_eq!(
@@ -790,12 +771,11 @@ fn the_documented_world_sections_load_and_work() {
         assert!(!spec.world.tools.is_empty());
         if i == 1 {
             let mut w = World::new(&spec, 0);
-            let moved = call(
+            succeeds(
                 &mut w,
                 "transfer_money",
                 json!({"from_account_id": "A1", "to_account_id": "A2", "amount": 30}),
             );
-            assert_eq!(moved["ok"], true, "{moved}");
             assert_eq!(w.record("accounts", "A1").unwrap()["balance"], 70);
             assert_eq!(w.record("accounts", "A2").unwrap()["balance"], 35);
             let much = call(

@@ -10,30 +10,16 @@
 
 use serde_json::{Map, Value, json};
 use sparring_io::spec_file::load_spec;
+use sparring_testkit::tau2::{self, data_dir};
 use sparring_types::Spec;
 use sparring_world::{Operation, World};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-fn data_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/tau2");
-    if dir.join("retail/tools.json").exists() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: tau2 data not found at {}", dir.display());
-        None
-    }
-}
+use std::path::Path;
 
 /// Writes a spec pointing at the domain's files, with `fixtures`, and loads it.
 fn spec(dir: &Path, domain: &str, fixtures: &Value, tmp: &Path) -> Spec {
-    let d = dir.join(domain).canonicalize().unwrap();
-    let doc = json!({
-        "name": format!("tau2-{domain}"),
-        "system_prompt": {"file": d.join("policy.md")},
-        "tools": {"file": d.join("tools.json")},
-        "fixtures": fixtures,
-    });
+    let mut doc = tau2::spec_doc(dir, domain);
+    doc["fixtures"] = fixtures.clone();
     let path = tmp.join(format!("{domain}.json"));
     std::fs::write(&path, doc.to_string()).unwrap();
     load_spec(&path).unwrap()
@@ -222,16 +208,7 @@ fn fixtures_from(world: &World, tasks: &[Vec<Call>]) -> Value {
             first.entry(p.to_owned()).or_insert(value);
         }
     }
-    let fixtures: Map<String, Value> = records
-        .into_iter()
-        .map(|(e, r)| {
-            (
-                e,
-                Value::Array(r.into_values().map(Value::Object).collect()),
-            )
-        })
-        .collect();
-    Value::Object(fixtures)
+    tau2::fixtures(records)
 }
 
 /// Valid arguments for a tool without a task action: ids that exist, values
@@ -242,15 +219,7 @@ fn made_up_args(world: &World, spec: &Spec, tool: &str) -> Map<String, Value> {
     let mut args = Map::new();
     for p in t.parameter_names() {
         let schema = t.parameter(p).unwrap();
-        let entity = if Some(p) == model.id_param.as_deref() {
-            model.entity.clone()
-        } else {
-            model
-                .references
-                .iter()
-                .find(|(rp, _)| rp == p)
-                .map(|(_, e)| e.clone())
-        };
+        let entity = model.entity_of(p);
         let searched = is_search(model)
             .then_some(model.entity.as_ref())
             .flatten()
@@ -259,7 +228,7 @@ fn made_up_args(world: &World, spec: &Spec, tool: &str) -> Map<String, Value> {
         let value = if let Some(v) = searched {
             v
         } else if let Some(e) = entity {
-            json!(world.ids(&e).first().cloned().unwrap())
+            json!(world.ids(e).first().cloned().unwrap())
         } else if model.any_entity && p == "id" {
             let e = world
                 .entities()
