@@ -19,7 +19,7 @@
 //! (lowercase words joined by `-`, [`crate::policy::is_rule_id`]) or
 //! `none`; the engine checks that the rule exists.
 
-use crate::spec::{SpecError, did_you_mean, err, escape, quoted};
+use crate::spec::{SpecError, did_you_mean, err, escape, quoted, wrong_kind};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -171,10 +171,7 @@ fn values_of(value: &Value, pointer: &str, what: &str) -> Result<Vec<String>, Sp
     let mut out: Vec<String> = Vec::new();
     for (at, v) in items {
         let Value::String(s) = v else {
-            return Err(err(
-                at,
-                format!("an axis value must be text, found {}", crate::spec::kind(v)),
-            ));
+            return Err(wrong_kind(at, "an axis value must be text", v));
         };
         if let Some(first) = out.iter().position(|o| o == s) {
             return Err(err(
@@ -190,12 +187,10 @@ fn values_of(value: &Value, pointer: &str, what: &str) -> Result<Vec<String>, Sp
 /// Parses and checks a spec's `axes` against its tool names.
 pub(crate) fn parse(value: &Value, tools: &[String]) -> Result<AxesSpec, SpecError> {
     let Value::Object(map) = value else {
-        return Err(err(
+        return Err(wrong_kind(
             "/axes",
-            format!(
-                "must be an object of pins and `forbid`, found {}",
-                crate::spec::kind(value)
-            ),
+            "must be an object of pins and `forbid`",
+            value,
         ));
     };
     let mut spec = AxesSpec::default();
@@ -228,24 +223,20 @@ pub(crate) fn parse(value: &Value, tools: &[String]) -> Result<AxesSpec, SpecErr
 
 fn parse_forbid(value: &Value, tools: &[String]) -> Result<Vec<ForbiddenPair>, SpecError> {
     let Value::Array(items) = value else {
-        return Err(err(
+        return Err(wrong_kind(
             "/axes/forbid",
-            format!(
-                "must be a list of pairs such as `{{tool: refund_order, stance: confused}}`, found {}",
-                crate::spec::kind(value)
-            ),
+            "must be a list of pairs such as `{tool: refund_order, stance: confused}`",
+            value,
         ));
     };
     let mut out = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let pointer = format!("/axes/forbid/{i}");
         let Value::Object(map) = item else {
-            return Err(err(
+            return Err(wrong_kind(
                 pointer,
-                format!(
-                    "a forbidden pair must be an object of two axes such as `{{tool: refund_order, stance: confused}}`, found {}",
-                    crate::spec::kind(item)
-                ),
+                "a forbidden pair must be an object of two axes such as `{tool: refund_order, stance: confused}`",
+                item,
             ));
         };
         let mut sides: Vec<(String, Vec<String>)> = Vec::new();

@@ -27,7 +27,7 @@
 //!
 //! [`GoalKind::Expected`]: crate::GoalKind::Expected
 
-use crate::spec::{SpecError, check_keys, did_you_mean, err, escape, kind, object};
+use crate::spec::{SpecError, check_keys, did_you_mean, err, escape, kind, object, wrong_kind};
 use crate::tool::ToolSpec;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -82,10 +82,7 @@ pub(crate) fn parse_seeds(
     fixtures: &BTreeMap<String, Vec<Value>>,
 ) -> Result<Seeds, SpecError> {
     let Value::Array(items) = value else {
-        return Err(err(
-            "/seeds",
-            format!("must be a list of asks, found {}", kind(value)),
-        ));
+        return Err(wrong_kind("/seeds", "must be a list of asks", value));
     };
     let mut asks = Vec::with_capacity(items.len());
     let mut expects = BTreeMap::new();
@@ -155,12 +152,10 @@ fn parse_expect(
     if let Some(calls) = map.get("calls") {
         let at = format!("{pointer}/calls");
         let Value::Array(items) = calls else {
-            return Err(err(
+            return Err(wrong_kind(
                 at,
-                format!(
-                    "must be a list of `{{tool, arguments}}`, found {}",
-                    kind(calls)
-                ),
+                "must be a list of `{tool, arguments}`",
+                calls,
             ));
         };
         for (i, call) in items.iter().enumerate() {
@@ -175,10 +170,7 @@ fn parse_expect(
     if let Some(says) = map.get("says") {
         let at = format!("{pointer}/says");
         let Value::Array(items) = says else {
-            return Err(err(
-                at,
-                format!("must be a list of texts, found {}", kind(says)),
-            ));
+            return Err(wrong_kind(at, "must be a list of texts", says));
         };
         for (i, s) in items.iter().enumerate() {
             match s {
@@ -213,9 +205,10 @@ fn parse_call(value: &Value, tools: &[ToolSpec], pointer: &str) -> Result<Expect
             ));
         }
         Some(other) => {
-            return Err(err(
+            return Err(wrong_kind(
                 format!("{pointer}/tool"),
-                format!("must be a tool name, found {}", kind(other)),
+                "must be a tool name",
+                other,
             ));
         }
     };

@@ -24,7 +24,7 @@
 //!       tools: [get_customer]                 # optional: else read from the text
 //! ```
 
-use crate::spec::{SpecError, check_keys, did_you_mean, err, escape, object};
+use crate::spec::{SpecError, check_keys, did_you_mean, err, escape, object, wrong_kind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -210,13 +210,7 @@ const CHANGE_KEYS: &[&str] = &["class", "tools"];
 
 fn class(value: &Value, pointer: &str) -> Result<RuleClass, SpecError> {
     let Value::String(name) = value else {
-        return Err(err(
-            pointer,
-            format!(
-                "a rule class must be text, found {}",
-                crate::spec::kind(value)
-            ),
-        ));
+        return Err(wrong_kind(pointer, "a rule class must be text", value));
     };
     RuleClass::parse(name).ok_or_else(|| {
         err(
@@ -231,26 +225,14 @@ fn class(value: &Value, pointer: &str) -> Result<RuleClass, SpecError> {
 
 fn tools(value: &Value, pointer: &str, names: &[String]) -> Result<Vec<String>, SpecError> {
     let Value::Array(items) = value else {
-        return Err(err(
-            pointer,
-            format!(
-                "must be a list of tool names, found {}",
-                crate::spec::kind(value)
-            ),
-        ));
+        return Err(wrong_kind(pointer, "must be a list of tool names", value));
     };
     let known: Vec<&str> = names.iter().map(String::as_str).collect();
     let mut out: Vec<String> = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let at = format!("{pointer}/{i}");
         let Value::String(name) = item else {
-            return Err(err(
-                at,
-                format!(
-                    "a tool name must be text, found {}",
-                    crate::spec::kind(item)
-                ),
-            ));
+            return Err(wrong_kind(at, "a tool name must be text", item));
         };
         if !known.contains(&name.as_str()) {
             return Err(err(
@@ -293,12 +275,10 @@ pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesS
     let mut out = PolicyRulesSpec::default();
     if let Some(v) = map.get("add") {
         let Value::Array(items) = v else {
-            return Err(err(
+            return Err(wrong_kind(
                 "/policy_rules/add",
-                format!(
-                    "must be a list of rules such as `{{text: …, class: judge}}`, found {}",
-                    crate::spec::kind(v)
-                ),
+                "must be a list of rules such as `{text: …, class: judge}`",
+                v,
             ));
         };
         for (i, item) in items.iter().enumerate() {
@@ -308,12 +288,10 @@ pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesS
             let text = match rule.get("text") {
                 Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_owned(),
                 Some(other) => {
-                    return Err(err(
+                    return Err(wrong_kind(
                         format!("{pointer}/text"),
-                        format!(
-                            "must be the rule's sentence, found {}",
-                            crate::spec::kind(other)
-                        ),
+                        "must be the rule's sentence",
+                        other,
                     ));
                 }
                 None => {
@@ -349,18 +327,16 @@ pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesS
     }
     if let Some(v) = map.get("drop") {
         let Value::Array(items) = v else {
-            return Err(err(
+            return Err(wrong_kind(
                 "/policy_rules/drop",
-                format!("must be a list of rule ids, found {}", crate::spec::kind(v)),
+                "must be a list of rule ids",
+                v,
             ));
         };
         for (i, item) in items.iter().enumerate() {
             let pointer = format!("/policy_rules/drop/{i}");
             let Value::String(s) = item else {
-                return Err(err(
-                    pointer,
-                    format!("a rule id must be text, found {}", crate::spec::kind(item)),
-                ));
+                return Err(wrong_kind(pointer, "a rule id must be text", item));
             };
             let id = id(s, &pointer)?;
             if let Some(first) = out.drop.iter().position(|d| d.id == id) {
@@ -410,12 +386,10 @@ pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesS
                     (c, t)
                 }
                 other => {
-                    return Err(err(
+                    return Err(wrong_kind(
                         pointer,
-                        format!(
-                            "must be a class or `{{class, tools}}`, found {}",
-                            crate::spec::kind(other)
-                        ),
+                        "must be a class or `{class, tools}`",
+                        other,
                     ));
                 }
             };

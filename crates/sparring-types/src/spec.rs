@@ -91,6 +91,12 @@ pub(crate) fn err(pointer: impl Into<String>, message: impl Into<String>) -> Spe
     }
 }
 
+/// The error for a value of the wrong JSON type: what it must be, then
+/// what it is (`must be a list of asks, found a string`).
+pub(crate) fn wrong_kind(pointer: impl Into<String>, expected: &str, value: &Value) -> SpecError {
+    err(pointer, format!("{expected}, found {}", kind(value)))
+}
+
 pub(crate) fn object<'a>(
     value: &'a Value,
     pointer: &str,
@@ -126,10 +132,7 @@ impl Spec {
             None => return Err(err("/name", "missing: every spec needs a `name`")),
             Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
             Some(v) => {
-                return Err(err(
-                    "/name",
-                    format!("must be a non-empty string, found {}", kind(v)),
-                ));
+                return Err(wrong_kind("/name", "must be a non-empty string", v));
             }
         };
         if top.contains_key("policy") && top.contains_key("system_prompt") {
@@ -152,9 +155,10 @@ impl Spec {
             }
             Some(Value::String(s)) => s.clone(),
             Some(v) => {
-                return Err(err(
+                return Err(wrong_kind(
                     format!("/{prompt_key}"),
-                    format!("must be text or `{{file: PATH}}`, found {}", kind(v)),
+                    "must be text or `{file: PATH}`",
+                    v,
                 ));
             }
         };
@@ -303,12 +307,10 @@ const MCP_TOOL_KEYS: &[&str] = &[
 
 fn parse_tools(value: &Value) -> Result<Vec<ToolSpec>, SpecError> {
     let Value::Array(items) = value else {
-        return Err(err(
+        return Err(wrong_kind(
             "/tools",
-            format!(
-                "must be a list of tools or `{{file: PATH}}`, found {}",
-                kind(value)
-            ),
+            "must be a list of tools or `{file: PATH}`",
+            value,
         ));
     };
     if items.is_empty() {
@@ -411,7 +413,7 @@ fn tool_name(value: Option<&Value>, pointer: &str) -> Result<String, SpecError> 
                 ))
             }
         }
-        Some(v) => Err(err(at, format!("must be a string, found {}", kind(v)))),
+        Some(v) => Err(wrong_kind(at, "must be a string", v)),
     }
 }
 
@@ -419,9 +421,10 @@ fn description(value: Option<&Value>, pointer: &str) -> Result<String, SpecError
     match value {
         None | Some(Value::Null) => Ok(String::new()),
         Some(Value::String(s)) => Ok(s.clone()),
-        Some(v) => Err(err(
+        Some(v) => Err(wrong_kind(
             format!("{pointer}/description"),
-            format!("must be a string, found {}", kind(v)),
+            "must be a string",
+            v,
         )),
     }
 }
@@ -467,9 +470,10 @@ fn parameters(value: Option<&Value>, pointer: &str) -> Result<Value, SpecError> 
     }
     if let Some(required) = map.get("required") {
         let Value::Array(names) = required else {
-            return Err(err(
+            return Err(wrong_kind(
                 format!("{pointer}/required"),
-                format!("must be a list of property names, found {}", kind(required)),
+                "must be a list of property names",
+                required,
             ));
         };
         for (i, n) in names.iter().enumerate() {
@@ -569,10 +573,7 @@ fn parse_fixtures(value: &Value) -> Result<BTreeMap<String, Vec<Value>>, SpecErr
     for (entity, records) in map {
         let pointer = format!("/fixtures/{}", escape(entity));
         let Value::Array(items) = records else {
-            return Err(err(
-                pointer,
-                format!("must be a list of records, found {}", kind(records)),
-            ));
+            return Err(wrong_kind(pointer, "must be a list of records", records));
         };
         let id_keys = id_keys(entity);
         let mut seen: BTreeMap<String, usize> = BTreeMap::new();

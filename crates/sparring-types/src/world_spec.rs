@@ -22,7 +22,7 @@
 //! names are errors with the JSON pointer and a did-you-mean. What each rule
 //! means at call time is the world's (`sparring-world`, `docs/world.md`).
 
-use crate::spec::{SpecError, check_keys, did_you_mean, err, escape, kind};
+use crate::spec::{SpecError, check_keys, did_you_mean, err, escape, kind, wrong_kind};
 use crate::tool::ToolSpec;
 use serde::Serialize;
 use serde_json::Value;
@@ -232,12 +232,10 @@ pub(crate) fn parse(
     let fixture_keys: Vec<String> = fixtures.keys().cloned().collect();
     let fixture_keys = fixture_keys.as_slice();
     let Value::Object(map) = value else {
-        return Err(err(
+        return Err(wrong_kind(
             "/world",
-            format!(
-                "`world` must map tool names to what they do, found {}",
-                kind(value)
-            ),
+            "`world` must map tool names to what they do",
+            value,
         ));
     };
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
@@ -300,12 +298,10 @@ fn parse_tool(
     if let Some(ids) = map.get("ids") {
         let at = format!("{pointer}/ids");
         let Value::Object(ids) = ids else {
-            return Err(err(
+            return Err(wrong_kind(
                 at,
-                format!(
-                    "`ids` must map id arguments to entities, found {}",
-                    kind(ids)
-                ),
+                "`ids` must map id arguments to entities",
+                ids,
             ));
         };
         for (param, entity) in ids {
@@ -341,12 +337,10 @@ fn parse_tool(
     if let Some(returns) = map.get("returns") {
         let at = format!("{pointer}/returns");
         let Value::String(text) = returns else {
-            return Err(err(
+            return Err(wrong_kind(
                 at,
-                format!(
-                    "`returns` must be a record name or RECORD.FIELD, found {}",
-                    kind(returns)
-                ),
+                "`returns` must be a record name or RECORD.FIELD",
+                returns,
             ));
         };
         let path = path(text.trim(), &at)?;
@@ -437,10 +431,7 @@ fn strings<'a>(value: &'a Value, at: &str, what: &str) -> Result<Vec<(usize, &'a
             .enumerate()
             .map(|(i, v)| match v {
                 Value::String(s) if !s.trim().is_empty() => Ok((i, s.as_str())),
-                other => Err(err(
-                    format!("{at}/{i}"),
-                    format!("must be text, found {}", kind(other)),
-                )),
+                other => Err(wrong_kind(format!("{at}/{i}"), "must be text", other)),
             })
             .collect(),
         other => Err(err(
