@@ -92,21 +92,11 @@ pub(crate) fn parse_seeds(
             Value::String(s) if !s.trim().is_empty() => asks.push(s.clone()),
             Value::Object(map) => {
                 check_keys(map, &pointer, SEED_KEYS)?;
-                match map.get("ask") {
-                    Some(Value::String(s)) if !s.trim().is_empty() => asks.push(s.clone()),
-                    None => {
-                        return Err(err(
-                            format!("{pointer}/ask"),
-                            "missing: a seed object needs its `ask`",
-                        ));
-                    }
-                    Some(other) => {
-                        return Err(err(
-                            format!("{pointer}/ask"),
-                            format!("an ask must be non-empty text, found {}", found(other)),
-                        ));
-                    }
-                }
+                let at = format!("{pointer}/ask");
+                let ask = map
+                    .get("ask")
+                    .ok_or_else(|| err(&at, "missing: a seed object needs its `ask`"))?;
+                asks.push(non_empty_text(ask, at, "an ask must be non-empty text")?);
                 if let Some(expect) = map.get("expect") {
                     let at = format!("{pointer}/expect");
                     expects.insert(i, parse_expect(expect, tools, fixtures, &at)?);
@@ -131,6 +121,15 @@ fn found(value: &Value) -> &'static str {
     match value {
         Value::String(_) => "empty text",
         other => kind(other),
+    }
+}
+
+/// `value` as non-empty text, or the error at `pointer` that it must be
+/// (`expected`, found …).
+fn non_empty_text(value: &Value, pointer: String, expected: &str) -> Result<String, SpecError> {
+    match value {
+        Value::String(s) if !s.trim().is_empty() => Ok(s.clone()),
+        other => Err(err(pointer, format!("{expected}, found {}", found(other)))),
     }
 }
 
@@ -173,15 +172,8 @@ fn parse_expect(
             return Err(wrong_kind(at, "must be a list of texts", says));
         };
         for (i, s) in items.iter().enumerate() {
-            match s {
-                Value::String(s) if !s.trim().is_empty() => expect.says.push(s.clone()),
-                other => {
-                    return Err(err(
-                        format!("{at}/{i}"),
-                        format!("must be non-empty text, found {}", found(other)),
-                    ));
-                }
-            }
+            let fact = non_empty_text(s, format!("{at}/{i}"), "must be non-empty text")?;
+            expect.says.push(fact);
         }
     }
     if expect.calls.is_empty() && expect.state.is_empty() && expect.says.is_empty() {
@@ -196,26 +188,17 @@ fn parse_expect(
 fn parse_call(value: &Value, tools: &[ToolSpec], pointer: &str) -> Result<ExpectedCall, SpecError> {
     let map = object(value, pointer, "an expected call")?;
     check_keys(map, pointer, CALL_KEYS)?;
-    let name = match map.get("tool") {
-        Some(Value::String(s)) => s,
-        None => {
-            return Err(err(
-                format!("{pointer}/tool"),
-                "missing: an expected call names its `tool`",
-            ));
-        }
-        Some(other) => {
-            return Err(wrong_kind(
-                format!("{pointer}/tool"),
-                "must be a tool name",
-                other,
-            ));
-        }
+    let at = format!("{pointer}/tool");
+    let name = map
+        .get("tool")
+        .ok_or_else(|| err(&at, "missing: an expected call names its `tool`"))?;
+    let Value::String(name) = name else {
+        return Err(wrong_kind(at, "must be a tool name", name));
     };
     let Some(tool) = tools.iter().find(|t| &t.name == name) else {
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
         return Err(err(
-            format!("{pointer}/tool"),
+            at,
             format!("no tool is named `{name}`{}", did_you_mean(name, &names)),
         ));
     };
