@@ -19,7 +19,7 @@
 //! (lowercase words joined by `-`, [`crate::policy::is_rule_id`]) or
 //! `none`; the engine checks that the rule exists.
 
-use crate::spec::{SpecError, did_you_mean, err, escape, quoted, wrong_kind};
+use crate::spec::{SpecError, as_list, as_map, as_text, did_you_mean, err, escape, quoted};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -170,9 +170,7 @@ fn values_of(value: &Value, pointer: &str, what: &str) -> Result<Vec<String>, Sp
     }
     let mut out: Vec<String> = Vec::new();
     for (at, v) in items {
-        let Value::String(s) = v else {
-            return Err(wrong_kind(at, "an axis value must be text", v));
-        };
+        let s = as_text(v, &at, "an axis value must be text")?;
         if let Some(first) = out.iter().position(|o| o == s) {
             return Err(err(
                 at,
@@ -186,13 +184,7 @@ fn values_of(value: &Value, pointer: &str, what: &str) -> Result<Vec<String>, Sp
 
 /// Parses and checks a spec's `axes` against its tool names.
 pub(crate) fn parse(value: &Value, tools: &[String]) -> Result<AxesSpec, SpecError> {
-    let Value::Object(map) = value else {
-        return Err(wrong_kind(
-            "/axes",
-            "must be an object of pins and `forbid`",
-            value,
-        ));
-    };
+    let map = as_map(value, "/axes", "must be an object of pins and `forbid`")?;
     let mut spec = AxesSpec::default();
     for (key, v) in map {
         let pointer = format!("/axes/{}", escape(key));
@@ -222,23 +214,19 @@ pub(crate) fn parse(value: &Value, tools: &[String]) -> Result<AxesSpec, SpecErr
 }
 
 fn parse_forbid(value: &Value, tools: &[String]) -> Result<Vec<ForbiddenPair>, SpecError> {
-    let Value::Array(items) = value else {
-        return Err(wrong_kind(
-            "/axes/forbid",
-            "must be a list of pairs such as `{tool: refund_order, stance: confused}`",
-            value,
-        ));
-    };
+    let items = as_list(
+        value,
+        "/axes/forbid",
+        "must be a list of pairs such as `{tool: refund_order, stance: confused}`",
+    )?;
     let mut out = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let pointer = format!("/axes/forbid/{i}");
-        let Value::Object(map) = item else {
-            return Err(wrong_kind(
-                pointer,
-                "a forbidden pair must be an object of two axes such as `{tool: refund_order, stance: confused}`",
-                item,
-            ));
-        };
+        let map = as_map(
+            item,
+            &pointer,
+            "a forbidden pair must be an object of two axes such as `{tool: refund_order, stance: confused}`",
+        )?;
         let mut sides: Vec<(String, Vec<String>)> = Vec::new();
         for (axis, v) in map {
             let at = format!("{pointer}/{}", escape(axis));

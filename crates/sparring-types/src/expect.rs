@@ -27,7 +27,9 @@
 //!
 //! [`GoalKind::Expected`]: crate::GoalKind::Expected
 
-use crate::spec::{SpecError, check_keys, did_you_mean, err, escape, kind, object, wrong_kind};
+use crate::spec::{
+    SpecError, as_list, as_text, check_keys, did_you_mean, err, escape, kind, object,
+};
 use crate::tool::ToolSpec;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -81,9 +83,7 @@ pub(crate) fn parse_seeds(
     tools: &[ToolSpec],
     fixtures: &BTreeMap<String, Vec<Value>>,
 ) -> Result<Seeds, SpecError> {
-    let Value::Array(items) = value else {
-        return Err(wrong_kind("/seeds", "must be a list of asks", value));
-    };
+    let items = as_list(value, "/seeds", "must be a list of asks")?;
     let mut asks = Vec::with_capacity(items.len());
     let mut expects = BTreeMap::new();
     for (i, item) in items.iter().enumerate() {
@@ -150,13 +150,7 @@ fn parse_expect(
     let mut expect = Expect::default();
     if let Some(calls) = map.get("calls") {
         let at = format!("{pointer}/calls");
-        let Value::Array(items) = calls else {
-            return Err(wrong_kind(
-                at,
-                "must be a list of `{tool, arguments}`",
-                calls,
-            ));
-        };
+        let items = as_list(calls, &at, "must be a list of `{tool, arguments}`")?;
         for (i, call) in items.iter().enumerate() {
             expect
                 .calls
@@ -168,9 +162,7 @@ fn parse_expect(
     }
     if let Some(says) = map.get("says") {
         let at = format!("{pointer}/says");
-        let Value::Array(items) = says else {
-            return Err(wrong_kind(at, "must be a list of texts", says));
-        };
+        let items = as_list(says, &at, "must be a list of texts")?;
         for (i, s) in items.iter().enumerate() {
             let fact = non_empty_text(s, format!("{at}/{i}"), "must be non-empty text")?;
             expect.says.push(fact);
@@ -192,9 +184,7 @@ fn parse_call(value: &Value, tools: &[ToolSpec], pointer: &str) -> Result<Expect
     let name = map
         .get("tool")
         .ok_or_else(|| err(&at, "missing: an expected call names its `tool`"))?;
-    let Value::String(name) = name else {
-        return Err(wrong_kind(at, "must be a tool name", name));
-    };
+    let name = as_text(name, &at, "must be a tool name")?;
     let Some(tool) = tools.iter().find(|t| &t.name == name) else {
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
         return Err(err(

@@ -24,7 +24,9 @@
 //!       tools: [get_customer]                 # optional: else read from the text
 //! ```
 
-use crate::spec::{SpecError, check_keys, did_you_mean, err, escape, object, wrong_kind};
+use crate::spec::{
+    SpecError, as_list, as_text, check_keys, did_you_mean, err, escape, object, wrong_kind,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -209,9 +211,7 @@ const ADD_KEYS: &[&str] = &["text", "class", "tools"];
 const CHANGE_KEYS: &[&str] = &["class", "tools"];
 
 fn class(value: &Value, pointer: &str) -> Result<RuleClass, SpecError> {
-    let Value::String(name) = value else {
-        return Err(wrong_kind(pointer, "a rule class must be text", value));
-    };
+    let name = as_text(value, pointer, "a rule class must be text")?;
     RuleClass::parse(name).ok_or_else(|| {
         err(
             pointer,
@@ -224,16 +224,12 @@ fn class(value: &Value, pointer: &str) -> Result<RuleClass, SpecError> {
 }
 
 fn tools(value: &Value, pointer: &str, names: &[String]) -> Result<Vec<String>, SpecError> {
-    let Value::Array(items) = value else {
-        return Err(wrong_kind(pointer, "must be a list of tool names", value));
-    };
+    let items = as_list(value, pointer, "must be a list of tool names")?;
     let known: Vec<&str> = names.iter().map(String::as_str).collect();
     let mut out: Vec<String> = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let at = format!("{pointer}/{i}");
-        let Value::String(name) = item else {
-            return Err(wrong_kind(at, "a tool name must be text", item));
-        };
+        let name = as_text(item, &at, "a tool name must be text")?;
         if !known.contains(&name.as_str()) {
             return Err(err(
                 at,
@@ -274,13 +270,11 @@ pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesS
     check_keys(map, "/policy_rules", KEYS)?;
     let mut out = PolicyRulesSpec::default();
     if let Some(v) = map.get("add") {
-        let Value::Array(items) = v else {
-            return Err(wrong_kind(
-                "/policy_rules/add",
-                "must be a list of rules such as `{text: …, class: judge}`",
-                v,
-            ));
-        };
+        let items = as_list(
+            v,
+            "/policy_rules/add",
+            "must be a list of rules such as `{text: …, class: judge}`",
+        )?;
         for (i, item) in items.iter().enumerate() {
             let pointer = format!("/policy_rules/add/{i}");
             let rule = object(item, &pointer, "an added rule")?;
@@ -326,18 +320,10 @@ pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesS
         }
     }
     if let Some(v) = map.get("drop") {
-        let Value::Array(items) = v else {
-            return Err(wrong_kind(
-                "/policy_rules/drop",
-                "must be a list of rule ids",
-                v,
-            ));
-        };
+        let items = as_list(v, "/policy_rules/drop", "must be a list of rule ids")?;
         for (i, item) in items.iter().enumerate() {
             let pointer = format!("/policy_rules/drop/{i}");
-            let Value::String(s) = item else {
-                return Err(wrong_kind(pointer, "a rule id must be text", item));
-            };
+            let s = as_text(item, &pointer, "a rule id must be text")?;
             let id = id(s, &pointer)?;
             if let Some(first) = out.drop.iter().position(|d| d.id == id) {
                 return Err(err(

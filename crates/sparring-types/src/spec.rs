@@ -97,6 +97,41 @@ pub(crate) fn wrong_kind(pointer: impl Into<String>, expected: &str, value: &Val
     err(pointer, format!("{expected}, found {}", kind(value)))
 }
 
+/// `value` as a list, or [`wrong_kind`] with `expected`.
+pub(crate) fn as_list<'a>(
+    value: &'a Value,
+    pointer: &str,
+    expected: &str,
+) -> Result<&'a Vec<Value>, SpecError> {
+    value
+        .as_array()
+        .ok_or_else(|| wrong_kind(pointer, expected, value))
+}
+
+/// `value` as text, or [`wrong_kind`] with `expected`.
+pub(crate) fn as_text<'a>(
+    value: &'a Value,
+    pointer: &str,
+    expected: &str,
+) -> Result<&'a String, SpecError> {
+    match value {
+        Value::String(s) => Ok(s),
+        other => Err(wrong_kind(pointer, expected, other)),
+    }
+}
+
+/// `value` as an object, or [`wrong_kind`] with `expected` (for a message
+/// other than [`object`]'s `… must be an object`).
+pub(crate) fn as_map<'a>(
+    value: &'a Value,
+    pointer: &str,
+    expected: &str,
+) -> Result<&'a Map<String, Value>, SpecError> {
+    value
+        .as_object()
+        .ok_or_else(|| wrong_kind(pointer, expected, value))
+}
+
 pub(crate) fn object<'a>(
     value: &'a Value,
     pointer: &str,
@@ -306,13 +341,7 @@ const MCP_TOOL_KEYS: &[&str] = &[
 ];
 
 fn parse_tools(value: &Value) -> Result<Vec<ToolSpec>, SpecError> {
-    let Value::Array(items) = value else {
-        return Err(wrong_kind(
-            "/tools",
-            "must be a list of tools or `{file: PATH}`",
-            value,
-        ));
-    };
+    let items = as_list(value, "/tools", "must be a list of tools or `{file: PATH}`")?;
     if items.is_empty() {
         return Err(err("/tools", "is empty: give at least one tool"));
     }
@@ -469,13 +498,11 @@ fn parameters(value: Option<&Value>, pointer: &str) -> Result<Value, SpecError> 
         }
     }
     if let Some(required) = map.get("required") {
-        let Value::Array(names) = required else {
-            return Err(wrong_kind(
-                format!("{pointer}/required"),
-                "must be a list of property names",
-                required,
-            ));
-        };
+        let names = as_list(
+            required,
+            &format!("{pointer}/required"),
+            "must be a list of property names",
+        )?;
         for (i, n) in names.iter().enumerate() {
             let Some(n) = n.as_str() else {
                 return Err(err(
@@ -572,9 +599,7 @@ fn parse_fixtures(value: &Value) -> Result<BTreeMap<String, Vec<Value>>, SpecErr
     let mut out = BTreeMap::new();
     for (entity, records) in map {
         let pointer = format!("/fixtures/{}", escape(entity));
-        let Value::Array(items) = records else {
-            return Err(wrong_kind(pointer, "must be a list of records", records));
-        };
+        let items = as_list(records, &pointer, "must be a list of records")?;
         let id_keys = id_keys(entity);
         let mut seen: BTreeMap<String, usize> = BTreeMap::new();
         for (i, record) in items.iter().enumerate() {

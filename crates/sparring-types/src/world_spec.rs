@@ -22,7 +22,9 @@
 //! names are errors with the JSON pointer and a did-you-mean. What each rule
 //! means at call time is the world's (`sparring-world`, `docs/world.md`).
 
-use crate::spec::{SpecError, check_keys, did_you_mean, err, escape, kind, wrong_kind};
+use crate::spec::{
+    SpecError, as_map, as_text, check_keys, did_you_mean, err, escape, kind, wrong_kind,
+};
 use crate::tool::ToolSpec;
 use serde::Serialize;
 use serde_json::Value;
@@ -231,13 +233,11 @@ pub(crate) fn parse(
 ) -> Result<WorldSpec, SpecError> {
     let fixture_keys: Vec<String> = fixtures.keys().cloned().collect();
     let fixture_keys = fixture_keys.as_slice();
-    let Value::Object(map) = value else {
-        return Err(wrong_kind(
-            "/world",
-            "`world` must map tool names to what they do",
-            value,
-        ));
-    };
+    let map = as_map(
+        value,
+        "/world",
+        "`world` must map tool names to what they do",
+    )?;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     let mut out = BTreeMap::new();
     for (tool_name, entry) in map {
@@ -297,13 +297,7 @@ fn parse_tool(
     let mut world = ToolWorld::default();
     if let Some(ids) = map.get("ids") {
         let at = format!("{pointer}/ids");
-        let Value::Object(ids) = ids else {
-            return Err(wrong_kind(
-                at,
-                "`ids` must map id arguments to entities",
-                ids,
-            ));
-        };
+        let ids = as_map(ids, &at, "`ids` must map id arguments to entities")?;
         for (param, entity) in ids {
             let at = format!("{at}/{}", escape(param));
             if !params.contains(&param.as_str()) {
@@ -336,13 +330,11 @@ fn parse_tool(
     };
     if let Some(returns) = map.get("returns") {
         let at = format!("{pointer}/returns");
-        let Value::String(text) = returns else {
-            return Err(wrong_kind(
-                at,
-                "`returns` must be a record name or RECORD.FIELD",
-                returns,
-            ));
-        };
+        let text = as_text(
+            returns,
+            &at,
+            "`returns` must be a record name or RECORD.FIELD",
+        )?;
         let path = path(text.trim(), &at)?;
         check_record(&path, &names, &at, text)?;
         world.returns = Some(path);
