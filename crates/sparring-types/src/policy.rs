@@ -260,6 +260,17 @@ fn id(value: &str, pointer: &str) -> Result<String, SpecError> {
     }
 }
 
+/// The `tools` of a rule object at `pointer`, if it gives them.
+fn tools_at(
+    rule: &serde_json::Map<String, Value>,
+    pointer: &str,
+    names: &[String],
+) -> Result<Option<Vec<String>>, SpecError> {
+    rule.get("tools")
+        .map(|t| tools(t, &format!("{pointer}/tools"), names))
+        .transpose()
+}
+
 /// Parses and checks a spec's `policy_rules` against its tool names.
 pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesSpec, SpecError> {
     let map = object(
@@ -307,10 +318,7 @@ pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesS
                     ));
                 }
             };
-            let tools = match rule.get("tools") {
-                Some(t) => Some(tools(t, &format!("{pointer}/tools"), tool_names)?),
-                None => None,
-            };
+            let tools = tools_at(rule, &pointer, tool_names)?;
             out.add.push(AddedRule {
                 text,
                 class,
@@ -361,15 +369,11 @@ pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesS
                     if m.is_empty() {
                         return Err(err(pointer, "is empty: give a `class`, `tools` or both"));
                     }
-                    let c = match m.get("class") {
-                        Some(c) => Some(class(c, &format!("{pointer}/class"))?),
-                        None => None,
-                    };
-                    let t = match m.get("tools") {
-                        Some(t) => Some(tools(t, &format!("{pointer}/tools"), tool_names)?),
-                        None => None,
-                    };
-                    (c, t)
+                    let c = m
+                        .get("class")
+                        .map(|c| class(c, &format!("{pointer}/class")))
+                        .transpose()?;
+                    (c, tools_at(m, &pointer, tool_names)?)
                 }
                 other => {
                     return Err(wrong_kind(

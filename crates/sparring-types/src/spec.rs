@@ -391,25 +391,12 @@ fn parse_openai(map: &Map<String, Value>, pointer: &str) -> Result<ToolSpec, Spe
         None => return Err(err(fpointer, "missing: an OpenAI tool needs `function`")),
     };
     check_keys(function, &fpointer, OPENAI_FUNCTION_KEYS)?;
-    let name = tool_name(function.get("name"), &fpointer)?;
-    let description = description(function.get("description"), &fpointer)?;
-    let parameters = parameters(
-        function.get("parameters"),
-        &format!("{fpointer}/parameters"),
-    )?;
-    Ok(ToolSpec {
-        name,
-        description,
-        parameters,
-        output_schema: None,
-    })
+    named_tool(function, &fpointer, "parameters")
 }
 
 fn parse_mcp(map: &Map<String, Value>, pointer: &str) -> Result<ToolSpec, SpecError> {
     check_keys(map, pointer, MCP_TOOL_KEYS)?;
-    let name = tool_name(map.get("name"), pointer)?;
-    let description = description(map.get("description"), pointer)?;
-    let parameters = parameters(map.get("inputSchema"), &format!("{pointer}/inputSchema"))?;
+    let tool = named_tool(map, pointer, "inputSchema")?;
     let output_schema = match map.get("outputSchema") {
         None => None,
         Some(v) => Some(Value::Object(
@@ -417,10 +404,26 @@ fn parse_mcp(map: &Map<String, Value>, pointer: &str) -> Result<ToolSpec, SpecEr
         )),
     };
     Ok(ToolSpec {
-        name,
-        description,
-        parameters,
         output_schema,
+        ..tool
+    })
+}
+
+/// The `name`, `description` and parameter schema (under `parameters_key`)
+/// of a tool in either format, checked in that order; no output schema.
+fn named_tool(
+    map: &Map<String, Value>,
+    pointer: &str,
+    parameters_key: &str,
+) -> Result<ToolSpec, SpecError> {
+    Ok(ToolSpec {
+        name: tool_name(map.get("name"), pointer)?,
+        description: description(map.get("description"), pointer)?,
+        parameters: parameters(
+            map.get(parameters_key),
+            &format!("{pointer}/{parameters_key}"),
+        )?,
+        output_schema: None,
     })
 }
 
