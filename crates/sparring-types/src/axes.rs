@@ -182,6 +182,27 @@ fn values_of(value: &Value, pointer: &str, what: &str) -> Result<Vec<String>, Sp
     Ok(out)
 }
 
+/// The values of `axis` given at `pointer` (one value or a list, `what` in
+/// messages), then each checked against the axis ([`check_value`]).
+fn checked_values(
+    axis: &str,
+    value: &Value,
+    pointer: &str,
+    what: &str,
+    tools: &[String],
+) -> Result<Vec<String>, SpecError> {
+    let values = values_of(value, pointer, what)?;
+    for (i, v) in values.iter().enumerate() {
+        let at = if value.is_array() {
+            format!("{pointer}/{i}")
+        } else {
+            pointer.to_owned()
+        };
+        check_value(axis, v, tools, &at)?;
+    }
+    Ok(values)
+}
+
 /// Parses and checks a spec's `axes` against its tool names.
 pub(crate) fn parse(value: &Value, tools: &[String]) -> Result<AxesSpec, SpecError> {
     let map = as_map(value, "/axes", "must be an object of pins and `forbid`")?;
@@ -199,15 +220,7 @@ pub(crate) fn parse(value: &Value, tools: &[String]) -> Result<AxesSpec, SpecErr
             );
             return Err(err(pointer, format!("unknown axis `{key}`{hint}")));
         }
-        let values = values_of(v, &pointer, "a pin")?;
-        for (i, value) in values.iter().enumerate() {
-            let at = if v.is_array() {
-                format!("{pointer}/{i}")
-            } else {
-                pointer.clone()
-            };
-            check_value(key, value, tools, &at)?;
-        }
+        let values = checked_values(key, v, &pointer, "a pin", tools)?;
         spec.pins.insert(key.clone(), values);
     }
     Ok(spec)
@@ -236,15 +249,7 @@ fn parse_forbid(value: &Value, tools: &[String]) -> Result<Vec<ForbiddenPair>, S
                     format!("unknown axis `{axis}`{}", did_you_mean(axis, ALL_AXES)),
                 ));
             }
-            let values = values_of(v, &at, "a side of a forbidden pair")?;
-            for (j, value) in values.iter().enumerate() {
-                let vat = if v.is_array() {
-                    format!("{at}/{j}")
-                } else {
-                    at.clone()
-                };
-                check_value(axis, value, tools, &vat)?;
-            }
+            let values = checked_values(axis, v, &at, "a side of a forbidden pair", tools)?;
             sides.push((axis.clone(), values));
         }
         if sides.len() != 2 {
