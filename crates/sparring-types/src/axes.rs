@@ -19,7 +19,9 @@
 //! (lowercase words joined by `-`, [`crate::policy::is_rule_id`]) or
 //! `none`; the engine checks that the rule exists.
 
-use crate::spec::{SpecError, as_list, as_map, as_text, did_you_mean, err, escape, quoted};
+use crate::spec::{
+    SpecError, as_list, as_map, as_text, did_you_mean, err, escape, listed_once, quoted,
+};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -171,12 +173,7 @@ fn values_of(value: &Value, pointer: &str, what: &str) -> Result<Vec<String>, Sp
     let mut out: Vec<String> = Vec::new();
     for (at, v) in items {
         let s = as_text(v, &at, "an axis value must be text")?;
-        if let Some(first) = out.iter().position(|o| o == s) {
-            return Err(err(
-                at,
-                format!("`{s}` is listed twice (also `{pointer}/{first}`)"),
-            ));
-        }
+        listed_once(out.iter().position(|o| o == s), s, &at, pointer)?;
         out.push(s.clone());
     }
     Ok(out)

@@ -25,7 +25,8 @@
 //! ```
 
 use crate::spec::{
-    SpecError, as_list, as_text, check_keys, did_you_mean, err, escape, object, wrong_kind,
+    SpecError, as_list, as_text, check_keys, did_you_mean, err, escape, listed_once, object,
+    wrong_kind,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -236,12 +237,7 @@ fn tools(value: &Value, pointer: &str, names: &[String]) -> Result<Vec<String>, 
                 format!("no tool is named `{name}`{}", did_you_mean(name, &known)),
             ));
         }
-        if let Some(first) = out.iter().position(|o| o == name) {
-            return Err(err(
-                at,
-                format!("`{name}` is listed twice (also `{pointer}/{first}`)"),
-            ));
-        }
+        listed_once(out.iter().position(|o| o == name), name, &at, pointer)?;
         out.push(name.clone());
     }
     Ok(out)
@@ -333,12 +329,8 @@ pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesS
             let pointer = format!("/policy_rules/drop/{i}");
             let s = as_text(item, &pointer, "a rule id must be text")?;
             let id = id(s, &pointer)?;
-            if let Some(first) = out.drop.iter().position(|d| d.id == id) {
-                return Err(err(
-                    pointer,
-                    format!("`{id}` is listed twice (also `/policy_rules/drop/{first}`)"),
-                ));
-            }
+            let first = out.drop.iter().position(|d| d.id == id);
+            listed_once(first, &id, &pointer, "/policy_rules/drop")?;
             out.drop.push(RuleChange {
                 id,
                 class: None,

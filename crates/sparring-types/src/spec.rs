@@ -97,6 +97,23 @@ pub(crate) fn wrong_kind(pointer: impl Into<String>, expected: &str, value: &Val
     err(pointer, format!("{expected}, found {}", kind(value)))
 }
 
+/// The error at `at` for `value` listed a second time, when it was listed
+/// before at index `first` of the list at `list`.
+pub(crate) fn listed_once(
+    first: Option<usize>,
+    value: &str,
+    at: &str,
+    list: &str,
+) -> Result<(), SpecError> {
+    match first {
+        Some(first) => Err(err(
+            at,
+            format!("`{value}` is listed twice (also `{list}/{first}`)"),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// `value` as a list, or [`wrong_kind`] with `expected`.
 pub(crate) fn as_list<'a>(
     value: &'a Value,
