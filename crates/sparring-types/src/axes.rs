@@ -59,15 +59,9 @@ pub const TOOL_CONDITIONS: &[&str] = &[
 pub const HISTORIES: &[&str] = &["fresh", "returning", "failed_before", "handed_off"];
 
 /// The keys `axes` may have: every axis (a pin) and `forbid`.
-pub(crate) const AXES_KEYS: &[&str] = &[
-    "tool",
-    "policy_rule",
-    "stance",
-    "world_state",
-    "tool_condition",
-    "history",
-    "forbid",
-];
+pub(crate) fn axes_keys() -> Vec<&'static str> {
+    ALL_AXES.iter().copied().chain(["forbid"]).collect()
+}
 
 /// One axis value, by axis name.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -210,8 +204,8 @@ pub(crate) fn parse(value: &Value, tools: &[String]) -> Result<AxesSpec, SpecErr
             spec.forbid = parse_forbid(v, tools)?;
             continue;
         }
-        if !AXES_KEYS.contains(&key.as_str()) {
-            let hint = crate::closest(key, AXES_KEYS).map_or_else(
+        if !ALL_AXES.contains(&key.as_str()) {
+            let hint = crate::closest(key, &axes_keys()).map_or_else(
                 || format!("; expected an axis ({}) or `forbid`", quoted(ALL_AXES)),
                 |c| format!("; did you mean `{c}`?"),
             );

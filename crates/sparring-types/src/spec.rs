@@ -34,7 +34,7 @@ pub fn spec_keys() -> Vec<(&'static str, Vec<&'static str>)> {
         ("tools[] (OpenAI)", OPENAI_TOOL_KEYS.to_vec()),
         ("tools[].function (OpenAI)", OPENAI_FUNCTION_KEYS.to_vec()),
         ("tools[] (MCP)", MCP_TOOL_KEYS.to_vec()),
-        ("axes", crate::axes::AXES_KEYS.to_vec()),
+        ("axes", crate::axes::axes_keys()),
         ("options", crate::options::option_names()),
         (
             "options.world",
