@@ -154,12 +154,9 @@ pub(crate) fn object<'a>(
     pointer: &str,
     what: &str,
 ) -> Result<&'a Map<String, Value>, SpecError> {
-    value.as_object().ok_or_else(|| {
-        err(
-            pointer,
-            format!("{what} must be an object, found {}", kind(value)),
-        )
-    })
+    value
+        .as_object()
+        .ok_or_else(|| wrong_kind(pointer, &format!("{what} must be an object"), value))
 }
 
 /// The JSON type name of a value, for messages.
@@ -507,12 +504,10 @@ fn parameters(value: Option<&Value>, pointer: &str) -> Result<Value, SpecError> 
     if let Some(properties) = properties {
         for (name, schema) in properties {
             if !schema.is_object() && !schema.is_boolean() {
-                return Err(err(
+                return Err(wrong_kind(
                     format!("{pointer}/properties/{}", escape(name)),
-                    format!(
-                        "a property's schema must be an object, found {}",
-                        kind(schema)
-                    ),
+                    "a property's schema must be an object",
+                    schema,
                 ));
             }
         }

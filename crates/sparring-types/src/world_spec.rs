@@ -22,9 +22,7 @@
 //! names are errors with the JSON pointer and a did-you-mean. What each rule
 //! means at call time is the world's (`sparring-world`, `docs/world.md`).
 
-use crate::spec::{
-    SpecError, as_map, as_text, check_keys, did_you_mean, err, escape, kind, wrong_kind,
-};
+use crate::spec::{SpecError, as_map, as_text, check_keys, did_you_mean, err, escape, wrong_kind};
 use crate::tool::ToolSpec;
 use serde::Serialize;
 use serde_json::Value;
@@ -282,16 +280,14 @@ fn parse_tool(
     fixtures: &BTreeMap<String, Vec<Value>>,
     pointer: &str,
 ) -> Result<ToolWorld, SpecError> {
-    let Value::Object(map) = entry else {
-        return Err(err(
-            pointer,
-            format!(
-                "a tool's world entry must be an object with {}, found {}",
-                TOOL_KEYS.join(", "),
-                kind(entry)
-            ),
-        ));
-    };
+    let map = as_map(
+        entry,
+        pointer,
+        &format!(
+            "a tool's world entry must be an object with {}",
+            TOOL_KEYS.join(", ")
+        ),
+    )?;
     check_keys(map, pointer, TOOL_KEYS)?;
     let params = tool.parameter_names();
     let mut world = ToolWorld::default();
@@ -403,7 +399,7 @@ fn identifier(value: &Value, at: &str, what: &str) -> Result<String, SpecError> 
             at,
             format!("`{s}` is not {what} (letters, digits and `_`)"),
         )),
-        other => Err(err(at, format!("must be {what}, found {}", kind(other)))),
+        other => Err(wrong_kind(at, &format!("must be {what}"), other)),
     }
 }
 
@@ -426,9 +422,10 @@ fn strings<'a>(value: &'a Value, at: &str, what: &str) -> Result<Vec<(usize, &'a
                 other => Err(wrong_kind(format!("{at}/{i}"), "must be text", other)),
             })
             .collect(),
-        other => Err(err(
+        other => Err(wrong_kind(
             at,
-            format!("`{what}` must be a list of texts, found {}", kind(other)),
+            &format!("`{what}` must be a list of texts"),
+            other,
         )),
     }
 }
