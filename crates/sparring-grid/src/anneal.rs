@@ -16,9 +16,8 @@
 use crate::constraints::Constraints;
 use crate::defaults::{RANDOM_WALK_PROBABILITY, ROW_WORK, STEP_WORK, TABU_TENURE};
 use crate::model::Model;
-use crate::rng::DetRng;
-
-const NOT_LISTED: u32 = u32::MAX;
+use crate::rng::{DetRng, Least};
+use crate::uncovered::Uncovered;
 
 /// State of the local search over a fixed-width array of rows.
 pub(crate) struct Search<'a> {
@@ -30,8 +29,7 @@ pub(crate) struct Search<'a> {
     fixed: Vec<bool>,
     n_required: usize,
     count: Vec<u32>,
-    uncovered: Vec<u32>,
-    position: Vec<u32>,
+    uncovered: Uncovered,
     tabu_until: Vec<u64>,
     step: u64,
     /// Work units spent so far.
@@ -60,8 +58,7 @@ impl<'a> Search<'a> {
             fixed: fixed.iter().flatten().copied().collect(),
             n_required,
             count: vec![0; model.pairs + 1],
-            uncovered: Vec::new(),
-            position: vec![NOT_LISTED; model.pairs + 1],
+            uncovered: Uncovered::new(model.pairs + 1),
             tabu_until: vec![0; rows.len() * k],
             step: 0,
             work: 0,
@@ -81,30 +78,10 @@ impl<'a> Search<'a> {
         this.count[model.pairs] = 2;
         for p in 0..model.pairs {
             if this.count[p] == 0 && !cons.excluded.contains(p) {
-                this.list(p);
+                this.uncovered.list(p);
             }
         }
         this
-    }
-
-    fn list(&mut self, p: usize) {
-        self.position[p] = self.uncovered.len() as u32;
-        self.uncovered.push(p as u32);
-    }
-
-    fn unlist(&mut self, p: usize) {
-        if self.position[p] == NOT_LISTED {
-            // An excluded pair passing through a two-cell move.
-            return;
-        }
-        let at = self.position[p] as usize;
-        self.position[p] = NOT_LISTED;
-        if let Some(last) = self.uncovered.pop()
-            && at < self.uncovered.len()
-        {
-            self.uncovered[at] = last;
-            self.position[last as usize] = at as u32;
-        }
     }
 
     /// The rows, as vectors.
@@ -142,11 +119,11 @@ impl<'a> Search<'a> {
             // A two-cell move passes through a row that may hold an excluded
             // pair for a moment; such a pair must never become a target.
             if self.count[pa] == 0 && !self.cons.excluded.contains(pa) {
-                self.list(pa);
+                self.uncovered.list(pa);
             }
             let pb = (at + b32 * l.sx) as usize;
             if self.count[pb] == 0 {
-                self.unlist(pb);
+                self.uncovered.unlist(pb);
             }
             self.count[pb] += 1;
         }
@@ -168,8 +145,7 @@ impl<'a> Search<'a> {
                 let p = self.model.pair(c, x, d, usize::from(y));
                 self.count[p] -= 1;
                 if self.count[p] == 0 {
-                    self.position[p] = self.uncovered.len() as u32;
-                    self.uncovered.push(p as u32);
+                    self.uncovered.list(p);
                 }
             }
         }
@@ -189,9 +165,7 @@ impl<'a> Search<'a> {
     /// The removable row covering the fewest pairs alone (ties at random).
     fn weakest_row(&mut self) -> Option<usize> {
         let k = self.k;
-        let mut best = usize::MAX;
-        let mut chosen = None;
-        let mut ties = 0;
+        let mut least = Least::new();
         for r in self.n_required..self.n {
             let row = &self.cells[r * k..(r + 1) * k];
             let mut alone = 0;
@@ -201,19 +175,10 @@ impl<'a> Search<'a> {
                     alone += usize::from(self.count[p] == 1);
                 }
             }
-            if alone < best {
-                best = alone;
-                chosen = Some(r);
-                ties = 1;
-            } else if alone == best {
-                ties += 1;
-                if self.rng.below(ties) == 0 {
-                    chosen = Some(r);
-                }
-            }
+            least.offer(alone, r, &mut self.rng);
         }
         self.work += ((self.n - self.n_required) * k * k / 2) as u64;
-        chosen
+        least.chosen()
     }
 
     /// Whether cell `(r, c)` may take `x`: not fixed, and no forbidden pair
@@ -235,15 +200,13 @@ impl<'a> Search<'a> {
     fn step_once(&mut self, best_uncovered: usize) {
         self.step += 1;
         let pick = self.rng.below(self.uncovered.len());
-        let (c, x, d, y) = self.model.decode(self.uncovered[pick] as usize);
+        let (c, x, d, y) = self.model.decode(self.uncovered.get(pick));
         let k = self.k;
         if self.rng.chance(RANDOM_WALK_PROBABILITY) {
             self.random_walk(c, x, d, y);
             return;
         }
-        let mut best = i64::MAX;
-        let mut chosen = None;
-        let mut ties = 0;
+        let mut least = Least::new();
         let now = self.uncovered.len() as i64;
         self.work += STEP_WORK + ROW_WORK * self.n as u64;
         for r in 0..self.n {
@@ -264,18 +227,9 @@ impl<'a> Search<'a> {
             if tabu && now + delta >= best_uncovered as i64 {
                 continue;
             }
-            if delta < best {
-                best = delta;
-                chosen = Some(r);
-                ties = 1;
-            } else if delta == best {
-                ties += 1;
-                if self.rng.below(ties) == 0 {
-                    chosen = Some(r);
-                }
-            }
+            least.offer(delta, r, &mut self.rng);
         }
-        match chosen {
+        match least.chosen() {
             Some(r) => {
                 if usize::from(self.cells[r * k + c]) != x {
                     self.apply(r, c, x);

@@ -18,7 +18,7 @@
 //! space is one row.
 
 use crate::defaults::{CIRCULANT_RANDOM_WALK, CIRCULANT_STEP_WORK, CIRCULANT_TABU_TENURE};
-use crate::rng::DetRng;
+use crate::rng::{DetRng, Least};
 use crate::starter::StarterSearch;
 
 /// Search for one circulant cover starter of length `n`.
@@ -204,9 +204,7 @@ impl CirculantSearch {
         self.work += CIRCULANT_STEP_WORK + self.count.len() as u64 / 8;
         let n = self.n;
         let (delta, t) = self.pick_uncovered();
-        let mut best = i64::MAX;
-        let mut chosen = None;
-        let mut ties = 0;
+        let mut least = Least::new();
         let walk = self.rng.chance(CIRCULANT_RANDOM_WALK);
         for i in 0..n {
             let j = (i + delta) % n;
@@ -220,19 +218,10 @@ impl CirculantSearch {
                     continue;
                 }
                 let d = if walk { 0 } else { self.delta(p, b) };
-                if d < best {
-                    best = d;
-                    chosen = Some((p, b));
-                    ties = 1;
-                } else if d == best {
-                    ties += 1;
-                    if self.rng.below(ties) == 0 {
-                        chosen = Some((p, b));
-                    }
-                }
+                least.offer(d, (p, b), &mut self.rng);
             }
         }
-        if let Some((p, b)) = chosen {
+        if let Some((p, b)) = least.chosen() {
             self.apply(p, b);
         }
     }

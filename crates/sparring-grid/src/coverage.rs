@@ -60,22 +60,9 @@ pub fn coverage(
     let mut seen = BitSet::new(model.pairs);
     for (index, row) in rows.iter().enumerate() {
         let context = || format!("row `{index}`");
-        if row.len() != model.k {
-            return Err(GridError::RowLength {
-                context: context(),
-                len: row.len(),
-                axes: model.k,
-            });
-        }
+        validate::row_length(&model, row.len(), &context)?;
         for (axis, &value) in row.iter().enumerate() {
-            if value >= levels[axis] {
-                return Err(GridError::ValueOutOfRange {
-                    context: context(),
-                    axis,
-                    value,
-                    levels: levels[axis],
-                });
-            }
+            validate::cell(&model, axis, value, &context)?;
         }
         for c in 0..model.k {
             for d in c + 1..model.k {

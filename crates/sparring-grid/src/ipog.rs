@@ -12,7 +12,7 @@
 use crate::GridError;
 use crate::constraints::{Constraints, Csp};
 use crate::model::{BitSet, Model, UNSET};
-use crate::rng::DetRng;
+use crate::rng::{DetRng, Least};
 
 /// Rows under construction plus the set of pairs already covered (or excluded).
 struct Builder<'a> {
@@ -219,22 +219,11 @@ impl Builder<'_> {
 
 /// Index of a largest positive entry, ties broken at random; `None` if all are 0.
 fn pick_max(gains: &[i64], rng: &mut DetRng) -> Option<usize> {
-    let mut best = 0;
-    let mut chosen = None;
-    let mut ties = 0;
-    for (x, &g) in gains.iter().enumerate() {
-        if g > best {
-            best = g;
-            chosen = Some(x);
-            ties = 1;
-        } else if g == best && g > 0 {
-            ties += 1;
-            if rng.below(ties) == 0 {
-                chosen = Some(x);
-            }
-        }
+    let mut most = Least::new();
+    for (x, &g) in gains.iter().enumerate().filter(|(_, g)| **g > 0) {
+        most.offer(std::cmp::Reverse(g), x, rng);
     }
-    chosen
+    most.chosen()
 }
 
 /// Builds a complete covering array around the required rows (internal

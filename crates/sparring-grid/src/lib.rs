@@ -88,6 +88,7 @@ mod model;
 mod problem;
 mod rng;
 mod starter;
+mod uncovered;
 mod validate;
 
 pub use array::CoveringArray;

@@ -70,9 +70,76 @@ impl DetRng {
     }
 }
 
+/// The least-keyed of a stream of candidates, ties broken uniformly at
+/// random without keeping them: the n-th candidate to tie the least key so
+/// far takes its place with probability 1/n (one [`DetRng::below`] draw per
+/// tie after the first, none otherwise).
+pub(crate) struct Least<K, T> {
+    best: Option<K>,
+    chosen: Option<T>,
+    ties: usize,
+}
+
+impl<K: PartialOrd + Copy, T> Least<K, T> {
+    /// No candidate yet.
+    pub(crate) fn new() -> Self {
+        Self {
+            best: None,
+            chosen: None,
+            ties: 0,
+        }
+    }
+
+    /// Considers `item` with key `key`.
+    pub(crate) fn offer(&mut self, key: K, item: T, rng: &mut DetRng) {
+        match self.best {
+            Some(best) if key > best => {}
+            Some(best) if key == best => {
+                self.ties += 1;
+                if rng.below(self.ties) == 0 {
+                    self.chosen = Some(item);
+                }
+            }
+            _ => {
+                self.best = Some(key);
+                self.chosen = Some(item);
+                self.ties = 1;
+            }
+        }
+    }
+
+    /// The chosen candidate; `None` when none was offered.
+    pub(crate) fn chosen(self) -> Option<T> {
+        self.chosen
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::DetRng;
+    use super::{DetRng, Least};
+
+    #[test]
+    fn least_keeps_the_smallest_and_draws_among_ties() {
+        let mut rng = DetRng::new(1, 0);
+        let mut least = Least::new();
+        for (key, item) in [(3, 'a'), (1, 'b'), (2, 'c')] {
+            least.offer(key, item, &mut rng);
+        }
+        assert_eq!(least.chosen(), Some('b'));
+        // Two tied candidates: over many streams each is chosen about half
+        // the time.
+        let firsts = (0..400)
+            .filter(|&s| {
+                let mut rng = DetRng::new(s, 0);
+                let mut least = Least::new();
+                least.offer(0, 'x', &mut rng);
+                least.offer(0, 'y', &mut rng);
+                least.chosen() == Some('x')
+            })
+            .count();
+        assert!((150..250).contains(&firsts), "{firsts} of 400");
+        assert_eq!(Least::<i32, char>::new().chosen(), None);
+    }
 
     #[test]
     fn streams_are_pinned() {

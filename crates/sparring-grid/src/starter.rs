@@ -15,9 +15,8 @@
 //! by the same row-elimination and tabu search as whole arrays.
 
 use crate::defaults::{RANDOM_WALK_PROBABILITY, ROW_WORK, STEP_WORK, TABU_TENURE};
-use crate::rng::DetRng;
-
-const NOT_LISTED: u32 = u32::MAX;
+use crate::rng::{DetRng, Least};
+use crate::uncovered::Uncovered;
 
 /// Count given to the per-pair slot of "two infinities", which the
 /// development does not cover and which is never a target; it is large
@@ -41,8 +40,7 @@ pub(crate) struct StarterSearch {
     m: usize,
     cells: Vec<u16>,
     count: Vec<u32>,
-    uncovered: Vec<u32>,
-    position: Vec<u32>,
+    uncovered: Uncovered,
     tabu_until: Vec<u64>,
     step: u64,
     /// Work units spent so far.
@@ -94,8 +92,7 @@ impl StarterSearch {
             m,
             cells,
             count: vec![0; next],
-            uncovered: Vec::new(),
-            position: vec![NOT_LISTED; next],
+            uncovered: Uncovered::new(next),
             tabu_until: vec![0; m * k],
             step: 0,
             work: 0,
@@ -115,7 +112,7 @@ impl StarterSearch {
         }
         for q in 0..next {
             if this.count[q] == 0 {
-                this.list(q);
+                this.uncovered.list(q);
             }
         }
         this
@@ -132,22 +129,6 @@ impl StarterSearch {
         let v = self.g + self.f;
         let table = if c < d { &self.offset } else { &self.offset_t };
         (self.base[c * self.k + d] + table[x * v + y]) as usize
-    }
-
-    fn list(&mut self, q: usize) {
-        self.position[q] = self.uncovered.len() as u32;
-        self.uncovered.push(q as u32);
-    }
-
-    fn unlist(&mut self, q: usize) {
-        let at = self.position[q] as usize;
-        self.position[q] = NOT_LISTED;
-        if let Some(last) = self.uncovered.pop()
-            && at < self.uncovered.len()
-        {
-            self.uncovered[at] = last;
-            self.position[last as usize] = at as u32;
-        }
     }
 
     fn delta(&mut self, r: usize, c: usize, b: usize) -> i64 {
@@ -173,11 +154,11 @@ impl StarterSearch {
             let qa = self.class(c, a, d, y);
             self.count[qa] -= 1;
             if self.count[qa] == 0 {
-                self.list(qa);
+                self.uncovered.list(qa);
             }
             let qb = self.class(c, b, d, y);
             if self.count[qb] == 0 {
-                self.unlist(qb);
+                self.uncovered.unlist(qb);
             }
             self.count[qb] += 1;
         }
@@ -193,7 +174,7 @@ impl StarterSearch {
                 let q = self.class(c, self.at(r, c), d, self.at(r, d));
                 self.count[q] -= 1;
                 if self.count[q] == 0 {
-                    self.list(q);
+                    self.uncovered.list(q);
                 }
             }
         }
@@ -208,9 +189,7 @@ impl StarterSearch {
 
     fn weakest_row(&mut self) -> usize {
         let k = self.k;
-        let mut best = usize::MAX;
-        let mut chosen = 0;
-        let mut ties = 0;
+        let mut least = Least::new();
         for r in 0..self.m {
             let mut alone = 0;
             for c in 0..k {
@@ -220,19 +199,10 @@ impl StarterSearch {
                     }
                 }
             }
-            if alone < best {
-                best = alone;
-                chosen = r;
-                ties = 1;
-            } else if alone == best {
-                ties += 1;
-                if self.rng.below(ties) == 0 {
-                    chosen = r;
-                }
-            }
+            least.offer(alone, r, &mut self.rng);
         }
         self.work += (self.m * k * k / 2) as u64;
-        chosen
+        least.chosen().unwrap_or(0)
     }
 
     /// Symbol for column `c` that, next to `y` in column `d`, fills slot `t`
@@ -260,7 +230,7 @@ impl StarterSearch {
 
     fn step_once(&mut self) {
         self.step += 1;
-        let q = self.uncovered[self.rng.below(self.uncovered.len())] as usize;
+        let q = self.uncovered.get(self.rng.below(self.uncovered.len()));
         let pair = q / self.per_pair;
         let t = q % self.per_pair;
         let (c, d) = self.columns_of(pair);
@@ -284,27 +254,16 @@ impl StarterSearch {
                 self.candidates.push((r, d, ny));
             }
         }
-        let mut best = i64::MAX;
-        let mut chosen = None;
-        let mut ties = 0;
+        let mut least = Least::new();
         for i in 0..self.candidates.len() {
             let (r, col, val) = self.candidates[i];
             if self.tabu_until[r * k + col] > self.step {
                 continue;
             }
             let delta = self.delta(r, col, val);
-            if delta < best {
-                best = delta;
-                chosen = Some((r, col, val));
-                ties = 1;
-            } else if delta == best {
-                ties += 1;
-                if self.rng.below(ties) == 0 {
-                    chosen = Some((r, col, val));
-                }
-            }
+            least.offer(delta, (r, col, val), &mut self.rng);
         }
-        match chosen {
+        match least.chosen() {
             Some((r, col, val)) => self.apply(r, col, val),
             None => self.random_walk(c, d, t),
         }

@@ -32,13 +32,7 @@ pub(crate) fn required(
     let mut out = Vec::with_capacity(rows.len());
     for (index, row) in rows.iter().enumerate() {
         let context = || format!("required row `{index}`");
-        if row.len() != model.k {
-            return Err(GridError::RowLength {
-                context: context(),
-                len: row.len(),
-                axes: model.k,
-            });
-        }
+        row_length(model, row.len(), &context)?;
         let mut internal = vec![UNSET; model.k];
         for (axis, &value) in row.iter().enumerate() {
             if let Some(value) = value {
@@ -51,7 +45,24 @@ pub(crate) fn required(
     Ok(out)
 }
 
-fn cell(
+/// Checks that a row (named by `context`) has one cell per axis.
+pub(crate) fn row_length(
+    model: &Model,
+    len: usize,
+    context: &dyn Fn() -> String,
+) -> Result<(), GridError> {
+    if len != model.k {
+        return Err(GridError::RowLength {
+            context: context(),
+            len,
+            axes: model.k,
+        });
+    }
+    Ok(())
+}
+
+/// Checks that `axis` exists and `value` is one of its values.
+pub(crate) fn cell(
     model: &Model,
     axis: usize,
     value: usize,

@@ -48,6 +48,18 @@ pub struct CategoryDelta {
     pub p_value: Option<f64>,
 }
 
+impl CategoryDelta {
+    /// `n_paired` tasks and their comparison, `None` when none is paired.
+    fn new(n_paired: usize, d: Option<PairedDelta>) -> Self {
+        Self {
+            n_paired,
+            delta: d.map(|d| d.delta.estimate),
+            ci95: d.map(|d| [d.delta.lo, d.delta.hi]),
+            p_value: d.map(|d| d.test.p_value),
+        }
+    }
+}
+
 /// The paired comparison of one numeric marker.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MarkerDelta {
@@ -145,15 +157,7 @@ pub fn delta(
         let ra = task_pass_rates(cats_a.get(key).into_iter().flatten().copied());
         let (pb, pa) = pair(&rb, &ra);
         let d = compare(&pb, &pa, &paired_options)?;
-        by_category.insert(
-            key.clone(),
-            CategoryDelta {
-                n_paired: pb.len(),
-                delta: d.map(|d| d.delta.estimate),
-                ci95: d.map(|d| [d.delta.lo, d.delta.hi]),
-                p_value: d.map(|d| d.test.p_value),
-            },
-        );
+        by_category.insert(key.clone(), CategoryDelta::new(pb.len(), d));
     }
 
     let marks_b = marker_means(before);
@@ -185,13 +189,19 @@ pub fn delta(
         );
         let d = compare(&pb, &pa, &paired_options)?;
         let guarded = options.must_not_regress.contains(name);
+        let CategoryDelta {
+            n_paired,
+            delta,
+            ci95,
+            p_value,
+        } = CategoryDelta::new(pb.len(), d);
         markers.insert(
             name.clone(),
             MarkerDelta {
-                n_paired: pb.len(),
-                delta: d.map(|d| d.delta.estimate),
-                ci95: d.map(|d| [d.delta.lo, d.delta.hi]),
-                p_value: d.map(|d| d.test.p_value),
+                n_paired,
+                delta,
+                ci95,
+                p_value,
                 must_not_regress: guarded,
                 failed: guarded && d.is_some_and(|d| d.delta.hi < 0.0),
             },
@@ -313,30 +323,34 @@ pub fn render(d: &Delta) -> String {
         .max()
         .unwrap_or(8)
         .max(8);
+    // The columns a category and a marker row share, after the name.
+    let cells = |n_paired: usize, delta, ci95, p_value| {
+        format!(
+            "{n_paired:>6}  {:>7}  {:<18}  {:>6}",
+            signed(delta),
+            ci(ci95),
+            p(p_value)
+        )
+    };
+    let header = |first: &str| {
+        format!(
+            "\n{first:<width$}  {:>6}  {:>7}  {:<18}  {:>6}",
+            "paired", "delta", "ci95", "p"
+        )
+    };
     if !d.by_category.is_empty() {
-        let _ = write!(
-            out,
-            "\n{:<width$}  {:>6}  {:>7}  {:<18}  {:>6}\n",
-            "category", "paired", "delta", "ci95", "p"
-        );
+        let _ = writeln!(out, "{}", header("category"));
         for (key, c) in &d.by_category {
             let _ = writeln!(
                 out,
-                "{key:<width$}  {:>6}  {:>7}  {:<18}  {:>6}{}",
-                c.n_paired,
-                signed(c.delta),
-                ci(c.ci95),
-                p(c.p_value),
+                "{key:<width$}  {}{}",
+                cells(c.n_paired, c.delta, c.ci95, c.p_value),
                 super::input::category_note(key, &d.rule_texts)
             );
         }
     }
     if !d.markers.is_empty() {
-        let _ = write!(
-            out,
-            "\n{:<width$}  {:>6}  {:>7}  {:<18}  {:>6}  guard\n",
-            "marker", "paired", "delta", "ci95", "p"
-        );
+        let _ = writeln!(out, "{}  guard", header("marker"));
         for (key, m) in &d.markers {
             let guard = match (m.must_not_regress, m.failed) {
                 (true, true) => "FAILED",
@@ -345,11 +359,8 @@ pub fn render(d: &Delta) -> String {
             };
             let _ = writeln!(
                 out,
-                "{key:<width$}  {:>6}  {:>7}  {:<18}  {:>6}  {guard}",
-                m.n_paired,
-                signed(m.delta),
-                ci(m.ci95),
-                p(m.p_value)
+                "{key:<width$}  {}  {guard}",
+                cells(m.n_paired, m.delta, m.ci95, m.p_value)
             );
         }
     }

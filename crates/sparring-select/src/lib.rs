@@ -89,6 +89,18 @@ impl CutReport {
             });
     }
 
+    /// Leaves out `count` rows that have no reward.
+    fn exclude_ungraded(&mut self, count: usize) {
+        self.exclude("ungraded", "rows", "the row has no reward", count);
+    }
+
+    /// Ends the cut: `kept` are its items, using `rows_out` distinct rows.
+    fn finish<T>(mut self, kept: Vec<T>, rows_out: usize) -> (Vec<T>, Self) {
+        self.items_out = kept.len();
+        self.rows_out = rows_out;
+        (kept, self)
+    }
+
     /// One line per exclusion class, for people.
     pub fn render(&self) -> String {
         let mut out = format!(
@@ -244,7 +256,7 @@ pub fn select_for_sft<'a>(rows: &'a [Row], opts: &SftOptions) -> (Vec<SftExample
     let mut qualifying = vec![false; rows.len()];
     for (i, row) in rows.iter().enumerate() {
         match row.reward {
-            None => report.exclude("ungraded", "rows", "the row has no reward", 1),
+            None => report.exclude_ungraded(1),
             Some(r) if r < opts.reward => report.exclude(
                 "reward_below_threshold",
                 "rows",
@@ -337,9 +349,8 @@ pub fn select_for_sft<'a>(rows: &'a [Row], opts: &SftOptions) -> (Vec<SftExample
             trained: loss_mask(&rows[i].messages, opts.mask),
         })
         .collect();
-    report.items_out = examples.len();
-    report.rows_out = examples.len();
-    (examples, report)
+    let used = examples.len();
+    report.finish(examples, used)
 }
 
 /// Options of [`build_preference_pairs`].
@@ -558,11 +569,16 @@ fn task_pairs<'a>(
 }
 
 /// Sorts a task's pairs best first (largest margin, then closest lengths,
-/// then the seeded key) and keeps `max`; returns how many were cut.
-fn keep_best(
-    mut pairs: Vec<(PreferencePair<'_>, u64)>,
+/// then the seeded key) and keeps `max` of them in `out`; the others are
+/// left out as `over_max_pairs_per_task`, the task already having `max`
+/// `better` ones (`better pairs`).
+fn keep_best<'a>(
+    mut pairs: Vec<(PreferencePair<'a>, u64)>,
     max: usize,
-) -> (Vec<PreferencePair<'_>>, usize) {
+    better: &str,
+    report: &mut CutReport,
+    out: &mut Vec<PreferencePair<'a>>,
+) {
     pairs.sort_by(|(a, ka), (b, kb)| {
         b.margin
             .total_cmp(&a.margin)
@@ -571,17 +587,26 @@ fn keep_best(
     });
     let over = pairs.len().saturating_sub(max);
     pairs.truncate(max);
-    (pairs.into_iter().map(|(p, _)| p).collect(), over)
+    report.exclude(
+        "over_max_pairs_per_task",
+        "pairs",
+        &format!("the task already has {max} {better}"),
+        over,
+    );
+    out.extend(pairs.into_iter().map(|(p, _)| p));
 }
 
-fn finish_pairs(report: &mut CutReport, pairs: &[PreferencePair<'_>]) {
+fn finish_pairs(
+    report: CutReport,
+    pairs: Vec<PreferencePair<'_>>,
+) -> (Vec<PreferencePair<'_>>, CutReport) {
     let mut used: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
-    for p in pairs {
+    for p in &pairs {
         used.insert(p.chosen.row_id.as_str());
         used.insert(p.rejected.row_id.as_str());
     }
-    report.items_out = pairs.len();
-    report.rows_out = used.len();
+    let used = used.len();
+    report.finish(pairs, used)
 }
 
 /// Whether the two conversations first differ at an agent turn on both
@@ -604,8 +629,7 @@ pub fn build_preference_pairs<'a>(
     opts: &PairOptions,
 ) -> (Vec<PreferencePair<'a>>, CutReport) {
     let mut report = CutReport::new("dpo", "pairs", rows);
-    let ungraded = rows.iter().filter(|r| r.reward.is_none()).count();
-    report.exclude("ungraded", "rows", "the row has no reward", ungraded);
+    report.exclude_ungraded(rows.iter().filter(|r| r.reward.is_none()).count());
     let errors = rows
         .iter()
         .filter(|r| r.reward.is_some() && failed_by_error(r))
@@ -658,20 +682,15 @@ pub fn build_preference_pairs<'a>(
                 kept.push((pair, key));
             }
         }
-        let (best, over) = keep_best(kept, opts.max_pairs_per_task);
-        report.exclude(
-            "over_max_pairs_per_task",
-            "pairs",
-            &format!(
-                "the task already has {} better pairs",
-                opts.max_pairs_per_task
-            ),
-            over,
+        keep_best(
+            kept,
+            opts.max_pairs_per_task,
+            "better pairs",
+            &mut report,
+            &mut out,
         );
-        out.extend(best);
     }
-    finish_pairs(&mut report, &out);
-    (out, report)
+    finish_pairs(report, out)
 }
 
 /// Options of [`build_reward_pairs`].
@@ -705,8 +724,7 @@ pub fn build_reward_pairs<'a>(
     opts: &RewardOptions,
 ) -> (Vec<PreferencePair<'a>>, CutReport) {
     let mut report = CutReport::new("reward_pairs", "pairs", rows);
-    let ungraded = rows.iter().filter(|r| r.reward.is_none()).count();
-    report.exclude("ungraded", "rows", "the row has no reward", ungraded);
+    report.exclude_ungraded(rows.iter().filter(|r| r.reward.is_none()).count());
     let tasks = by_task(rows, |r| r.reward.is_some());
     let mut out = Vec::new();
     for (t, (_, indices)) in tasks.iter().enumerate() {
@@ -737,35 +755,24 @@ pub fn build_reward_pairs<'a>(
                 kept.push((pair, key));
             }
         }
-        let (best, over) = keep_best(kept, opts.max_pairs_per_task);
-        report.exclude(
-            "over_max_pairs_per_task",
-            "pairs",
-            &format!(
-                "the task already has {} pairs with larger margins",
-                opts.max_pairs_per_task
-            ),
-            over,
+        keep_best(
+            kept,
+            opts.max_pairs_per_task,
+            "pairs with larger margins",
+            &mut report,
+            &mut out,
         );
-        out.extend(best);
     }
-    finish_pairs(&mut report, &out);
-    (out, report)
+    finish_pairs(report, out)
 }
 
 /// Reward-model cut, unpaired: every graded row, in input order.
 pub fn select_graded(rows: &[Row]) -> (Vec<&Row>, CutReport) {
     let mut report = CutReport::new("graded", "rows", rows);
     let kept: Vec<&Row> = rows.iter().filter(|r| r.reward.is_some()).collect();
-    report.exclude(
-        "ungraded",
-        "rows",
-        "the row has no reward",
-        rows.len() - kept.len(),
-    );
-    report.items_out = kept.len();
-    report.rows_out = kept.len();
-    (kept, report)
+    report.exclude_ungraded(rows.len() - kept.len());
+    let used = kept.len();
+    report.finish(kept, used)
 }
 
 /// Options of [`select_for_rl`].
@@ -881,9 +888,8 @@ pub fn select_for_rl<'a>(rows: &'a [Row], opts: &RlOptions) -> (Vec<RlGroup<'a>>
             });
         }
     }
-    report.items_out = out.len();
-    report.rows_out = out.iter().map(|g| g.rows.len()).sum();
-    (out, report)
+    let used = out.iter().map(|g| g.rows.len()).sum();
+    report.finish(out, used)
 }
 
 /// Splits rows into train and holdout by task: each task is held out when a

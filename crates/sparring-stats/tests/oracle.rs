@@ -335,6 +335,13 @@ impl Check {
             }
         }
     }
+    /// [`Check::close`] for several figures of one case, each named as the
+    /// oracle's field it is compared with (`variance 2 within`).
+    fn fields(&mut self, case: &str, oracle: &Value, figures: &[(&str, f64)], tol: f64) {
+        for &(field, ours) in figures {
+            self.close(&format!("{case} {field}"), ours, &oracle[field], tol);
+        }
+    }
     fn eq(&mut self, what: &str, ours: u64, theirs: &Value) {
         self.compared += 1;
         if theirs.as_u64() != Some(ours) {
@@ -400,26 +407,16 @@ fn figures_match_scipy_sklearn_statsmodels() {
     for (i, (values, seed)) in cases.bootstrap.iter().enumerate() {
         let o = &oracle["bootstrap"][i];
         let ci = bootstrap_mean(values, &BootstrapOptions::with_seed(*seed)).unwrap();
-        check.close(
-            &format!("bootstrap {i} estimate"),
-            ci.estimate,
-            &o["estimate"],
-            EXACT,
-        );
-        check.close(&format!("bootstrap {i} lo"), ci.lo, &o["lo"], RANDOM);
-        check.close(&format!("bootstrap {i} hi"), ci.hi, &o["hi"], RANDOM);
+        let case = format!("bootstrap {i}");
+        check.fields(&case, o, &[("estimate", ci.estimate)], EXACT);
+        check.fields(&case, o, &[("lo", ci.lo), ("hi", ci.hi)], RANDOM);
     }
     for (i, (before, after, seed, exact)) in cases.paired.iter().enumerate() {
         let o = &oracle["paired"][i];
         let d = paired_delta(before, after, &PairedOptions::with_seed(*seed)).unwrap();
-        check.close(
-            &format!("paired {i} delta"),
-            d.delta.estimate,
-            &o["delta"],
-            EXACT,
-        );
-        check.close(&format!("paired {i} lo"), d.delta.lo, &o["lo"], RANDOM);
-        check.close(&format!("paired {i} hi"), d.delta.hi, &o["hi"], RANDOM);
+        let case = format!("paired {i}");
+        check.fields(&case, o, &[("delta", d.delta.estimate)], EXACT);
+        check.fields(&case, o, &[("lo", d.delta.lo), ("hi", d.delta.hi)], RANDOM);
         let tol = if *exact { EXACT } else { RANDOM };
         check.close(
             &format!("paired {i} p ({:?})", d.test.method),
@@ -431,8 +428,12 @@ fn figures_match_scipy_sklearn_statsmodels() {
     for (i, &(x, n)) in cases.wilson.iter().enumerate() {
         let o = &oracle["wilson"][i];
         let ci = wilson_interval(x, n, 0.95).unwrap();
-        check.close(&format!("wilson {x}/{n} lo"), ci.lo, &o["lo"], EXACT);
-        check.close(&format!("wilson {x}/{n} hi"), ci.hi, &o["hi"], EXACT);
+        check.fields(
+            &format!("wilson {x}/{n}"),
+            o,
+            &[("lo", ci.lo), ("hi", ci.hi)],
+            EXACT,
+        );
     }
     for (i, (a, b)) in cases.kappa.iter().enumerate() {
         check.opt(
@@ -446,22 +447,16 @@ fn figures_match_scipy_sklearn_statsmodels() {
         let o = &oracle["judge"][i];
         let s = judge_agreement(judge, gold).unwrap();
         check.eq(&format!("judge {i} n"), s.n as u64, &o["n"]);
-        check.close(
-            &format!("judge {i} agreement"),
-            s.agreement,
-            &o["agreement"],
+        check.fields(
+            &format!("judge {i}"),
+            o,
+            &[("agreement", s.agreement)],
             EXACT,
         );
-        check.close(
-            &format!("judge {i} ci lo"),
-            s.agreement_ci95.0,
-            &o["ci"]["lo"],
-            EXACT,
-        );
-        check.close(
-            &format!("judge {i} ci hi"),
-            s.agreement_ci95.1,
-            &o["ci"]["hi"],
+        check.fields(
+            &format!("judge {i} ci"),
+            &o["ci"],
+            &[("lo", s.agreement_ci95.0), ("hi", s.agreement_ci95.1)],
             EXACT,
         );
         check.opt(&format!("judge {i} kappa"), s.kappa, &o["kappa"], EXACT);
@@ -475,19 +470,16 @@ fn figures_match_scipy_sklearn_statsmodels() {
     for (i, groups) in cases.variance.iter().enumerate() {
         let o = &oracle["variance"][i];
         let s = variance_split(groups).unwrap();
-        check.close(
-            &format!("variance {i} within"),
-            s.within_task,
-            &o["within"],
+        check.fields(
+            &format!("variance {i}"),
+            o,
+            &[
+                ("within", s.within_task),
+                ("between", s.between_task),
+                ("total", s.total),
+            ],
             EXACT,
         );
-        check.close(
-            &format!("variance {i} between"),
-            s.between_task,
-            &o["between"],
-            EXACT,
-        );
-        check.close(&format!("variance {i} total"), s.total, &o["total"], EXACT);
     }
     for (i, (feature, reward)) in cases.corr.iter().enumerate() {
         let ours = within_task_correlation(feature, reward).unwrap();
@@ -496,12 +488,7 @@ fn figures_match_scipy_sklearn_statsmodels() {
     for (i, values) in cases.eval_variance.iter().enumerate() {
         let o = &oracle["eval_variance"][i];
         let v = eval_variance(values).unwrap();
-        check.close(
-            &format!("eval_variance {i} mean"),
-            v.mean,
-            &o["mean"],
-            EXACT,
-        );
+        check.fields(&format!("eval_variance {i}"), o, &[("mean", v.mean)], EXACT);
         check.opt(&format!("eval_variance {i} std"), v.std, &o["std"], EXACT);
     }
 

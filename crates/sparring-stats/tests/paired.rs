@@ -33,6 +33,22 @@ fn assert_near_p(got: f64, want: f64) {
     assert!((got - want).abs() < 0.008, "{got} vs {want}");
 }
 
+/// Runs the Monte Carlo test on `d` (seed 8, the default 100,000 flips) and
+/// checks its p is near the exact `want`.
+#[allow(clippy::unwrap_used)] // a helper of tests: an error fails the test
+fn assert_monte_carlo_near(d: &[f64], want: f64) {
+    let mc = sign_flip_test(
+        d,
+        &PermutationOptions {
+            seed: 8,
+            ..PermutationOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(matches!(mc.method, PermutationMethod::MonteCarlo { .. }));
+    assert_near_p(mc.p_value, want);
+}
+
 #[test]
 fn hand_computed_p_values() {
     let o = PermutationOptions::default();
@@ -127,15 +143,7 @@ fn monte_carlo_with_few_distinct_differences_matches_exact_p() {
             }
         }
     }
-    let mc = sign_flip_test(
-        &d,
-        &PermutationOptions {
-            seed: 8,
-            ..PermutationOptions::default()
-        },
-    )
-    .unwrap();
-    assert_near_p(mc.p_value, want);
+    assert_monte_carlo_near(&d, want);
 }
 
 #[test]
@@ -151,16 +159,7 @@ fn monte_carlo_with_distinct_differences_matches_exact_p() {
     )
     .unwrap();
     assert_eq!(exact.p_value, brute_force_p(&d));
-    let mc = sign_flip_test(
-        &d,
-        &PermutationOptions {
-            seed: 8,
-            ..PermutationOptions::default()
-        },
-    )
-    .unwrap();
-    assert!(matches!(mc.method, PermutationMethod::MonteCarlo { .. }));
-    assert_near_p(mc.p_value, exact.p_value);
+    assert_monte_carlo_near(&d, exact.p_value);
 }
 
 #[test]

@@ -7,6 +7,12 @@
 
 use sparring_stats::{BootstrapOptions, Resampler, StatsRng, bootstrap_mean};
 
+/// The first `n` draws of the stream of `seed`.
+fn first<T>(seed: u64, n: usize, mut draw: impl FnMut(&mut StatsRng) -> T) -> Vec<T> {
+    let mut r = StatsRng::new(seed);
+    (0..n).map(|_| draw(&mut r)).collect()
+}
+
 #[test]
 fn chacha8_keystream_matches_the_reference_vector() {
     // ChaCha8 with an all-zero key and nonce; the published keystream starts
@@ -18,10 +24,8 @@ fn chacha8_keystream_matches_the_reference_vector() {
 
 #[test]
 fn next_u64_seed_0() {
-    let mut r = StatsRng::new(0);
-    let got: Vec<u64> = (0..4).map(|_| r.next_u64()).collect();
     assert_eq!(
-        got,
+        first(0, 4, StatsRng::next_u64),
         [
             13_804_888_775_535_289_832,
             4_211_859_015_901_796_865,
@@ -66,10 +70,8 @@ fn uniform_index_edge_bounds() {
 
 #[test]
 fn unit_f64_seed_7() {
-    let mut r = StatsRng::new(7);
-    let got: Vec<f64> = (0..3).map(|_| r.unit_f64()).collect();
     assert_eq!(
-        got,
+        first(7, 3, StatsRng::unit_f64),
         [
             0.400_495_030_059_127_23,
             0.774_328_206_343_583_1,

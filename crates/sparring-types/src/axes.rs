@@ -19,7 +19,9 @@
 //! (lowercase words joined by `-`, [`crate::policy::is_rule_id`]) or
 //! `none`; the engine checks that the rule exists.
 
-use crate::spec::{SpecError, did_you_mean, err, escape, quoted};
+use crate::spec::{
+    SpecError, as_list, as_map, as_text, did_you_mean, err, escape, listed_once, quoted,
+};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -57,15 +59,9 @@ pub const TOOL_CONDITIONS: &[&str] = &[
 pub const HISTORIES: &[&str] = &["fresh", "returning", "failed_before", "handed_off"];
 
 /// The keys `axes` may have: every axis (a pin) and `forbid`.
-pub(crate) const AXES_KEYS: &[&str] = &[
-    "tool",
-    "policy_rule",
-    "stance",
-    "world_state",
-    "tool_condition",
-    "history",
-    "forbid",
-];
+pub(crate) fn axes_keys() -> Vec<&'static str> {
+    ALL_AXES.iter().copied().chain(["forbid"]).collect()
+}
 
 /// One axis value, by axis name.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -170,34 +166,37 @@ fn values_of(value: &Value, pointer: &str, what: &str) -> Result<Vec<String>, Sp
     }
     let mut out: Vec<String> = Vec::new();
     for (at, v) in items {
-        let Value::String(s) = v else {
-            return Err(err(
-                at,
-                format!("an axis value must be text, found {}", crate::spec::kind(v)),
-            ));
-        };
-        if let Some(first) = out.iter().position(|o| o == s) {
-            return Err(err(
-                at,
-                format!("`{s}` is listed twice (also `{pointer}/{first}`)"),
-            ));
-        }
+        let s = as_text(v, &at, "an axis value must be text")?;
+        listed_once(out.iter().position(|o| o == s), s, &at, pointer)?;
         out.push(s.clone());
     }
     Ok(out)
 }
 
+/// The values of `axis` given at `pointer` (one value or a list, `what` in
+/// messages), then each checked against the axis ([`check_value`]).
+fn checked_values(
+    axis: &str,
+    value: &Value,
+    pointer: &str,
+    what: &str,
+    tools: &[String],
+) -> Result<Vec<String>, SpecError> {
+    let values = values_of(value, pointer, what)?;
+    for (i, v) in values.iter().enumerate() {
+        let at = if value.is_array() {
+            format!("{pointer}/{i}")
+        } else {
+            pointer.to_owned()
+        };
+        check_value(axis, v, tools, &at)?;
+    }
+    Ok(values)
+}
+
 /// Parses and checks a spec's `axes` against its tool names.
 pub(crate) fn parse(value: &Value, tools: &[String]) -> Result<AxesSpec, SpecError> {
-    let Value::Object(map) = value else {
-        return Err(err(
-            "/axes",
-            format!(
-                "must be an object of pins and `forbid`, found {}",
-                crate::spec::kind(value)
-            ),
-        ));
-    };
+    let map = as_map(value, "/axes", "must be an object of pins and `forbid`")?;
     let mut spec = AxesSpec::default();
     for (key, v) in map {
         let pointer = format!("/axes/{}", escape(key));
@@ -205,49 +204,33 @@ pub(crate) fn parse(value: &Value, tools: &[String]) -> Result<AxesSpec, SpecErr
             spec.forbid = parse_forbid(v, tools)?;
             continue;
         }
-        if !AXES_KEYS.contains(&key.as_str()) {
-            let hint = crate::closest(key, AXES_KEYS).map_or_else(
+        if !ALL_AXES.contains(&key.as_str()) {
+            let hint = crate::closest(key, &axes_keys()).map_or_else(
                 || format!("; expected an axis ({}) or `forbid`", quoted(ALL_AXES)),
                 |c| format!("; did you mean `{c}`?"),
             );
             return Err(err(pointer, format!("unknown axis `{key}`{hint}")));
         }
-        let values = values_of(v, &pointer, "a pin")?;
-        for (i, value) in values.iter().enumerate() {
-            let at = if v.is_array() {
-                format!("{pointer}/{i}")
-            } else {
-                pointer.clone()
-            };
-            check_value(key, value, tools, &at)?;
-        }
+        let values = checked_values(key, v, &pointer, "a pin", tools)?;
         spec.pins.insert(key.clone(), values);
     }
     Ok(spec)
 }
 
 fn parse_forbid(value: &Value, tools: &[String]) -> Result<Vec<ForbiddenPair>, SpecError> {
-    let Value::Array(items) = value else {
-        return Err(err(
-            "/axes/forbid",
-            format!(
-                "must be a list of pairs such as `{{tool: refund_order, stance: confused}}`, found {}",
-                crate::spec::kind(value)
-            ),
-        ));
-    };
+    let items = as_list(
+        value,
+        "/axes/forbid",
+        "must be a list of pairs such as `{tool: refund_order, stance: confused}`",
+    )?;
     let mut out = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let pointer = format!("/axes/forbid/{i}");
-        let Value::Object(map) = item else {
-            return Err(err(
-                pointer,
-                format!(
-                    "a forbidden pair must be an object of two axes such as `{{tool: refund_order, stance: confused}}`, found {}",
-                    crate::spec::kind(item)
-                ),
-            ));
-        };
+        let map = as_map(
+            item,
+            &pointer,
+            "a forbidden pair must be an object of two axes such as `{tool: refund_order, stance: confused}`",
+        )?;
         let mut sides: Vec<(String, Vec<String>)> = Vec::new();
         for (axis, v) in map {
             let at = format!("{pointer}/{}", escape(axis));
@@ -257,15 +240,7 @@ fn parse_forbid(value: &Value, tools: &[String]) -> Result<Vec<ForbiddenPair>, S
                     format!("unknown axis `{axis}`{}", did_you_mean(axis, ALL_AXES)),
                 ));
             }
-            let values = values_of(v, &at, "a side of a forbidden pair")?;
-            for (j, value) in values.iter().enumerate() {
-                let vat = if v.is_array() {
-                    format!("{at}/{j}")
-                } else {
-                    at.clone()
-                };
-                check_value(axis, value, tools, &vat)?;
-            }
+            let values = checked_values(axis, v, &at, "a side of a forbidden pair", tools)?;
             sides.push((axis.clone(), values));
         }
         if sides.len() != 2 {

@@ -27,7 +27,9 @@
 //!
 //! [`GoalKind::Expected`]: crate::GoalKind::Expected
 
-use crate::spec::{SpecError, check_keys, did_you_mean, err, escape, kind, object};
+use crate::spec::{
+    SpecError, as_list, as_text, check_keys, did_you_mean, err, escape, kind, object,
+};
 use crate::tool::ToolSpec;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -81,12 +83,7 @@ pub(crate) fn parse_seeds(
     tools: &[ToolSpec],
     fixtures: &BTreeMap<String, Vec<Value>>,
 ) -> Result<Seeds, SpecError> {
-    let Value::Array(items) = value else {
-        return Err(err(
-            "/seeds",
-            format!("must be a list of asks, found {}", kind(value)),
-        ));
-    };
+    let items = as_list(value, "/seeds", "must be a list of asks")?;
     let mut asks = Vec::with_capacity(items.len());
     let mut expects = BTreeMap::new();
     for (i, item) in items.iter().enumerate() {
@@ -95,21 +92,11 @@ pub(crate) fn parse_seeds(
             Value::String(s) if !s.trim().is_empty() => asks.push(s.clone()),
             Value::Object(map) => {
                 check_keys(map, &pointer, SEED_KEYS)?;
-                match map.get("ask") {
-                    Some(Value::String(s)) if !s.trim().is_empty() => asks.push(s.clone()),
-                    None => {
-                        return Err(err(
-                            format!("{pointer}/ask"),
-                            "missing: a seed object needs its `ask`",
-                        ));
-                    }
-                    Some(other) => {
-                        return Err(err(
-                            format!("{pointer}/ask"),
-                            format!("an ask must be non-empty text, found {}", found(other)),
-                        ));
-                    }
-                }
+                let at = format!("{pointer}/ask");
+                let ask = map
+                    .get("ask")
+                    .ok_or_else(|| err(&at, "missing: a seed object needs its `ask`"))?;
+                asks.push(non_empty_text(ask, at, "an ask must be non-empty text")?);
                 if let Some(expect) = map.get("expect") {
                     let at = format!("{pointer}/expect");
                     expects.insert(i, parse_expect(expect, tools, fixtures, &at)?);
@@ -137,6 +124,15 @@ fn found(value: &Value) -> &'static str {
     }
 }
 
+/// `value` as non-empty text, or the error at `pointer` that it must be
+/// (`expected`, found …).
+fn non_empty_text(value: &Value, pointer: String, expected: &str) -> Result<String, SpecError> {
+    match value {
+        Value::String(s) if !s.trim().is_empty() => Ok(s.clone()),
+        other => Err(err(pointer, format!("{expected}, found {}", found(other)))),
+    }
+}
+
 fn parse_expect(
     value: &Value,
     tools: &[ToolSpec],
@@ -154,15 +150,7 @@ fn parse_expect(
     let mut expect = Expect::default();
     if let Some(calls) = map.get("calls") {
         let at = format!("{pointer}/calls");
-        let Value::Array(items) = calls else {
-            return Err(err(
-                at,
-                format!(
-                    "must be a list of `{{tool, arguments}}`, found {}",
-                    kind(calls)
-                ),
-            ));
-        };
+        let items = as_list(calls, &at, "must be a list of `{tool, arguments}`")?;
         for (i, call) in items.iter().enumerate() {
             expect
                 .calls
@@ -174,22 +162,10 @@ fn parse_expect(
     }
     if let Some(says) = map.get("says") {
         let at = format!("{pointer}/says");
-        let Value::Array(items) = says else {
-            return Err(err(
-                at,
-                format!("must be a list of texts, found {}", kind(says)),
-            ));
-        };
+        let items = as_list(says, &at, "must be a list of texts")?;
         for (i, s) in items.iter().enumerate() {
-            match s {
-                Value::String(s) if !s.trim().is_empty() => expect.says.push(s.clone()),
-                other => {
-                    return Err(err(
-                        format!("{at}/{i}"),
-                        format!("must be non-empty text, found {}", found(other)),
-                    ));
-                }
-            }
+            let fact = non_empty_text(s, format!("{at}/{i}"), "must be non-empty text")?;
+            expect.says.push(fact);
         }
     }
     if expect.calls.is_empty() && expect.state.is_empty() && expect.says.is_empty() {
@@ -204,25 +180,15 @@ fn parse_expect(
 fn parse_call(value: &Value, tools: &[ToolSpec], pointer: &str) -> Result<ExpectedCall, SpecError> {
     let map = object(value, pointer, "an expected call")?;
     check_keys(map, pointer, CALL_KEYS)?;
-    let name = match map.get("tool") {
-        Some(Value::String(s)) => s,
-        None => {
-            return Err(err(
-                format!("{pointer}/tool"),
-                "missing: an expected call names its `tool`",
-            ));
-        }
-        Some(other) => {
-            return Err(err(
-                format!("{pointer}/tool"),
-                format!("must be a tool name, found {}", kind(other)),
-            ));
-        }
-    };
+    let at = format!("{pointer}/tool");
+    let name = map
+        .get("tool")
+        .ok_or_else(|| err(&at, "missing: an expected call names its `tool`"))?;
+    let name = as_text(name, &at, "must be a tool name")?;
     let Some(tool) = tools.iter().find(|t| &t.name == name) else {
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
         return Err(err(
-            format!("{pointer}/tool"),
+            at,
             format!("no tool is named `{name}`{}", did_you_mean(name, &names)),
         ));
     };

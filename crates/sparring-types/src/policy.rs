@@ -24,7 +24,10 @@
 //!       tools: [get_customer]                 # optional: else read from the text
 //! ```
 
-use crate::spec::{SpecError, check_keys, did_you_mean, err, escape, object};
+use crate::spec::{
+    SpecError, as_list, as_text, check_keys, did_you_mean, err, escape, listed_once, object,
+    wrong_kind,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -209,15 +212,7 @@ const ADD_KEYS: &[&str] = &["text", "class", "tools"];
 const CHANGE_KEYS: &[&str] = &["class", "tools"];
 
 fn class(value: &Value, pointer: &str) -> Result<RuleClass, SpecError> {
-    let Value::String(name) = value else {
-        return Err(err(
-            pointer,
-            format!(
-                "a rule class must be text, found {}",
-                crate::spec::kind(value)
-            ),
-        ));
-    };
+    let name = as_text(value, pointer, "a rule class must be text")?;
     RuleClass::parse(name).ok_or_else(|| {
         err(
             pointer,
@@ -230,40 +225,19 @@ fn class(value: &Value, pointer: &str) -> Result<RuleClass, SpecError> {
 }
 
 fn tools(value: &Value, pointer: &str, names: &[String]) -> Result<Vec<String>, SpecError> {
-    let Value::Array(items) = value else {
-        return Err(err(
-            pointer,
-            format!(
-                "must be a list of tool names, found {}",
-                crate::spec::kind(value)
-            ),
-        ));
-    };
+    let items = as_list(value, pointer, "must be a list of tool names")?;
     let known: Vec<&str> = names.iter().map(String::as_str).collect();
     let mut out: Vec<String> = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let at = format!("{pointer}/{i}");
-        let Value::String(name) = item else {
-            return Err(err(
-                at,
-                format!(
-                    "a tool name must be text, found {}",
-                    crate::spec::kind(item)
-                ),
-            ));
-        };
+        let name = as_text(item, &at, "a tool name must be text")?;
         if !known.contains(&name.as_str()) {
             return Err(err(
                 at,
                 format!("no tool is named `{name}`{}", did_you_mean(name, &known)),
             ));
         }
-        if let Some(first) = out.iter().position(|o| o == name) {
-            return Err(err(
-                at,
-                format!("`{name}` is listed twice (also `{pointer}/{first}`)"),
-            ));
-        }
+        listed_once(out.iter().position(|o| o == name), name, &at, pointer)?;
         out.push(name.clone());
     }
     Ok(out)
@@ -282,6 +256,17 @@ fn id(value: &str, pointer: &str) -> Result<String, SpecError> {
     }
 }
 
+/// The `tools` of a rule object at `pointer`, if it gives them.
+fn tools_at(
+    rule: &serde_json::Map<String, Value>,
+    pointer: &str,
+    names: &[String],
+) -> Result<Option<Vec<String>>, SpecError> {
+    rule.get("tools")
+        .map(|t| tools(t, &format!("{pointer}/tools"), names))
+        .transpose()
+}
+
 /// Parses and checks a spec's `policy_rules` against its tool names.
 pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesSpec, SpecError> {
     let map = object(
@@ -292,15 +277,11 @@ pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesS
     check_keys(map, "/policy_rules", KEYS)?;
     let mut out = PolicyRulesSpec::default();
     if let Some(v) = map.get("add") {
-        let Value::Array(items) = v else {
-            return Err(err(
-                "/policy_rules/add",
-                format!(
-                    "must be a list of rules such as `{{text: …, class: judge}}`, found {}",
-                    crate::spec::kind(v)
-                ),
-            ));
-        };
+        let items = as_list(
+            v,
+            "/policy_rules/add",
+            "must be a list of rules such as `{text: …, class: judge}`",
+        )?;
         for (i, item) in items.iter().enumerate() {
             let pointer = format!("/policy_rules/add/{i}");
             let rule = object(item, &pointer, "an added rule")?;
@@ -308,12 +289,10 @@ pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesS
             let text = match rule.get("text") {
                 Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_owned(),
                 Some(other) => {
-                    return Err(err(
+                    return Err(wrong_kind(
                         format!("{pointer}/text"),
-                        format!(
-                            "must be the rule's sentence, found {}",
-                            crate::spec::kind(other)
-                        ),
+                        "must be the rule's sentence",
+                        other,
                     ));
                 }
                 None => {
@@ -335,10 +314,7 @@ pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesS
                     ));
                 }
             };
-            let tools = match rule.get("tools") {
-                Some(t) => Some(tools(t, &format!("{pointer}/tools"), tool_names)?),
-                None => None,
-            };
+            let tools = tools_at(rule, &pointer, tool_names)?;
             out.add.push(AddedRule {
                 text,
                 class,
@@ -348,27 +324,13 @@ pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesS
         }
     }
     if let Some(v) = map.get("drop") {
-        let Value::Array(items) = v else {
-            return Err(err(
-                "/policy_rules/drop",
-                format!("must be a list of rule ids, found {}", crate::spec::kind(v)),
-            ));
-        };
+        let items = as_list(v, "/policy_rules/drop", "must be a list of rule ids")?;
         for (i, item) in items.iter().enumerate() {
             let pointer = format!("/policy_rules/drop/{i}");
-            let Value::String(s) = item else {
-                return Err(err(
-                    pointer,
-                    format!("a rule id must be text, found {}", crate::spec::kind(item)),
-                ));
-            };
+            let s = as_text(item, &pointer, "a rule id must be text")?;
             let id = id(s, &pointer)?;
-            if let Some(first) = out.drop.iter().position(|d| d.id == id) {
-                return Err(err(
-                    pointer,
-                    format!("`{id}` is listed twice (also `/policy_rules/drop/{first}`)"),
-                ));
-            }
+            let first = out.drop.iter().position(|d| d.id == id);
+            listed_once(first, &id, &pointer, "/policy_rules/drop")?;
             out.drop.push(RuleChange {
                 id,
                 class: None,
@@ -399,23 +361,17 @@ pub(crate) fn parse(value: &Value, tool_names: &[String]) -> Result<PolicyRulesS
                     if m.is_empty() {
                         return Err(err(pointer, "is empty: give a `class`, `tools` or both"));
                     }
-                    let c = match m.get("class") {
-                        Some(c) => Some(class(c, &format!("{pointer}/class"))?),
-                        None => None,
-                    };
-                    let t = match m.get("tools") {
-                        Some(t) => Some(tools(t, &format!("{pointer}/tools"), tool_names)?),
-                        None => None,
-                    };
-                    (c, t)
+                    let c = m
+                        .get("class")
+                        .map(|c| class(c, &format!("{pointer}/class")))
+                        .transpose()?;
+                    (c, tools_at(m, &pointer, tool_names)?)
                 }
                 other => {
-                    return Err(err(
+                    return Err(wrong_kind(
                         pointer,
-                        format!(
-                            "must be a class or `{{class, tools}}`, found {}",
-                            crate::spec::kind(other)
-                        ),
+                        "must be a class or `{class, tools}`",
+                        other,
                     ));
                 }
             };

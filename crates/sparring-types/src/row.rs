@@ -496,36 +496,15 @@ mod tests {
 
     fn full_row() -> Value {
         let row = Row {
-            schema_version: SCHEMA_VERSION,
-            row_id: "row_1".into(),
-            task_id: "task_1".into(),
-            scenario_id: "scn_1".into(),
-            messages: vec![Message::text(crate::Role::User, "hi")],
-            tools: Tools::default(),
-            situation: Situation::default(),
-            persona: Persona::default(),
-            ended_by: EndedBy::AgentDone,
-            error: None,
             reward: Some(1.0),
-            reason: None,
-            failure_class: None,
-            conduct_checks: None,
-            judge_meta: None,
             grades: Some(Vec::new()),
             gold_reward: Some(1.0),
             gold_author: Some("a".into()),
             gold_kind: Some("human".into()),
-            markers: BTreeMap::new(),
             behavior_signature: "sig".into(),
-            sampling: None,
-            logprobs: None,
-            usage: None,
-            requests: None,
             model_version: "m".into(),
             writer_model: "w".into(),
             user_model: "u".into(),
-            lineage: Lineage::default(),
-            seed: 0,
             turn_cap: Some(1),
             confirmations: vec![Confirmation {
                 turn: 1,
@@ -537,7 +516,13 @@ mod tests {
                     actual: "250".into(),
                 }),
             }],
-            timings: Timings::default(),
+            ..Row::new(
+                "row_1",
+                "task_1",
+                "scn_1",
+                vec![Message::text(crate::Role::User, "hi")],
+                EndedBy::AgentDone,
+            )
         };
         serde_json::to_value(row).unwrap()
     }

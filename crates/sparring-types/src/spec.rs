@@ -34,7 +34,7 @@ pub fn spec_keys() -> Vec<(&'static str, Vec<&'static str>)> {
         ("tools[] (OpenAI)", OPENAI_TOOL_KEYS.to_vec()),
         ("tools[].function (OpenAI)", OPENAI_FUNCTION_KEYS.to_vec()),
         ("tools[] (MCP)", MCP_TOOL_KEYS.to_vec()),
-        ("axes", crate::axes::AXES_KEYS.to_vec()),
+        ("axes", crate::axes::axes_keys()),
         ("options", crate::options::option_names()),
         (
             "options.world",
@@ -91,17 +91,72 @@ pub(crate) fn err(pointer: impl Into<String>, message: impl Into<String>) -> Spe
     }
 }
 
+/// The error for a value of the wrong JSON type: what it must be, then
+/// what it is (`must be a list of asks, found a string`).
+pub(crate) fn wrong_kind(pointer: impl Into<String>, expected: &str, value: &Value) -> SpecError {
+    err(pointer, format!("{expected}, found {}", kind(value)))
+}
+
+/// The error at `at` for `value` listed a second time, when it was listed
+/// before at index `first` of the list at `list`.
+pub(crate) fn listed_once(
+    first: Option<usize>,
+    value: &str,
+    at: &str,
+    list: &str,
+) -> Result<(), SpecError> {
+    match first {
+        Some(first) => Err(err(
+            at,
+            format!("`{value}` is listed twice (also `{list}/{first}`)"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `value` as a list, or [`wrong_kind`] with `expected`.
+pub(crate) fn as_list<'a>(
+    value: &'a Value,
+    pointer: &str,
+    expected: &str,
+) -> Result<&'a Vec<Value>, SpecError> {
+    value
+        .as_array()
+        .ok_or_else(|| wrong_kind(pointer, expected, value))
+}
+
+/// `value` as text, or [`wrong_kind`] with `expected`.
+pub(crate) fn as_text<'a>(
+    value: &'a Value,
+    pointer: &str,
+    expected: &str,
+) -> Result<&'a String, SpecError> {
+    match value {
+        Value::String(s) => Ok(s),
+        other => Err(wrong_kind(pointer, expected, other)),
+    }
+}
+
+/// `value` as an object, or [`wrong_kind`] with `expected` (for a message
+/// other than [`object`]'s `… must be an object`).
+pub(crate) fn as_map<'a>(
+    value: &'a Value,
+    pointer: &str,
+    expected: &str,
+) -> Result<&'a Map<String, Value>, SpecError> {
+    value
+        .as_object()
+        .ok_or_else(|| wrong_kind(pointer, expected, value))
+}
+
 pub(crate) fn object<'a>(
     value: &'a Value,
     pointer: &str,
     what: &str,
 ) -> Result<&'a Map<String, Value>, SpecError> {
-    value.as_object().ok_or_else(|| {
-        err(
-            pointer,
-            format!("{what} must be an object, found {}", kind(value)),
-        )
-    })
+    value
+        .as_object()
+        .ok_or_else(|| wrong_kind(pointer, &format!("{what} must be an object"), value))
 }
 
 /// The JSON type name of a value, for messages.
@@ -126,10 +181,7 @@ impl Spec {
             None => return Err(err("/name", "missing: every spec needs a `name`")),
             Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
             Some(v) => {
-                return Err(err(
-                    "/name",
-                    format!("must be a non-empty string, found {}", kind(v)),
-                ));
+                return Err(wrong_kind("/name", "must be a non-empty string", v));
             }
         };
         if top.contains_key("policy") && top.contains_key("system_prompt") {
@@ -152,9 +204,10 @@ impl Spec {
             }
             Some(Value::String(s)) => s.clone(),
             Some(v) => {
-                return Err(err(
+                return Err(wrong_kind(
                     format!("/{prompt_key}"),
-                    format!("must be text or `{{file: PATH}}`, found {}", kind(v)),
+                    "must be text or `{file: PATH}`",
+                    v,
                 ));
             }
         };
@@ -302,15 +355,7 @@ const MCP_TOOL_KEYS: &[&str] = &[
 ];
 
 fn parse_tools(value: &Value) -> Result<Vec<ToolSpec>, SpecError> {
-    let Value::Array(items) = value else {
-        return Err(err(
-            "/tools",
-            format!(
-                "must be a list of tools or `{{file: PATH}}`, found {}",
-                kind(value)
-            ),
-        ));
-    };
+    let items = as_list(value, "/tools", "must be a list of tools or `{file: PATH}`")?;
     if items.is_empty() {
         return Err(err("/tools", "is empty: give at least one tool"));
     }
@@ -360,25 +405,12 @@ fn parse_openai(map: &Map<String, Value>, pointer: &str) -> Result<ToolSpec, Spe
         None => return Err(err(fpointer, "missing: an OpenAI tool needs `function`")),
     };
     check_keys(function, &fpointer, OPENAI_FUNCTION_KEYS)?;
-    let name = tool_name(function.get("name"), &fpointer)?;
-    let description = description(function.get("description"), &fpointer)?;
-    let parameters = parameters(
-        function.get("parameters"),
-        &format!("{fpointer}/parameters"),
-    )?;
-    Ok(ToolSpec {
-        name,
-        description,
-        parameters,
-        output_schema: None,
-    })
+    named_tool(function, &fpointer, "parameters")
 }
 
 fn parse_mcp(map: &Map<String, Value>, pointer: &str) -> Result<ToolSpec, SpecError> {
     check_keys(map, pointer, MCP_TOOL_KEYS)?;
-    let name = tool_name(map.get("name"), pointer)?;
-    let description = description(map.get("description"), pointer)?;
-    let parameters = parameters(map.get("inputSchema"), &format!("{pointer}/inputSchema"))?;
+    let tool = named_tool(map, pointer, "inputSchema")?;
     let output_schema = match map.get("outputSchema") {
         None => None,
         Some(v) => Some(Value::Object(
@@ -386,10 +418,26 @@ fn parse_mcp(map: &Map<String, Value>, pointer: &str) -> Result<ToolSpec, SpecEr
         )),
     };
     Ok(ToolSpec {
-        name,
-        description,
-        parameters,
         output_schema,
+        ..tool
+    })
+}
+
+/// The `name`, `description` and parameter schema (under `parameters_key`)
+/// of a tool in either format, checked in that order; no output schema.
+fn named_tool(
+    map: &Map<String, Value>,
+    pointer: &str,
+    parameters_key: &str,
+) -> Result<ToolSpec, SpecError> {
+    Ok(ToolSpec {
+        name: tool_name(map.get("name"), pointer)?,
+        description: description(map.get("description"), pointer)?,
+        parameters: parameters(
+            map.get(parameters_key),
+            &format!("{pointer}/{parameters_key}"),
+        )?,
+        output_schema: None,
     })
 }
 
@@ -411,7 +459,7 @@ fn tool_name(value: Option<&Value>, pointer: &str) -> Result<String, SpecError> 
                 ))
             }
         }
-        Some(v) => Err(err(at, format!("must be a string, found {}", kind(v)))),
+        Some(v) => Err(wrong_kind(at, "must be a string", v)),
     }
 }
 
@@ -419,9 +467,10 @@ fn description(value: Option<&Value>, pointer: &str) -> Result<String, SpecError
     match value {
         None | Some(Value::Null) => Ok(String::new()),
         Some(Value::String(s)) => Ok(s.clone()),
-        Some(v) => Err(err(
+        Some(v) => Err(wrong_kind(
             format!("{pointer}/description"),
-            format!("must be a string, found {}", kind(v)),
+            "must be a string",
+            v,
         )),
     }
 }
@@ -455,23 +504,20 @@ fn parameters(value: Option<&Value>, pointer: &str) -> Result<Value, SpecError> 
     if let Some(properties) = properties {
         for (name, schema) in properties {
             if !schema.is_object() && !schema.is_boolean() {
-                return Err(err(
+                return Err(wrong_kind(
                     format!("{pointer}/properties/{}", escape(name)),
-                    format!(
-                        "a property's schema must be an object, found {}",
-                        kind(schema)
-                    ),
+                    "a property's schema must be an object",
+                    schema,
                 ));
             }
         }
     }
     if let Some(required) = map.get("required") {
-        let Value::Array(names) = required else {
-            return Err(err(
-                format!("{pointer}/required"),
-                format!("must be a list of property names, found {}", kind(required)),
-            ));
-        };
+        let names = as_list(
+            required,
+            &format!("{pointer}/required"),
+            "must be a list of property names",
+        )?;
         for (i, n) in names.iter().enumerate() {
             let Some(n) = n.as_str() else {
                 return Err(err(
@@ -568,12 +614,7 @@ fn parse_fixtures(value: &Value) -> Result<BTreeMap<String, Vec<Value>>, SpecErr
     let mut out = BTreeMap::new();
     for (entity, records) in map {
         let pointer = format!("/fixtures/{}", escape(entity));
-        let Value::Array(items) = records else {
-            return Err(err(
-                pointer,
-                format!("must be a list of records, found {}", kind(records)),
-            ));
-        };
+        let items = as_list(records, &pointer, "must be a list of records")?;
         let id_keys = id_keys(entity);
         let mut seen: BTreeMap<String, usize> = BTreeMap::new();
         for (i, record) in items.iter().enumerate() {

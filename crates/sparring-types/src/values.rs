@@ -101,10 +101,18 @@ macro_rules! vocabulary {
 }
 pub(crate) use vocabulary;
 
-/// The parsing, printing and serde of a bounded value type: text and JSON go
-/// through its `new` check, so every way in gives the same message.
+/// The getter, parsing, printing and serde of a bounded value type: text
+/// and JSON go through its `new` check, so every way in gives the same
+/// message.
 macro_rules! value_traits {
     ($name:ident, $inner:ty) => {
+        impl $name {
+            /// The value.
+            pub fn get(self) -> $inner {
+                self.0
+            }
+        }
+
         impl FromStr for $name {
             type Err = String;
             fn from_str(s: &str) -> Result<Self, String> {
@@ -158,11 +166,6 @@ macro_rules! bounded_int {
                 }
             }
 
-            /// The value.
-            pub fn get(self) -> $inner {
-                self.0
-            }
-
             fn message() -> String {
                 format!("must be an integer from {} to {}", Self::MIN, Self::MAX)
             }
@@ -200,11 +203,6 @@ macro_rules! bounded_float {
                 } else {
                     Err(Self::message())
                 }
-            }
-
-            /// The value.
-            pub fn get(self) -> f64 {
-                self.0
             }
 
             fn message() -> String {
@@ -468,30 +466,22 @@ vocabulary!(
 
 /// The zero values of the vocabularies, for empty rows (`Row::new`,
 /// `Default` of the row's parts); a run always sets them.
-#[allow(clippy::derivable_impls)] // the macro's enums derive no Default
-impl Default for Stance {
-    fn default() -> Self {
-        Self::Cooperative
-    }
+macro_rules! zero_values {
+    ($($name:ident => $variant:ident),+ $(,)?) => {
+        $(
+            #[allow(clippy::derivable_impls)] // the macro's enums derive no Default
+            impl Default for $name {
+                fn default() -> Self {
+                    Self::$variant
+                }
+            }
+        )+
+    };
 }
 
-#[allow(clippy::derivable_impls)] // the macro's enums derive no Default
-impl Default for Tier {
-    fn default() -> Self {
-        Self::Ordinary
-    }
-}
-
-#[allow(clippy::derivable_impls)] // the macro's enums derive no Default
-impl Default for Arm {
-    fn default() -> Self {
-        Self::Structured
-    }
-}
-
-#[allow(clippy::derivable_impls)] // the macro's enums derive no Default
-impl Default for Stage {
-    fn default() -> Self {
-        Self::Conduct
-    }
-}
+zero_values!(
+    Stance => Cooperative,
+    Tier => Ordinary,
+    Arm => Structured,
+    Stage => Conduct,
+);

@@ -22,7 +22,7 @@
 //! names are errors with the JSON pointer and a did-you-mean. What each rule
 //! means at call time is the world's (`sparring-world`, `docs/world.md`).
 
-use crate::spec::{SpecError, check_keys, did_you_mean, err, escape, kind};
+use crate::spec::{SpecError, as_map, as_text, check_keys, did_you_mean, err, escape, wrong_kind};
 use crate::tool::ToolSpec;
 use serde::Serialize;
 use serde_json::Value;
@@ -231,15 +231,11 @@ pub(crate) fn parse(
 ) -> Result<WorldSpec, SpecError> {
     let fixture_keys: Vec<String> = fixtures.keys().cloned().collect();
     let fixture_keys = fixture_keys.as_slice();
-    let Value::Object(map) = value else {
-        return Err(err(
-            "/world",
-            format!(
-                "`world` must map tool names to what they do, found {}",
-                kind(value)
-            ),
-        ));
-    };
+    let map = as_map(
+        value,
+        "/world",
+        "`world` must map tool names to what they do",
+    )?;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     let mut out = BTreeMap::new();
     for (tool_name, entry) in map {
@@ -284,30 +280,20 @@ fn parse_tool(
     fixtures: &BTreeMap<String, Vec<Value>>,
     pointer: &str,
 ) -> Result<ToolWorld, SpecError> {
-    let Value::Object(map) = entry else {
-        return Err(err(
-            pointer,
-            format!(
-                "a tool's world entry must be an object with {}, found {}",
-                TOOL_KEYS.join(", "),
-                kind(entry)
-            ),
-        ));
-    };
+    let map = as_map(
+        entry,
+        pointer,
+        &format!(
+            "a tool's world entry must be an object with {}",
+            TOOL_KEYS.join(", ")
+        ),
+    )?;
     check_keys(map, pointer, TOOL_KEYS)?;
     let params = tool.parameter_names();
     let mut world = ToolWorld::default();
     if let Some(ids) = map.get("ids") {
         let at = format!("{pointer}/ids");
-        let Value::Object(ids) = ids else {
-            return Err(err(
-                at,
-                format!(
-                    "`ids` must map id arguments to entities, found {}",
-                    kind(ids)
-                ),
-            ));
-        };
+        let ids = as_map(ids, &at, "`ids` must map id arguments to entities")?;
         for (param, entity) in ids {
             let at = format!("{at}/{}", escape(param));
             if !params.contains(&param.as_str()) {
@@ -340,15 +326,11 @@ fn parse_tool(
     };
     if let Some(returns) = map.get("returns") {
         let at = format!("{pointer}/returns");
-        let Value::String(text) = returns else {
-            return Err(err(
-                at,
-                format!(
-                    "`returns` must be a record name or RECORD.FIELD, found {}",
-                    kind(returns)
-                ),
-            ));
-        };
+        let text = as_text(
+            returns,
+            &at,
+            "`returns` must be a record name or RECORD.FIELD",
+        )?;
         let path = path(text.trim(), &at)?;
         check_record(&path, &names, &at, text)?;
         world.returns = Some(path);
@@ -417,7 +399,7 @@ fn identifier(value: &Value, at: &str, what: &str) -> Result<String, SpecError> 
             at,
             format!("`{s}` is not {what} (letters, digits and `_`)"),
         )),
-        other => Err(err(at, format!("must be {what}, found {}", kind(other)))),
+        other => Err(wrong_kind(at, &format!("must be {what}"), other)),
     }
 }
 
@@ -437,15 +419,13 @@ fn strings<'a>(value: &'a Value, at: &str, what: &str) -> Result<Vec<(usize, &'a
             .enumerate()
             .map(|(i, v)| match v {
                 Value::String(s) if !s.trim().is_empty() => Ok((i, s.as_str())),
-                other => Err(err(
-                    format!("{at}/{i}"),
-                    format!("must be text, found {}", kind(other)),
-                )),
+                other => Err(wrong_kind(format!("{at}/{i}"), "must be text", other)),
             })
             .collect(),
-        other => Err(err(
+        other => Err(wrong_kind(
             at,
-            format!("`{what}` must be a list of texts, found {}", kind(other)),
+            &format!("`{what}` must be a list of texts"),
+            other,
         )),
     }
 }
