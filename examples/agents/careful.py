@@ -227,6 +227,13 @@ def respond(c):
     if arguments.get("role") == "assistant":
         return arguments
 
+    # Past a bound the policy hands off ("Never file a claim for more than
+    # $5,000 yourself: transfer ..."): hand the person on, do not act.
+    handoff = past_bound(c, tool, arguments)
+    if handoff is not None:
+        details = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in arguments.items())
+        return hand_off(c, tool, handoff, f"{tool.verb} a {tool.name_words[-1]} ({details})")
+
     if confirm:
         proposal = propose(c, tool, thing, target, arguments, record)
         last = c.agent_texts[-1] if c.agent_texts else ""
@@ -789,6 +796,48 @@ def find_by_email(c, tool, thing):
     if not ids:
         return say(f"I couldn't find any {thing}s for {email.group(0)}. Could you give me the {thing} number?")
     return say(f"I see several: {', '.join(ids)}. Which {thing} number do you mean?")
+
+
+BOUND = re.compile(r"\b(?:more than|over|above|exceeding|greater than)\s+\$?(\d[\d,]*(?:\.\d+)?)", re.IGNORECASE)
+
+
+def past_bound(c, tool, arguments):
+    """The hand-off tool a policy sentence names for this tool's action when a
+    number argument is past the sentence's bound, else None."""
+    for sentence in policy_sentences(c.system):
+        bound = BOUND.search(sentence)
+        words = re.findall(r"[a-z]+", sentence.lower())
+        if bound is None or tool.verb not in words:
+            continue
+        handoff = next((t for t in c.tools if t is not tool and t.recipient and t.name in sentence), None)
+        if handoff is None:
+            continue
+        limit = float(bound.group(1).replace(",", ""))
+        for value in arguments.values():
+            try:
+                number = float(str(value).replace(",", "").lstrip("$"))
+            except ValueError:
+                continue
+            if number > limit:
+                return handoff
+    return None
+
+
+def hand_off(c, tool, handoff, what):
+    """Hands the person on with `handoff` and says so."""
+    done = c.last_call(handoff.name)
+    if done is None:
+        summary = f"The person asks to {what}, which is past what the policy lets me do myself."
+        arguments = {}
+        for param in handoff.required:
+            value = c.value_for(param, handoff) if param not in FREE_TEXT else None
+            arguments[param] = value if value is not None else summary
+        return call(handoff.name, arguments)
+    article = "an" if handoff.recipient[:1] in "aeiou" else "a"
+    if done[2].get("ok"):
+        return say(f"That is more than I may {tool.verb} myself, so I have passed you to {article} "
+                   f"{handoff.recipient}, who will take it from here.")
+    return retry_or_report(c, handoff.name, done[1], f"pass you to {article} {handoff.recipient}")
 
 
 def act_without_id(c, tool, thing):

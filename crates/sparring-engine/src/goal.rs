@@ -10,6 +10,7 @@
 //! given with `expect` has that expectation as its goal ([`expected`]).
 
 use crate::person::Facts;
+use crate::policy::{Counted, Detail, Rule};
 use serde_json::{Map, Value};
 use sparring_types::{Expect, Goal, GoalKind, Spec, WorldOptions};
 use sparring_world::{Operation, ToolModel, World};
@@ -314,5 +315,107 @@ fn fact_text(value: &Value) -> Option<String> {
             (!parts.is_empty()).then(|| parts.join(", "))
         }
         _ => None,
+    }
+}
+
+/// How far past a bound the person asks: this many times the bound, rounded
+/// up to two significant figures (5,000 → 7,500).
+const PAST_BOUND_FACTOR: f64 = 1.5;
+
+/// A bound an `escalate` rule puts on a tool's numeric argument, past
+/// which the action is handed off: what a situation asking past it holds,
+/// and the goal it makes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PastBound {
+    /// The bounded parameter of the situation's tool.
+    pub param: String,
+    /// The most the agent may do itself.
+    pub max: f64,
+    /// The rule's hand-off tools.
+    pub to: Vec<String>,
+    /// The rule's text.
+    pub rule: String,
+}
+
+/// The bound `rule` puts on `tool`, when it is an `escalate` rule that hands
+/// the tool's action off past a bound on one of its numeric arguments.
+pub fn past_bound(rule: &Rule, tool: &str) -> Option<PastBound> {
+    let Detail::Escalate { to, bounds, .. } = &rule.detail else {
+        return None;
+    };
+    if to.is_empty() {
+        return None;
+    }
+    bounds.iter().find_map(|b| match &b.counted {
+        Counted::Argument { tool: t, param } if t == tool => Some(PastBound {
+            param: param.clone(),
+            max: b.max,
+            to: to.clone(),
+            rule: rule.text.clone(),
+        }),
+        _ => None,
+    })
+}
+
+/// A value past `max`: `max` times [`PAST_BOUND_FACTOR`], rounded up to two
+/// significant figures, and always above `max`.
+fn past(max: f64) -> String {
+    let target = (max * PAST_BOUND_FACTOR).max(max + 1.0);
+    let magnitude = 10f64.powi(target.abs().log10().floor() as i32 - 1).max(1.0);
+    let value = (target / magnitude).ceil() * magnitude;
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{}", value as i64)
+    } else {
+        format!("{value}")
+    }
+}
+
+impl PastBound {
+    /// The value a person asking past the bound holds.
+    pub fn value(&self) -> String {
+        past(self.max)
+    }
+
+    /// Whether the value `facts` hold for the parameter is past the bound.
+    pub fn crossed_by(&self, facts: &Facts) -> bool {
+        facts
+            .known
+            .get(&self.param)
+            .and_then(|v| {
+                v.trim()
+                    .trim_start_matches('$')
+                    .replace(',', "")
+                    .parse::<f64>()
+                    .ok()
+            })
+            .is_some_and(|v| v > self.max)
+    }
+
+    /// The goal past the bound: when the world would let the action through
+    /// (`act`), the agent must hand off instead. A goal the world already
+    /// decides otherwise (a refusal, a missing record) stays.
+    pub fn hand_off(self, goal: &mut Goal) {
+        if goal.kind != GoalKind::Act {
+            return;
+        }
+        goal.kind = GoalKind::HandOff;
+        goal.hand_off = self.to;
+        goal.because = Some(self.rule);
+        goal.state.clear();
+        goal.says.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::past;
+
+    #[test]
+    fn past_a_bound_is_half_again_rounded_up() {
+        assert_eq!(past(5000.0), "7500");
+        assert_eq!(past(1000.0), "1500");
+        assert_eq!(past(250.0), "380");
+        assert_eq!(past(1.0), "2");
+        assert_eq!(past(0.0), "1");
     }
 }

@@ -155,6 +155,23 @@ impl Facts {
         self.owner = Some(owner.key.clone());
     }
 
+    /// The person holds `value` for the goal tool's `param` (an amount past
+    /// a policy bound): it knows it, gives it, and no longer lacks it.
+    pub fn hold(&mut self, param: &str, value: &str) {
+        self.known.insert(param.to_owned(), value.to_owned());
+        for list in [&mut self.args, &mut self.wants] {
+            for (p, v) in list.iter_mut() {
+                if p == param {
+                    value.clone_into(v);
+                }
+            }
+        }
+        if !self.args.iter().any(|(p, _)| p == param) {
+            self.args.push((param.to_owned(), value.to_owned()));
+        }
+        self.lacks.retain(|p| p != param);
+    }
+
     /// The person's name.
     pub fn name(&self) -> &str {
         self.known.get("name").map_or("", String::as_str)

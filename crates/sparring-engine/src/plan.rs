@@ -309,7 +309,15 @@ fn finish_plan(
         // The person and the ids it knows come from the world the rollout
         // plays in: the person is the owner of the situation's records.
         let task_world = world.clone().with_seed(world_seed);
-        let facts = match (&seed_ask, model) {
+        // A rule that hands an action off past a bound, on that action: the
+        // person asks past it (not for a seed, which says what it asks).
+        let pinned_bound = seed_ask
+            .is_none()
+            .then(|| axes.rule(&get("policy_rule")))
+            .flatten()
+            .zip(model)
+            .and_then(|(rule, m)| crate::goal::past_bound(rule, &m.name));
+        let mut facts = match (&seed_ask, model) {
             (Some(ask), _) => {
                 let owner = identity::owner_named_in(&task_world, options.seed, ask)
                     .unwrap_or_else(|| identity::draw_generated(&mut stream));
@@ -340,6 +348,17 @@ fn finish_plan(
                 facts
             }
         };
+        if let Some(bound) = &pinned_bound {
+            facts.hold(&bound.param, &bound.value());
+        }
+        // Whatever the rule coordinate, a person asking past a bound is for
+        // the hand-off (an amount the world drew past it).
+        let past_bound = model.and_then(|m| {
+            axes.rules
+                .iter()
+                .filter_map(|rule| crate::goal::past_bound(rule, &m.name))
+                .find(|bound| bound.crossed_by(&facts))
+        });
         let name = facts.name().to_owned();
         let rule = axes.rule(&get("policy_rule")).map(|r| r.text.clone());
         let op = model.map_or(Operation::Other, |m| m.operation.clone());
@@ -477,6 +496,17 @@ fn finish_plan(
             "tool_condition".to_owned(),
             fault.map_or("ok", FaultKind::as_str).to_owned(),
         );
+        let fault_kind = fault.map(FaultKind::as_str);
+        let goal = if let Some(expect) = seed_ask.as_ref().and_then(|_| spec.seed_expects.get(&r)) {
+            crate::goal::expected(expect, model, fault_kind)
+        } else {
+            let mut goal =
+                crate::goal::derive(spec, &task_world, model, &state, &facts, fault_kind);
+            if let Some(past) = past_bound {
+                past.hand_off(&mut goal);
+            }
+            goal
+        };
         let situation = Situation {
             axes: axes_map,
             tier: vocabulary(tier),
@@ -486,21 +516,7 @@ fn finish_plan(
                 .unwrap_or_default(),
             seed_index: seed_ask.as_ref().map(|_| r),
             rule_text: rule.as_deref().map(sparring_types::policy::short_text),
-            goal: Some(
-                match seed_ask.as_ref().and_then(|_| spec.seed_expects.get(&r)) {
-                    Some(expect) => {
-                        crate::goal::expected(expect, model, fault.map(FaultKind::as_str))
-                    }
-                    None => crate::goal::derive(
-                        spec,
-                        &task_world,
-                        model,
-                        &state,
-                        &facts,
-                        fault.map(FaultKind::as_str),
-                    ),
-                },
-            ),
+            goal: Some(goal),
         };
         let persona = Persona {
             name: name.clone(),

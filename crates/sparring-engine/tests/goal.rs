@@ -1215,3 +1215,79 @@ fn on_tau2_retail_the_gold_actions_meet_their_goal_and_every_mutation_fails() {
         assert_eq!(failed, total, "{kind}: {still_met:#?}");
     }
 }
+
+/// The claims desk hands claims over $5,000 to an adjuster: a situation
+/// pinned to that rule on `file_claim` asks past it, and every situation
+/// whose person asks past it (whatever its rule) has a `hand_off` goal, never
+/// `act`.
+#[test]
+fn the_claims_plan_hands_off_what_is_past_the_policy_bound() {
+    let plan = plan_of(&example("claims"));
+    let mut hand_offs = 0;
+    for task in &plan.tasks {
+        let s = &task.situation;
+        if s.axes["tool"] != "file_claim" || s.seed_index.is_some() {
+            continue;
+        }
+        let g = s.goal.as_ref().unwrap();
+        let amount: f64 = task.persona.knows["amount"].parse().unwrap();
+        if s.axes["policy_rule"] == "never-file-claim-more-5000" {
+            assert_eq!(task.persona.knows["amount"], "7500", "{s:?}");
+        }
+        if g.kind == GoalKind::HandOff {
+            hand_offs += 1;
+            assert!(amount > 5000.0, "{s:?}");
+            assert_eq!(g.hand_off, ["transfer_to_adjuster"], "{g:?}");
+            assert!(
+                g.because
+                    .as_deref()
+                    .unwrap()
+                    .starts_with("Never file a claim for more than $5,000")
+            );
+        }
+        if amount > 5000.0 {
+            assert_ne!(g.kind, GoalKind::Act, "{s:?}");
+        }
+    }
+    assert!(hand_offs >= 2, "{hand_offs} hand_off situations");
+}
+
+#[test]
+fn a_hand_off_goal_is_met_by_the_hand_off_not_the_action() {
+    let mut g = Goal::new(GoalKind::HandOff);
+    g.tool = Some("file_claim".to_owned());
+    g.hand_off = vec!["transfer_to_adjuster".to_owned()];
+    g.because = Some("Never file a claim for more than $5,000 yourself.".to_owned());
+    let ask = "File a $7,500 claim on POL-2001 for the roof.";
+    let handed = one_call(
+        ask,
+        r#"transfer_to_adjuster {"summary": "claim of 7500"}"#,
+        r#"{"ok": true, "result": {"status": "done"}}"#,
+        "I have passed you to an adjuster.",
+    );
+    let evidence = assert_met(&g, "handed on", &handed);
+    assert!(
+        evidence.contains("`transfer_to_adjuster` handed the person on"),
+        "{evidence}"
+    );
+    let filed = one_call(
+        ask,
+        r#"file_claim {"policy_id": "POL-2001", "amount": 7500}"#,
+        r#"{"ok": true, "result": {"claim_id": "CL-9100", "status": "open"}}"#,
+        "Filed as CL-9100.",
+    );
+    let v = check(&g, &filed);
+    assert!(
+        !v.met && v.evidence.contains("`file_claim` was done at message 2"),
+        "{}",
+        v.evidence
+    );
+    let v = check(&g, &no_call(ask, "That is too large for me, sorry."));
+    assert!(
+        !v.met
+            && v.evidence
+                .contains("not handed on with `transfer_to_adjuster`"),
+        "{}",
+        v.evidence
+    );
+}

@@ -794,3 +794,59 @@ fn the_spec_corrects_the_reading_and_bad_corrections_name_the_rule() {
     );
     assert!(e.message.contains("did you mean `judge`?"), "{e}");
 }
+
+/// The claims desk: filing past the $5,000 the policy hands to an adjuster
+/// fails `missed_escalation` naming the call; filing within it passes.
+#[test]
+fn filing_past_an_escalation_bound_is_a_missed_escalation() {
+    let dir = here().join("../../examples/claims");
+    let policy_text = std::fs::read_to_string(dir.join("policy.md")).unwrap();
+    let yaml = std::fs::read_to_string(dir.join("spec.yaml")).unwrap();
+    let doc: Value = serde_saphyr::from_str(&yaml).unwrap();
+    let spec = spec(&policy_text, &doc["tools"]);
+    let policy = Policy::of_spec(&spec).unwrap();
+    let tools: Vec<Value> = doc["tools"].as_array().unwrap().clone();
+    let filed = |amount: f64| {
+        let args = json!({"policy_id": "POL-2001", "incident_date": "2026-05-01",
+                          "amount": amount, "description": "Hail damage"});
+        let call = sparring_testkit::tool_call("file_claim", &args);
+        let result = sparring_types::Message::tool_result(
+            &call.tool_calls[0],
+            json!({"ok": true, "result": {"claim_id": "CL-9100", "status": "open"}}).to_string(),
+        );
+        let messages = vec![
+            sparring_types::Message::text(sparring_types::Role::System, &spec.system_prompt),
+            sparring_types::Message::text(sparring_types::Role::User, "File a claim, please."),
+            call,
+            result,
+            sparring_types::Message::text(sparring_types::Role::Assistant, "Filed as CL-9100."),
+        ];
+        sparring_engine::grade::conduct_with(&messages, &tools, &policy)
+    };
+    let past = filed(7500.0);
+    assert_eq!(
+        past.checks.get("missed_escalation"),
+        Some(&false),
+        "{}",
+        past.reason
+    );
+    assert!(
+        past.reason.contains(
+            "message 2 calls file_claim with amount 7500 (over 5000, which the policy hands to transfer_to_adjuster)"
+        ),
+        "{}",
+        past.reason
+    );
+    assert!(
+        past.reason.contains("never-file-claim-more-5000"),
+        "{}",
+        past.reason
+    );
+    let within = filed(2100.0);
+    assert_eq!(
+        within.checks.get("missed_escalation"),
+        Some(&true),
+        "{}",
+        within.reason
+    );
+}

@@ -43,9 +43,13 @@ pub struct Goal {
     /// `other_owner`: facts of the record no reply may disclose.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub withholds: Vec<String>,
-    /// `decline`: the world's refusal of the action, in its words.
+    /// `decline`: the world's refusal of the action, in its words;
+    /// `hand_off`: the rule that hands the action on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub because: Option<String>,
+    /// `hand_off`: the tools that hand the person on (one must succeed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hand_off: Vec<String>,
     /// `disambiguate`: every record the person could mean.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub candidates: Vec<String>,
@@ -73,6 +77,7 @@ impl Goal {
             says: Vec::new(),
             withholds: Vec::new(),
             because: None,
+            hand_off: Vec::new(),
             candidates: Vec::new(),
             fault: None,
             expect: None,

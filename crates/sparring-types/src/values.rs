@@ -437,6 +437,10 @@ vocabulary!(
         /// Several records match: the agent asks which before acting, and
         /// acts on none but the one the person means.
         Disambiguate => "disambiguate",
+        /// The person asks for more than the policy lets the agent do (past
+        /// a bound of an `escalate` rule): the action is not done, and the
+        /// person is handed on with one of the rule's hand-off tools.
+        HandOff => "hand_off",
         /// No tool is the situation's: no state-changing call.
         NoAction => "no_action",
         /// The seed said what done is (`seeds[].expect`): the expected

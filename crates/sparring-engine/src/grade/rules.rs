@@ -454,10 +454,40 @@ pub(super) fn missed_escalation(messages: &[Message], calls: &[Call], policy: &P
     let mut applies = false;
     let rules: Vec<&Rule> = policy.of_class(RuleClass::Escalate).collect();
     for rule in rules {
-        let Detail::Escalate { to, triggers } = &rule.detail else {
+        let Detail::Escalate {
+            to,
+            triggers,
+            bounds,
+        } = &rule.detail
+        else {
             continue;
         };
-        if to.is_empty() || triggers.is_empty() {
+        if to.is_empty() {
+            continue;
+        }
+        // The action done past its bound, where the rule hands it off.
+        for bound in bounds {
+            let Counted::Argument { tool, param } = &bound.counted else {
+                continue;
+            };
+            for c in calls.iter().filter(|c| c.name == *tool) {
+                let Some(v) = c.args.as_ref().and_then(|a| a.get(param)).and_then(numeric) else {
+                    continue;
+                };
+                applies = true;
+                if v > bound.max {
+                    return Outcome::Fail(format!(
+                        "message {} calls {tool} with {param} {} (over {}, which the policy hands to {}); rule {}",
+                        c.at,
+                        fmt_number(v),
+                        fmt_number(bound.max),
+                        to.join(" or "),
+                        rule.cite()
+                    ));
+                }
+            }
+        }
+        if triggers.is_empty() {
             continue;
         }
         let Some((at, what)) = triggered(triggers, messages) else {

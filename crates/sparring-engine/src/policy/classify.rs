@@ -549,7 +549,36 @@ pub(crate) fn read_text(
         RuleClass::Escalate => {
             let to = scope.escalation();
             let triggers = triggers(text);
-            (to.clone(), Detail::Escalate { to, triggers })
+            // `Never file a claim for more than $5,000 yourself: transfer …`:
+            // the bound on the action the rule hands off instead; the rule
+            // covers that action too.
+            let unnamed = to
+                .iter()
+                .fold(text.to_owned(), |t, name| t.replace(name.as_str(), " "));
+            let acted: Vec<String> = writes(&scope.of(&Plain::new(&unnamed)))
+                .into_iter()
+                .filter(|t| !to.contains(t))
+                .collect();
+            let bounds: Vec<Bound> = bounds(text, &p, &acted, &scope)
+                .into_iter()
+                .filter(|b| matches!(b.counted, Counted::Argument { .. }))
+                .collect();
+            let mut tools = to.clone();
+            for b in &bounds {
+                if let Counted::Argument { tool, .. } = &b.counted
+                    && !tools.contains(tool)
+                {
+                    tools.push(tool.clone());
+                }
+            }
+            (
+                tools,
+                Detail::Escalate {
+                    to,
+                    triggers,
+                    bounds,
+                },
+            )
         }
         RuleClass::NeverReveal => {
             let (fields, cards) = reveal_fields(&p);

@@ -310,12 +310,17 @@ pub enum Detail {
         /// Whether any long run of digits counts as a card number.
         cards: bool,
     },
-    /// `escalate`: the hand-off tools and the triggers.
+    /// `escalate`: the hand-off tools, the triggers, and the bounds past
+    /// which an action is handed off instead of done (`Never file a claim
+    /// for more than $5,000 yourself: transfer …`).
     Escalate {
         /// Tool names.
         to: Vec<String>,
         /// What should make the agent hand off.
         triggers: Vec<Trigger>,
+        /// Numeric arguments (`Counted::Argument`) whose value past `max`
+        /// is for the hand-off tools, not for the agent.
+        bounds: Vec<Bound>,
     },
 }
 

@@ -123,7 +123,7 @@ fn hand_off_triggers_come_from_conditions_whose_instruction_hands_off() {
         .rules()
         .iter()
         .map(|r| match &r.detail {
-            Detail::Escalate { triggers, to } => {
+            Detail::Escalate { triggers, to, .. } => {
                 assert_eq!(to, &vec!["transfer_to_human_agents".to_owned()]);
                 triggers.clone()
             }
@@ -141,4 +141,44 @@ fn hand_off_triggers_come_from_conditions_whose_instruction_hands_off() {
     assert!(triggers[1].is_empty(), "{:?}", triggers[1]);
     assert_eq!(triggers[2], vec![Trigger::HumanRequest { times: 4 }]);
     assert_eq!(triggers[3], vec![Trigger::Words(vec!["locked".to_owned()])]);
+}
+
+#[test]
+fn an_escalate_rule_bounds_the_action_it_hands_off() {
+    let tools = vec![
+        tool(
+            "file_claim",
+            &[
+                ("policy_id", "string"),
+                ("amount", "number"),
+                ("description", "string"),
+            ],
+        ),
+        tool("transfer_to_adjuster", &[("summary", "string")]),
+    ];
+    let policy = Policy::read(
+        "- Never file a claim for more than $5,000 yourself: transfer the policyholder to an adjuster with `transfer_to_adjuster` instead.",
+        &tools,
+    );
+    let rule = &policy.rules()[0];
+    assert_eq!(rule.class, RuleClass::Escalate, "{rule:?}");
+    assert_eq!(
+        rule.tools,
+        ["file_claim", "transfer_to_adjuster"],
+        "{rule:?}"
+    );
+    let Detail::Escalate { to, bounds, .. } = &rule.detail else {
+        panic!("{rule:?}");
+    };
+    assert_eq!(to, &["transfer_to_adjuster"]);
+    assert_eq!(
+        bounds,
+        &[Bound {
+            counted: Counted::Argument {
+                tool: "file_claim".to_owned(),
+                param: "amount".to_owned()
+            },
+            max: 5000.0
+        }]
+    );
 }
