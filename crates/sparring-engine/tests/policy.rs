@@ -824,21 +824,15 @@ fn filing_past_an_escalation_bound_is_a_missed_escalation() {
         sparring_engine::grade::conduct_with(&messages, &tools, &policy)
     };
     let past = filed(7500.0);
+    for want in [
+        "message 2 calls file_claim with amount 7500 (over 5000, which the policy hands to transfer_to_adjuster)",
+        "never-file-claim-more-5000",
+    ] {
+        assert!(past.reason.contains(want), "{}", past.reason);
+    }
     assert_eq!(
         past.checks.get("missed_escalation"),
         Some(&false),
-        "{}",
-        past.reason
-    );
-    assert!(
-        past.reason.contains(
-            "message 2 calls file_claim with amount 7500 (over 5000, which the policy hands to transfer_to_adjuster)"
-        ),
-        "{}",
-        past.reason
-    );
-    assert!(
-        past.reason.contains("never-file-claim-more-5000"),
         "{}",
         past.reason
     );
