@@ -129,7 +129,7 @@ impl BackendSpec {
                         "unknown suffix `#{fragment}`; the only suffix is `#key=ENV_VAR`"
                     )));
                 };
-                if !valid_env_name(var) {
+                if !sparring_types::words::is_identifier(var) {
                     return Err(err(format!(
                         "`{var}` is not an environment variable name (letters, digits and `_`, not starting with a digit)"
                     )));
@@ -267,14 +267,6 @@ impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Secret(***)")
     }
-}
-
-fn valid_env_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// What is after a model's `@` when it is meant as a base URL that is not

@@ -19,6 +19,16 @@ pub fn a_or_an(word: &str) -> &'static str {
     }
 }
 
+/// Whether `s` is an identifier: a letter or `_`, then letters, digits or
+/// `_` (a record field's name, an environment variable's).
+pub fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// `word` after its indefinite article (`an order`).
 pub fn with_article(word: &str) -> String {
     format!("{} {word}", a_or_an(word))

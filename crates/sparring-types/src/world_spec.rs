@@ -394,21 +394,13 @@ fn record_names(tool: &ToolSpec, world: &ToolWorld, fixture_keys: &[String]) -> 
 
 fn identifier(value: &Value, at: &str, what: &str) -> Result<String, SpecError> {
     match value {
-        Value::String(s) if is_name(s.trim()) => Ok(s.trim().to_owned()),
+        Value::String(s) if crate::words::is_identifier(s.trim()) => Ok(s.trim().to_owned()),
         Value::String(s) => Err(err(
             at,
             format!("`{s}` is not {what} (letters, digits and `_`)"),
         )),
         other => Err(wrong_kind(at, &format!("must be {what}"), other)),
     }
-}
-
-fn is_name(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn strings<'a>(value: &'a Value, at: &str, what: &str) -> Result<Vec<(usize, &'a str)>, SpecError> {
@@ -433,7 +425,7 @@ fn strings<'a>(value: &'a Value, at: &str, what: &str) -> Result<Vec<(usize, &'a
 /// `record` or `record.field.sub`.
 fn path(text: &str, at: &str) -> Result<FieldPath, SpecError> {
     let parts: Vec<&str> = text.split('.').collect();
-    if parts.iter().any(|p| !is_name(p)) {
+    if parts.iter().any(|p| !crate::words::is_identifier(p)) {
         return Err(err(
             at,
             format!("`{text}` must be RECORD or RECORD.FIELD (letters, digits and `_`)"),
