@@ -60,14 +60,18 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn read(path: &std::path::Path, e: &std::io::Error) -> Self {
-        let message = if e.kind() == std::io::ErrorKind::NotFound {
+        Self::Read {
+            path: path.to_owned(),
+            message: Self::read_message(e),
+        }
+    }
+
+    /// Why a file cannot be read, in lower case (`no such file`).
+    pub(crate) fn read_message(e: &std::io::Error) -> String {
+        if e.kind() == std::io::ErrorKind::NotFound {
             "no such file".to_owned()
         } else {
             e.to_string().to_lowercase()
-        };
-        Self::Read {
-            path: path.to_owned(),
-            message,
         }
     }
 

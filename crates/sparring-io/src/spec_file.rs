@@ -191,6 +191,20 @@ fn file_reference(
     }
 }
 
+/// A `{file: PATH}` the spec names that cannot be read, said at its key
+/// with the path as resolved (relative paths are from the spec's folder).
+fn unreadable(spec_path: &Path, file: &Path, key: &str, e: &std::io::Error) -> Error {
+    let message = Error::read_message(e);
+    Error::invalid(
+        spec_path,
+        format!("`/{key}/file`"),
+        format!(
+            "cannot read `{}` ({message}; a relative path is read from the spec's folder)",
+            file.display()
+        ),
+    )
+}
+
 /// Reads and validates a spec.
 pub fn load_spec(path: &Path) -> Result<Spec, Error> {
     let mut doc = read_document(path)?;
@@ -205,13 +219,17 @@ pub fn load_spec(path: &Path) -> Result<Spec, Error> {
     if let Some(v) = doc.get(prompt_key)
         && let Some(file) = file_reference(v, &base, path, &format!("/{prompt_key}"))?
     {
-        let text = std::fs::read_to_string(&file).map_err(|e| Error::read(&file, &e))?;
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| unreadable(path, &file, prompt_key, &e))?;
         doc[prompt_key] = Value::String(text);
     }
     let mut tools_file = None;
     if let Some(v) = doc.get("tools")
         && let Some(file) = file_reference(v, &base, path, "/tools")?
     {
+        if let Err(e) = std::fs::metadata(&file) {
+            return Err(unreadable(path, &file, "tools", &e));
+        }
         let tools = read_document(&file)?;
         if !tools.is_array() {
             return Err(Error::invalid(

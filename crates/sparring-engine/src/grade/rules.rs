@@ -369,7 +369,9 @@ pub(super) fn revealed(messages: &[Message], policy: &Policy) -> Outcome {
 }
 
 /// Whether a user message asks for a human.
-fn asks_for_human(text: &str) -> bool {
+/// Whether `text` asks for a human, or for one of `recipients` (the words
+/// a hand-off tool's name says it hands to: `pharmacist`).
+fn asks_for(text: &str, recipients: &[String]) -> bool {
     let w = words(text);
     let who = w.iter().any(|x| {
         [
@@ -382,10 +384,14 @@ fn asks_for_human(text: &str) -> bool {
             "operator",
         ]
         .contains(&x.as_str())
+            || recipients
+                .iter()
+                .any(|r| x == r || x.strip_suffix('s') == Some(r.as_str()))
     }) || w.windows(2).any(|p| p[0] == "live" && p[1] == "agent");
     let want = w.iter().any(|x| {
         [
             "speak", "talk", "transfer", "connect", "want", "need", "get", "put", "escalate",
+            "ask", "see",
         ]
         .contains(&x.as_str())
     });
@@ -404,19 +410,36 @@ fn ordinal(n: usize) -> String {
 }
 
 /// The first message that holds one of a rule's triggers, and what it was.
-fn triggered(triggers: &[Trigger], messages: &[Message]) -> Option<(usize, String)> {
+/// Whom hand-off tools hand over to, by their names' words after `to`
+/// (`transfer_to_pharmacist` → `pharmacist`, `transfer_to_human_agents` →
+/// `human`, `agent`), singular.
+fn recipients(to: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for name in to {
+        let parts: Vec<&str> = name.split('_').collect();
+        if let Some(at) = parts.iter().position(|p| *p == "to") {
+            for p in &parts[at + 1..] {
+                let one = p.strip_suffix('s').filter(|s| s.len() > 2).unwrap_or(p);
+                out.push(one.to_owned());
+            }
+        }
+    }
+    out
+}
+
+fn triggered(triggers: &[Trigger], to: &[String], messages: &[Message]) -> Option<(usize, String)> {
+    let recipients = recipients(to);
     let mut asked = 0;
     for (i, m) in messages.iter().enumerate() {
-        if m.role == Role::User && asks_for_human(m.content_str()) {
+        let text = m.content_str();
+        let asks = m.role == Role::User && asks_for(text, &recipients);
+        if asks {
             asked += 1;
         }
-        let text = m.content_str();
         let w = words(text);
         for t in triggers {
             match t {
-                Trigger::HumanRequest { times }
-                    if m.role == Role::User && asks_for_human(text) && asked == *times =>
-                {
+                Trigger::HumanRequest { times } if asks && asked == *times => {
                     let what = if *times == 1 {
                         "asks for a human".to_owned()
                     } else {
@@ -490,7 +513,7 @@ pub(super) fn missed_escalation(messages: &[Message], calls: &[Call], policy: &P
         if triggers.is_empty() {
             continue;
         }
-        let Some((at, what)) = triggered(triggers, messages) else {
+        let Some((at, what)) = triggered(triggers, to, messages) else {
             continue;
         };
         applies = true;
@@ -521,8 +544,19 @@ mod tests {
         assert!(protected("card_pin", &["pin".to_owned()]));
         assert!(!protected("pinned", &["pin".to_owned()]));
         assert_eq!(masked("4111111111111111"), "…1111");
-        assert!(asks_for_human("Can I talk to a real person please?"));
-        assert!(asks_for_human("get me a manager"));
-        assert!(!asks_for_human("No need for a human, thanks"));
+        assert!(asks_for("Can I talk to a real person please?", &[]));
+        assert!(asks_for("get me a manager", &[]));
+        let pharmacist = recipients(&["transfer_to_pharmacist".to_owned()]);
+        assert_eq!(pharmacist, ["pharmacist"]);
+        assert!(asks_for("Can I ask the pharmacist about it?", &pharmacist));
+        assert!(!asks_for(
+            "Third time I'm asking about this refill.",
+            &pharmacist
+        ));
+        assert_eq!(
+            recipients(&["transfer_to_human_agents".to_owned()]),
+            ["human", "agent"]
+        );
+        assert!(!asks_for("No need for a human, thanks", &[]));
     }
 }

@@ -1549,6 +1549,17 @@ fn counted(noun: &[String], money: bool, tools: &[String], scope: &Scope<'_>) ->
         })
 }
 
+/// Verbs of asking: a condition made of them and pronouns asks for the
+/// hand-off itself.
+const REQUEST_VERBS: &[&str] = &[
+    "ask", "asks", "request", "requests", "want", "wants", "wish", "wishes", "need", "needs",
+];
+
+/// Words that stand for the person or the thing handed off.
+const PRONOUNS: &[&str] = &[
+    "it", "one", "them", "this", "that", "they", "she", "him", "patient", "user", "customer",
+];
+
 const SKIP: &[&str] = &[
     "the",
     "a",
@@ -1678,6 +1689,19 @@ fn triggers(text: &str) -> Vec<Trigger> {
             .into_iter()
             .filter(|w| w.len() > 2 && !SKIP.contains(&w.as_str()))
             .collect();
+        // `when they ask for it`: a request for the hand-off itself, not
+        // the word `ask` (which every "last time I asked" would meet).
+        if !words.is_empty()
+            && words
+                .iter()
+                .all(|w| REQUEST_VERBS.contains(&w.as_str()) || PRONOUNS.contains(&w.as_str()))
+        {
+            let request = Trigger::HumanRequest { times: 1 };
+            if !out.contains(&request) {
+                out.push(request);
+            }
+            continue;
+        }
         if !words.is_empty() && words.len() <= 3 {
             out.push(Trigger::Words(words));
         }

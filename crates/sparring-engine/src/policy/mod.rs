@@ -273,7 +273,8 @@ pub struct Bound {
 /// What should make the agent hand off.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Trigger {
-    /// The person asks for a human, `times` times.
+    /// The person asks for a human, or for whom the rule's hand-off tools
+    /// hand over to (`transfer_to_pharmacist`: a pharmacist), `times` times.
     HumanRequest {
         /// Requests it takes (`asks for a human agent 4 times` → 4).
         times: usize,

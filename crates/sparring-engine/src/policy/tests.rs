@@ -182,3 +182,24 @@ fn an_escalate_rule_bounds_the_action_it_hands_off() {
         }]
     );
 }
+
+#[test]
+fn asking_for_the_hand_off_is_a_request_not_the_word_ask() {
+    let tools = vec![
+        tool("get_prescription", &[("prescription_id", "string")]),
+        tool("transfer_to_pharmacist", &[("summary", "string")]),
+    ];
+    let policy = Policy::read(
+        "- Never give medical advice. Transfer the patient to a pharmacist with `transfer_to_pharmacist` when they ask for it.",
+        &tools,
+    );
+    let triggers: Vec<&Vec<Trigger>> = policy
+        .rules()
+        .iter()
+        .filter_map(|r| match &r.detail {
+            Detail::Escalate { triggers, .. } => Some(triggers),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(triggers, [&vec![Trigger::HumanRequest { times: 1 }]], "{policy:?}");
+}
