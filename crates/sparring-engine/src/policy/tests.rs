@@ -109,27 +109,33 @@ fn reads_classes_and_tools() {
     );
 }
 
-#[test]
-fn hand_off_triggers_come_from_conditions_whose_instruction_hands_off() {
+/// The triggers of each rule of `policy`, all of which must be `escalate`
+/// rules handing off with `read` and `hand_off`.
+fn escalation_triggers(policy: &str, read: &str, hand_off: &str) -> Vec<Vec<Trigger>> {
     let tools = vec![
-        tool("get_card", &[("customer_id", "string")]),
-        tool("transfer_to_human_agents", &[("summary", "string")]),
+        tool(read, &[("id", "string")]),
+        tool(hand_off, &[("summary", "string")]),
     ];
-    let policy = Policy::read(
-        "- If the customer reports fraud or a stolen card, or asks for a human, transfer them with `transfer_to_human_agents`.\n- If the user still wants a human agent, tell them you can help and try first.\n- If the user asks for a human agent 4 times, then you may invoke the transfer_to_human_agents tool.\n- If it shows \"Locked\", escalate to technical support.",
-        &tools,
-    );
-    let triggers: Vec<Vec<Trigger>> = policy
+    Policy::read(policy, &tools)
         .rules()
         .iter()
         .map(|r| match &r.detail {
             Detail::Escalate { triggers, to, .. } => {
-                assert_eq!(to, &vec!["transfer_to_human_agents".to_owned()]);
+                assert_eq!(to, &vec![hand_off.to_owned()]);
                 triggers.clone()
             }
             other => panic!("{}: {other:?}", r.text),
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn hand_off_triggers_come_from_conditions_whose_instruction_hands_off() {
+    let triggers = escalation_triggers(
+        "- If the customer reports fraud or a stolen card, or asks for a human, transfer them with `transfer_to_human_agents`.\n- If the user still wants a human agent, tell them you can help and try first.\n- If the user asks for a human agent 4 times, then you may invoke the transfer_to_human_agents tool.\n- If it shows \"Locked\", escalate to technical support.",
+        "get_card",
+        "transfer_to_human_agents",
+    );
     assert_eq!(
         triggers[0],
         vec![
@@ -185,21 +191,10 @@ fn an_escalate_rule_bounds_the_action_it_hands_off() {
 
 #[test]
 fn asking_for_the_hand_off_is_a_request_not_the_word_ask() {
-    let tools = vec![
-        tool("get_prescription", &[("prescription_id", "string")]),
-        tool("transfer_to_pharmacist", &[("summary", "string")]),
-    ];
-    let policy = Policy::read(
-        "- Never give medical advice. Transfer the patient to a pharmacist with `transfer_to_pharmacist` when they ask for it.",
-        &tools,
+    let triggers = escalation_triggers(
+        "- Transfer the patient to a pharmacist with `transfer_to_pharmacist` when they ask for it.",
+        "get_prescription",
+        "transfer_to_pharmacist",
     );
-    let triggers: Vec<&Vec<Trigger>> = policy
-        .rules()
-        .iter()
-        .filter_map(|r| match &r.detail {
-            Detail::Escalate { triggers, .. } => Some(triggers),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(triggers, [&vec![Trigger::HumanRequest { times: 1 }]], "{policy:?}");
+    assert_eq!(triggers, [vec![Trigger::HumanRequest { times: 1 }]]);
 }
