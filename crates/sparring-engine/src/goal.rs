@@ -258,7 +258,7 @@ fn try_call(spec: &Spec, world: &World, model: &ToolModel, facts: &Facts, goal: 
     }
     let result = answer.get("result").cloned().unwrap_or(Value::Null);
     if read {
-        goal.says = facts_of(&result, goal.id_param.as_deref());
+        goal.says = facts_of(&result, goal.id_param.as_deref(), model.entity.as_deref());
     } else {
         let after = record_of(&trial, model, goal.record.as_deref());
         if let (Some(before), Some(after)) = (before, after) {
@@ -279,7 +279,7 @@ fn record_of(world: &World, model: &ToolModel, id: Option<&str>) -> Option<Map<S
 
 /// The facts a read answers: the first fact field of a record, or the ids
 /// of a list's records.
-fn facts_of(result: &Value, id_param: Option<&str>) -> Vec<String> {
+fn facts_of(result: &Value, id_param: Option<&str>, entity: Option<&str>) -> Vec<String> {
     match result {
         Value::Object(record) => FACT_FIELDS
             .iter()
@@ -290,12 +290,21 @@ fn facts_of(result: &Value, id_param: Option<&str>) -> Vec<String> {
             .iter()
             .filter_map(|item| {
                 let record = item.as_object()?;
-                let value = id_param.and_then(|p| record.get(p)).or_else(|| {
-                    record
-                        .iter()
-                        .find(|(k, _)| k.as_str() == "id" || k.ends_with("_id"))
-                        .map(|(_, v)| v)
-                })?;
+                // Each item's own id (`prescription_id` of a list of
+                // prescriptions), not the owner's the list was asked by
+                // (`patient_id`, the same on every item).
+                let own = entity.map(|e| format!("{}_id", sparring_types::singular(e)));
+                let value = own
+                    .as_deref()
+                    .and_then(|k| record.get(k))
+                    .or_else(|| record.get("id"))
+                    .or_else(|| {
+                        record
+                            .iter()
+                            .find(|(k, _)| k.ends_with("_id") && Some(k.as_str()) != id_param)
+                            .map(|(_, v)| v)
+                    })
+                    .or_else(|| id_param.and_then(|p| record.get(p)))?;
                 fact_text(value)
             })
             .collect(),
@@ -408,7 +417,27 @@ impl PastBound {
 
 #[cfg(test)]
 mod tests {
-    use super::past;
+    use super::{facts_of, past};
+    use serde_json::json;
+
+    #[test]
+    fn a_list_is_stated_by_its_items_own_ids_not_the_owner_it_was_asked_by() {
+        let list = json!([
+            {"patient_id": "PA-304", "prescription_id": "RX-4006", "status": "filled"},
+            {"patient_id": "PA-304", "prescription_id": "RX-4007", "status": "active"},
+        ]);
+        assert_eq!(
+            facts_of(&list, Some("patient_id"), Some("prescriptions")),
+            ["RX-4006", "RX-4007"]
+        );
+        // No entity known: the first id that is not the one asked by.
+        assert_eq!(
+            facts_of(&list, Some("patient_id"), None),
+            ["RX-4006", "RX-4007"]
+        );
+        let orders = json!([{"id": "W1", "customer_id": "C1"}]);
+        assert_eq!(facts_of(&orders, None, Some("orders")), ["W1"]);
+    }
 
     #[test]
     fn past_a_bound_is_half_again_rounded_up() {
