@@ -132,6 +132,7 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
     plan.again = again;
     plan.warnings.extend(several);
     plan.warnings.extend(no_happy_path(&world));
+    plan.warnings.extend(creates_from_records(&world));
     Ok(plan)
 }
 
@@ -162,6 +163,31 @@ fn no_happy_path(world: &World) -> Vec<String> {
         }
     }
     out
+}
+
+/// A warning for each tool that makes a record from another record (a claim
+/// on a policy, a refill of a prescription): the world state axis is about
+/// the record the tool acts on, and a tool that makes one acts on none, so
+/// its situations use the person's own records as they are. Until the plan
+/// plays such a tool on the record it refers to, say so rather than let its
+/// pass rate read as covering a lapsed, unknown or someone else's record.
+fn creates_from_records(world: &World) -> Vec<String> {
+    world
+        .models()
+        .iter()
+        .filter(|m| m.operation == Operation::Create && m.id_param.is_none())
+        .filter_map(|m| {
+            let (param, entity) = m
+                .references
+                .iter()
+                .find(|(p, _)| !identity::is_owner_entity(p))?;
+            let one = sparring_types::singular(entity).replace('_', " ");
+            Some(format!(
+                "`{}` makes a record from a {one} (`{param}`): its situations use the person's own {one}s as they are; a {one} the world refuses it on, an unknown one or someone else's is not played yet, so its figures say nothing about those cases",
+                m.name
+            ))
+        })
+        .collect()
 }
 
 /// How many situations of the array a run can reach: all of them without a

@@ -1250,6 +1250,20 @@ fn the_claims_plan_hands_off_what_is_past_the_policy_bound() {
         }
     }
     assert!(hand_offs >= 2, "{hand_offs} hand_off situations");
+    // file_claim is played on the person's own policies only: said, not hidden.
+    assert!(
+        plan.warnings
+            .iter()
+            .any(|w| w.starts_with("`file_claim` makes a record from a policy (`policy_id`)")),
+        "{:?}",
+        plan.warnings
+    );
+    let desk = plan_of(&example("support-desk"));
+    assert!(
+        !desk.warnings.iter().any(|w| w.contains("makes a record")),
+        "{:?}",
+        desk.warnings
+    );
 }
 
 #[test]

@@ -198,10 +198,11 @@ struct ToolView {
 }
 
 /// Words that start a clause of their own: a negation after one is about
-/// that clause ("a booking whose car has not been picked up").
+/// that clause ("a booking whose car has not been picked up", "an active
+/// account so no money can leave it").
 const CLAUSE_WORDS: &[&str] = &[
     "whose", "which", "that", "who", "where", "when", "once", "after", "before", "until", "if",
-    "unless", "but", "while",
+    "unless", "but", "while", "so", "because", "since",
 ];
 
 /// Whether a negator stands in the clause that names the first of
@@ -1617,6 +1618,12 @@ mod tests {
                 "Cancel an order that is not shipped.",
                 Some("cancel_order"),
                 Some(("cancel_order", &["shipped"], false)),
+            ),
+            // Nor is a negation in what the action is for.
+            (
+                "Cancel a pending order so no parcel can leave the warehouse.",
+                Some("cancel_order"),
+                Some(("cancel_order", &["pending"], true)),
             ),
             // A read is never held back by a state; a word no record has is no state.
             ("Look up a pending order.", Some("get_order"), None),
