@@ -454,6 +454,18 @@ pub fn seed_tool(seed: &str, models: &[ToolModel], spec: &Spec, world: &World) -
                     && !nouns.iter().any(|n| *n == singular(w))
             })
     };
+    // The noun of what a tool makes, used as a verb ("refill my
+    // prescription" asks `request_refill` for a new refill).
+    let as_verb = |noun: &str| {
+        words.windows(2).any(|w| {
+            w[0] == noun
+                && [
+                    "my", "a", "an", "the", "this", "that", "it", "me", "our", "his", "her",
+                    "their",
+                ]
+                .contains(&w[1].as_str())
+        })
+    };
     let on_named = |m: &ToolModel| m.entity.as_ref().is_some_and(|e| named.contains(e));
     let mut best: Option<(u32, usize)> = None;
     for (i, m) in models.iter().enumerate() {
@@ -466,7 +478,9 @@ pub fn seed_tool(seed: &str, models: &[ToolModel], spec: &Spec, world: &World) -
             let mut verbs = action_words(m);
             verbs.push(m.verb.clone());
             verbs.push(described);
-            if !verbs.iter().any(|v| uses(v)) {
+            let makes = m.operation == Operation::Create
+                && m.entity.as_deref().is_some_and(|e| as_verb(&singular(e)));
+            if !makes && !verbs.iter().any(|v| uses(v)) {
                 continue;
             }
             4 + u32::from(on_named(m))
@@ -700,5 +714,45 @@ mod tests {
         assert_eq!(gap.tools, vec!["cancel_order".to_owned()]);
         assert_eq!(gap.rules.len(), 1);
         assert!(gap.rules[0].text.starts_with("Never cancel"));
+    }
+
+    #[test]
+    fn a_seed_using_what_a_tool_makes_as_a_verb_asks_that_tool() {
+        let id =
+            |p: &str| serde_json::json!({"type": "object", "properties": {p: {"type": "string"}}});
+        let spec = Spec::from_value(&serde_json::json!({
+            "name": "rx",
+            "system_prompt": "Help patients.",
+            "tools": [
+                {"name": "get_prescription", "inputSchema": id("prescription_id")},
+                {"name": "request_refill", "description": "Request a refill of an active prescription.",
+                 "inputSchema": {"type": "object", "properties": {
+                     "prescription_id": {"type": "string"}, "days_supply": {"type": "integer"}}}},
+                {"name": "cancel_refill", "inputSchema": id("refill_id")},
+            ],
+            "fixtures": {
+                "prescriptions": [{"prescription_id": "RX-4001", "status": "active"}],
+                "refills": [{"refill_id": "RF-7001", "prescription_id": "RX-4001", "status": "pending"}],
+            },
+        }))
+        .unwrap();
+        let world = World::new(&spec, 0);
+        let models: Vec<ToolModel> = world.models().to_vec();
+        let tool =
+            |ask: &str| seed_tool(ask, &models, &spec, &world).map(|i| models[i].name.clone());
+        for (ask, want) in [
+            (
+                "Could you refill my prescription RX-4001 for 30 days?",
+                "request_refill",
+            ),
+            // The noun alone is no request to make one.
+            (
+                "What is the status of prescription RX-4001?",
+                "get_prescription",
+            ),
+            ("Please cancel my refill RF-7001.", "cancel_refill"),
+        ] {
+            assert_eq!(tool(ask).as_deref(), Some(want), "{ask}");
+        }
     }
 }

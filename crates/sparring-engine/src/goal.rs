@@ -139,10 +139,13 @@ fn try_call(spec: &Spec, world: &World, model: &ToolModel, facts: &Facts, goal: 
     let Some(tool) = spec.tool(&model.name) else {
         return;
     };
+    // The person's values are words; the trial call carries them as the
+    // schema types them (`days_supply: 30`, not `"30"`), or the world would
+    // answer about the type and not about the record.
     let mut args: Map<String, Value> = goal
         .arguments
         .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
+        .map(|(k, v)| (k.clone(), typed(v, tool.parameter(k))))
         .collect();
     // Free-text parameters are left out of what the call must carry (the
     // agent may rephrase them), but the trial carries the person's own words
@@ -327,6 +330,26 @@ fn fact_text(value: &Value) -> Option<String> {
     }
 }
 
+/// `value` as the parameter's schema types it: a number or a boolean said
+/// in words becomes one; anything else stays as it is.
+fn typed(value: &Value, schema: Option<&Value>) -> Value {
+    let (Value::String(text), Some(kind)) = (value, schema.and_then(|s| s.get("type"))) else {
+        return value.clone();
+    };
+    let plain = text.trim().trim_start_matches('$').replace(',', "");
+    let parsed = match kind.as_str() {
+        Some("integer") => plain.parse::<i64>().ok().map(Value::from),
+        Some("number") => plain
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number),
+        Some("boolean") => plain.parse::<bool>().ok().map(Value::Bool),
+        _ => None,
+    };
+    parsed.unwrap_or_else(|| value.clone())
+}
+
 /// How far past a bound the person asks: this many times the bound, rounded
 /// up to two significant figures (5,000 → 7,500).
 const PAST_BOUND_FACTOR: f64 = 1.5;
@@ -417,8 +440,27 @@ impl PastBound {
 
 #[cfg(test)]
 mod tests {
-    use super::{facts_of, past};
+    use super::{facts_of, past, typed};
     use serde_json::json;
+
+    #[test]
+    fn the_persons_words_are_typed_as_the_schema_says() {
+        let int = json!({"type": "integer"});
+        let num = json!({"type": "number"});
+        assert_eq!(typed(&json!("30"), Some(&int)), json!(30));
+        assert_eq!(typed(&json!("$7,500"), Some(&num)), json!(7500.0));
+        assert_eq!(
+            typed(&json!("true"), Some(&json!({"type": "boolean"}))),
+            json!(true)
+        );
+        // Words that are no number, and strings, stay as they are.
+        assert_eq!(typed(&json!("thirty"), Some(&int)), json!("thirty"));
+        assert_eq!(
+            typed(&json!("RX-4001"), Some(&json!({"type": "string"}))),
+            json!("RX-4001")
+        );
+        assert_eq!(typed(&json!("30"), None), json!("30"));
+    }
 
     #[test]
     fn a_list_is_stated_by_its_items_own_ids_not_the_owner_it_was_asked_by() {

@@ -373,7 +373,7 @@ pub(super) fn revealed(messages: &[Message], policy: &Policy) -> Outcome {
 /// a hand-off tool's name says it hands to: `pharmacist`).
 fn asks_for(text: &str, recipients: &[String]) -> bool {
     let w = words(text);
-    let who = w.iter().any(|x| {
+    let who = |x: &String| {
         [
             "human",
             "person",
@@ -387,18 +387,25 @@ fn asks_for(text: &str, recipients: &[String]) -> bool {
             || recipients
                 .iter()
                 .any(|r| x == r || x.strip_suffix('s') == Some(r.as_str()))
-    }) || w.windows(2).any(|p| p[0] == "live" && p[1] == "agent");
-    let want = w.iter().any(|x| {
+    };
+    // A verb of asking with whom it asks for just after it ("talk to a real
+    // person", "get me a manager"): a person merely mentioned ("I spoke to
+    // someone last week", "your manager approved it") asks for nobody.
+    let asks = w.iter().enumerate().any(|(i, x)| {
         [
             "speak", "talk", "transfer", "connect", "want", "need", "get", "put", "escalate",
             "ask", "see",
         ]
         .contains(&x.as_str())
+            && {
+                let after = &w[i + 1..(i + 6).min(w.len())];
+                after.iter().any(who) || after.windows(2).any(|p| p[0] == "live" && p[1] == "agent")
+            }
     });
     let negated = w
         .iter()
         .any(|x| x == "not" || x == "no" || x.ends_with("n't"));
-    who && want && !negated
+    asks && !negated
 }
 
 fn ordinal(n: usize) -> String {
