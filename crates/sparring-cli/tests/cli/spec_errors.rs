@@ -13,24 +13,27 @@ fn missing_spec_file() {
 #[test]
 fn a_missing_policy_or_tools_file_is_named_at_its_key() {
     let dir = tempfile::tempdir().unwrap();
-    assert_spec_refused(
-        dir.path(),
-        "p.yaml",
-        "name: x\nsystem_prompt: {file: nopolicy.md}\ntools: []\n",
-        &[
+    for (name, text, at, file) in [
+        (
             "p.yaml",
+            "name: x\nsystem_prompt: {file: nopolicy.md}\ntools: []\n",
             "`/system_prompt/file`",
             "nopolicy.md",
-            "no such file",
-            "the spec's folder",
-        ],
-    );
-    assert_spec_refused(
-        dir.path(),
-        "t.yaml",
-        "name: x\nsystem_prompt: p\ntools: {file: tools.yaml}\n",
-        &["t.yaml", "`/tools/file`", "tools.yaml", "no such file"],
-    );
+        ),
+        (
+            "t.yaml",
+            "name: x\nsystem_prompt: p\ntools: {file: tools.yaml}\n",
+            "`/tools/file`",
+            "tools.yaml",
+        ),
+    ] {
+        assert_spec_refused(
+            dir.path(),
+            name,
+            text,
+            &[name, at, file, "no such file", "the spec's folder"],
+        );
+    }
 }
 
 #[test]

@@ -156,11 +156,7 @@ fn inform(
         if goal.says.is_empty() {
             "what it found".to_owned()
         } else {
-            goal.says
-                .iter()
-                .map(|s| format!("`{s}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            ticked(&goal.says, ", ")
         }
     ))
 }
@@ -217,13 +213,18 @@ fn hand_off(goal: &Goal, calls: &[Call]) -> Outcome {
         )),
         None => Err(format!(
             "the person was not handed on with {} ({rule})",
-            goal.hand_off
-                .iter()
-                .map(|t| format!("`{t}`"))
-                .collect::<Vec<_>>()
-                .join(" or ")
+            ticked(&goal.hand_off, " or ")
         )),
     }
+}
+
+/// `items` in backticks, joined by `sep`.
+fn ticked(items: &[String], sep: &str) -> String {
+    items
+        .iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(sep)
 }
 
 fn not_found(goal: &Goal, calls: &[Call], reply: Option<(usize, &str)>) -> Outcome {
@@ -500,10 +501,9 @@ fn expected(
                 quote(text)
             ));
         }
-        let said: Vec<String> = expect.says.iter().map(|s| format!("`{s}`")).collect();
         evidence.push(format!(
             "the final reply (message {at}) states {}",
-            said.join(", ")
+            ticked(&expect.says, ", ")
         ));
     }
     Ok(evidence.join("; "))
