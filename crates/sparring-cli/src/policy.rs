@@ -15,7 +15,7 @@ use std::process::ExitCode;
 pub(crate) struct Args {
     /// The spec whose policy to read (its `policy_rules` corrections applied)
     spec: PathBuf,
-    /// Print JSON: `{"spec", "rules": [{id, class, check, text, tools}], "classes"}`
+    /// Print JSON: `{"spec", "rules": [{id, class, check, text, tools, reads}], "classes"}`
     #[arg(long)]
     json: bool,
 }
@@ -34,7 +34,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
             .iter()
             .map(|r| {
                 json!({"id": r.id, "class": r.class, "check": r.class.check(),
-                       "text": r.text, "tools": r.tools})
+                       "text": r.text, "tools": r.tools, "reads": r.details()})
             })
             .collect();
         println!(
@@ -74,6 +74,9 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         };
         println!("\n{}  [{}, checked by {check}]", r.id, r.class);
         println!("  tools: {tools}");
+        for detail in r.details() {
+            println!("  reads: {detail}");
+        }
         println!("  {}", r.text);
     }
     Ok(ExitCode::SUCCESS)

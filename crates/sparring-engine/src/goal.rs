@@ -394,12 +394,7 @@ pub fn past_bound(rule: &Rule, tool: &str) -> Option<PastBound> {
 fn past(max: f64) -> String {
     let target = (max * PAST_BOUND_FACTOR).max(max + 1.0);
     let magnitude = 10f64.powi(target.abs().log10().floor() as i32 - 1).max(1.0);
-    let value = (target / magnitude).ceil() * magnitude;
-    if value.fract() == 0.0 && value.abs() < 1e15 {
-        format!("{}", value as i64)
-    } else {
-        format!("{value}")
-    }
+    crate::text::fmt_number((target / magnitude).ceil() * magnitude)
 }
 
 impl PastBound {

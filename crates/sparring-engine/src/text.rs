@@ -57,6 +57,15 @@ pub(crate) fn json_object(text: &str) -> Result<serde_json::Value, String> {
     serde_json::from_str(&text[start..=end]).map_err(|e| format!("not JSON: {e}"))
 }
 
+/// A number as a person writes it: `5000`, not `5000.0`; `12.5` as is.
+pub(crate) fn fmt_number(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        format!("{}", n as i64)
+    } else {
+        format!("{n}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,6 +33,29 @@ fn lists_every_rule_with_id_class_check_and_tools() {
         "{text}"
     );
     assert!(text.contains("  tools: refund_order\n"), "{text}");
+    // What a check reads is shown: the order rule's tools in order.
+    assert!(
+        text.contains("  reads: get_order succeeds before refund_order, cancel_order, update_shipping_address\n"),
+        "{text}"
+    );
+    let order = rules.iter().find(|r| r["class"] == "order").unwrap();
+    assert_eq!(
+        order["reads"],
+        serde_json::json!([
+            "get_order succeeds before refund_order, cancel_order, update_shipping_address"
+        ])
+    );
+}
+
+#[test]
+fn shows_the_bound_an_escalation_rule_reads() {
+    let spec = workspace().join("examples/claims/spec.yaml");
+    let o = sparring().arg("policy").arg(&spec).run_ok();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("never-file-claim-more-5000  [escalate, checked by missed_escalation]\n  tools: file_claim, transfer_to_adjuster\n  reads: file_claim's amount at most 5000, past which it hands off\n"),
+        "{text}"
+    );
 }
 
 #[test]

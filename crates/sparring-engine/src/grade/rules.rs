@@ -23,7 +23,7 @@
 
 use super::{Call, Outcome};
 use crate::policy::{Bound, Counted, Detail, Policy, Rule, Trigger};
-use crate::text::words;
+use crate::text::{fmt_number, words};
 use serde_json::Value;
 use sparring_types::{Message, Role, RuleClass};
 
@@ -72,14 +72,6 @@ fn record_of(call: &Call) -> Option<String> {
     args.iter()
         .find(|(k, _)| *k == "id" || k.ends_with("_id"))
         .map(|(_, v)| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
-}
-
-fn fmt_number(n: f64) -> String {
-    if n.fract() == 0.0 && n.abs() < 1e15 {
-        format!("{}", n as i64)
-    } else {
-        format!("{n}")
-    }
 }
 
 /// What one bound says about the calls: not applicable when nothing in the

@@ -359,6 +359,83 @@ impl Rule {
     pub fn cite(&self) -> String {
         format!("`{}` ({})", self.id, crate::grade::quote(&self.text))
     }
+
+    /// What the rule's check reads beyond its class and tools, in words
+    /// (`sparring policy`): its bounds, hand-off triggers, identifying tools,
+    /// order, fields not to reveal. Empty when it reads nothing more.
+    pub fn details(&self) -> Vec<String> {
+        let bounds = |bounds: &[Bound]| bounds.iter().map(Bound::describe).collect::<Vec<_>>();
+        match &self.detail {
+            Detail::Limit(b) => bounds(b),
+            Detail::Escalate {
+                triggers,
+                bounds: b,
+                ..
+            } => {
+                let mut out: Vec<String> = triggers.iter().map(Trigger::describe).collect();
+                out.extend(
+                    bounds(b)
+                        .into_iter()
+                        .map(|b| format!("{b}, past which it hands off")),
+                );
+                out
+            }
+            Detail::Auth { via } if !via.is_empty() => {
+                vec![format!("identified with {}", via.join(" or "))]
+            }
+            Detail::Auth { .. } | Detail::None => Vec::new(),
+            Detail::Order { first, then } => vec![format!(
+                "{} succeeds before {}",
+                first.join(" or "),
+                then.join(", ")
+            )],
+            Detail::Reveal { fields, cards } => {
+                let mut what = fields.clone();
+                if *cards {
+                    what.push("card numbers".to_owned());
+                }
+                vec![format!("never shown: {}", what.join(", "))]
+            }
+        }
+    }
+}
+
+impl Bound {
+    /// The bound in words: `file_claim's amount at most 5000`.
+    pub fn describe(&self) -> String {
+        let max = crate::text::fmt_number(self.max);
+        match &self.counted {
+            Counted::CallsPerMessage => format!("tool calls in one message at most {max}"),
+            Counted::CallsPerRecord { tool } => {
+                format!("successful {tool} calls per record at most {max}")
+            }
+            Counted::Argument { tool, param } => format!("{tool}'s {param} at most {max}"),
+            Counted::ArrayLen { tool, param } => {
+                format!("{tool}'s {param}: at most {max} items")
+            }
+            Counted::ArrayItems {
+                tool,
+                param,
+                containing,
+            } => format!("{tool}'s {param}: at most {max} {containing} items"),
+        }
+    }
+}
+
+impl Trigger {
+    /// The trigger in words: `hands off when the person asks for it (the 4th
+    /// time)`, `hands off when a message says fraud`.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::HumanRequest { times: 1 } => {
+                "hands off when the person asks for a human or the hand-off".to_owned()
+            }
+            Self::HumanRequest { times } => {
+                format!("hands off when the person asks for a human the {times}th time")
+            }
+            Self::Words(words) => format!("hands off when a message says {}", words.join(" ")),
+        }
+    }
 }
 
 /// A policy correction the policy cannot take: an id it does not have.
