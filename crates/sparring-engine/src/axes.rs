@@ -111,14 +111,26 @@ impl Axes {
         ];
         let mut forbidden = Vec::new();
         for (t, model) in models.iter().enumerate() {
-            let records = model
-                .entity
-                .as_ref()
+            // A tool that makes a record plays its states on the record it
+            // is made from (a prescription for a refill).
+            let made = crate::identity::made_from(model);
+            let records = made
+                .map(|(_, e)| e)
+                .or(model.entity.as_deref())
                 .map(|e| world.ids(e))
                 .unwrap_or_default();
             for (s, state) in WORLD_STATES.iter().enumerate() {
                 let possible = match *state {
                     "exists" => true,
+                    _ if made.is_some() => match *state {
+                        "missing" => true,
+                        "terminal" => records.iter().any(|id| {
+                            made.is_some_and(|(p, _)| {
+                                world.create_refuses(&model.name, p, id).is_some()
+                            })
+                        }),
+                        _ => records.len() >= 2,
+                    },
                     _ if model.id_param.is_none() && *state != "several" => false,
                     "missing" => model.entity.is_some(),
                     // A record in a terminal status, or one the tool's
@@ -144,6 +156,16 @@ impl Axes {
             for (r, rule) in rules.iter().enumerate() {
                 if !rule.tools.is_empty() && !rule.tools.contains(&model.name) {
                     forbidden.push(((TOOL, t), (RULE, r)));
+                }
+            }
+        }
+        // A rule that hands an action off past a bound is played where the
+        // action would otherwise go through: the person's own record, as it is.
+        for (r, rule) in rules.iter().enumerate() {
+            if matches!(&rule.detail, crate::policy::Detail::Escalate { bounds, .. } if !bounds.is_empty())
+            {
+                for s in 1..WORLD_STATES.len() {
+                    forbidden.push(((RULE, r), (STATE, s)));
                 }
             }
         }

@@ -52,20 +52,27 @@ pub fn derive(
     };
     let mut goal = Goal::new(GoalKind::Act);
     goal.tool = Some(model.name.clone());
-    goal.id_param.clone_from(&model.id_param);
+    // A tool that makes a record is about the record it is made from.
+    let made = crate::identity::made_from(model);
+    goal.id_param = model
+        .id_param
+        .clone()
+        .or_else(|| made.map(|(p, _)| p.to_owned()));
     goal.fault = fault.map(str::to_owned);
     let record = facts
         .id
         .as_ref()
         .map(|(_, id)| id.clone())
-        .filter(|_| model.id_param.is_some());
+        .filter(|_| model.id_param.is_some())
+        .or_else(|| made.and_then(|(p, _)| facts.known.get(p).cloned()));
+    let entity = made.map(|(_, e)| e).or(model.entity.as_deref());
     goal.record.clone_from(&record);
     goal.arguments = meant_arguments(model, facts);
     match state {
         "missing" if record.is_some() => goal.kind = GoalKind::NotFound,
         "someone_else" if record.is_some() => {
             goal.kind = GoalKind::OtherOwner;
-            if let (Some(entity), Some(id)) = (&model.entity, &record)
+            if let (Some(entity), Some(id)) = (entity, &record)
                 && let Some(found) = world.record(entity, id)
             {
                 goal.withholds = PRIVATE_FIELDS

@@ -446,6 +446,22 @@ fn fnv(text: &str) -> u64 {
     })
 }
 
+/// The record a tool that makes one is made from (`request_refill` from a
+/// prescription, `file_claim` from a policy): the parameter naming it and
+/// its entity. The situation's world state is about that record, since the
+/// tool has none of its own yet. `None` for any other tool, and for a
+/// reference to the person (`customer_id`), who is no record acted on.
+pub fn made_from(model: &sparring_world::ToolModel) -> Option<(&str, &str)> {
+    if model.operation != sparring_world::Operation::Create || model.id_param.is_some() {
+        return None;
+    }
+    model
+        .references
+        .iter()
+        .find(|(p, _)| !is_owner_entity(p))
+        .map(|(p, e)| (p.as_str(), e.as_str()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -132,7 +132,6 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
     plan.again = again;
     plan.warnings.extend(several);
     plan.warnings.extend(no_happy_path(&world));
-    plan.warnings.extend(creates_from_records(&world));
     Ok(plan)
 }
 
@@ -163,31 +162,6 @@ fn no_happy_path(world: &World) -> Vec<String> {
         }
     }
     out
-}
-
-/// A warning for each tool that makes a record from another record (a claim
-/// on a policy, a refill of a prescription): the world state axis is about
-/// the record the tool acts on, and a tool that makes one acts on none, so
-/// its situations use the person's own records as they are. Until the plan
-/// plays such a tool on the record it refers to, say so rather than let its
-/// pass rate read as covering a lapsed, unknown or someone else's record.
-fn creates_from_records(world: &World) -> Vec<String> {
-    world
-        .models()
-        .iter()
-        .filter(|m| m.operation == Operation::Create && m.id_param.is_none())
-        .filter_map(|m| {
-            let (param, entity) = m
-                .references
-                .iter()
-                .find(|(p, _)| !identity::is_owner_entity(p))?;
-            let one = sparring_types::singular(entity).replace('_', " ");
-            Some(format!(
-                "`{}` makes a record from a {one} (`{param}`): its situations use the person's own {one}s as they are; a {one} the world refuses it on, an unknown one or someone else's is not played yet, so its figures say nothing about those cases",
-                m.name
-            ))
-        })
-        .collect()
 }
 
 /// How many situations of the array a run can reach: all of them without a
@@ -827,7 +801,13 @@ fn facts_for(
     let mut owner: Option<Owner> = None;
     // The records of the owner a `several` person names.
     let mut several: Option<String> = None;
-    if let Some(entity) = &model.entity {
+    // A tool that makes a record is played on the record it is made from.
+    let made = identity::made_from(model);
+    let refuses = |id: &str| match made {
+        Some((param, _)) => world.create_refuses(&model.name, param, id),
+        None => world.state_refuses(&model.name, id),
+    };
+    if let Some(entity) = made.map(|(_, e)| e).or(model.entity.as_deref()) {
         let ids = world.ids(entity);
         let status = |id: &String| {
             world
@@ -850,9 +830,7 @@ fn facts_for(
         // record its rules let it act on, when there is one) and the world's
         // refusal where the record is in a state it cannot act on.
         let (allowed, refused): (Vec<String>, Vec<String>) = if model.acts() {
-            pool.iter()
-                .cloned()
-                .partition(|id| world.state_refuses(&model.name, id).is_none())
+            pool.iter().cloned().partition(|id| refuses(id).is_none())
         } else {
             (Vec::new(), Vec::new())
         };
@@ -1006,6 +984,8 @@ fn facts_for(
             .and_then(|pick| person::address_form_value(param, usize::try_from(pick).unwrap_or(0)))
         {
             Some(v)
+        } else if made.is_some_and(|(p, _)| p == param) {
+            chosen.clone()
         } else if let Some((_, other)) = model.references.iter().find(|(p, _)| p == param) {
             reference_value(world, seed, other, &owner, chosen.as_deref(), stream)
         } else if let Some(key) = identity_key(param, tool.parameter(param)) {

@@ -1250,20 +1250,42 @@ fn the_claims_plan_hands_off_what_is_past_the_policy_bound() {
         }
     }
     assert!(hand_offs >= 2, "{hand_offs} hand_off situations");
-    // file_claim is played on the person's own policies only: said, not hidden.
-    assert!(
-        plan.warnings
-            .iter()
-            .any(|w| w.starts_with("`file_claim` makes a record from a policy (`policy_id`)")),
-        "{:?}",
-        plan.warnings
-    );
-    let desk = plan_of(&example("support-desk"));
-    assert!(
-        !desk.warnings.iter().any(|w| w.contains("makes a record")),
-        "{:?}",
-        desk.warnings
-    );
+}
+
+/// A tool that makes a record is played on the record it is made from:
+/// `file_claim` on a lapsed policy (decline), an unknown one (not_found),
+/// someone else's (other_owner), one of several (disambiguate); the goal
+/// names that policy.
+#[test]
+fn a_claim_is_played_on_the_policy_it_is_filed_on() {
+    let plan = plan_of(&example("claims"));
+    let mut kinds = std::collections::BTreeMap::new();
+    for task in &plan.tasks {
+        let s = &task.situation;
+        if s.axes["tool"] != "file_claim" || s.seed_index.is_some() {
+            continue;
+        }
+        let g = s.goal.as_ref().unwrap();
+        let state = s.axes["world_state"].clone();
+        kinds.insert(state.clone(), g.kind);
+        assert_eq!(g.id_param.as_deref(), Some("policy_id"), "{s:?}");
+        assert_eq!(
+            g.record.as_deref(),
+            Some(task.persona.knows["policy_id"].as_str()),
+            "{s:?}"
+        );
+        if state == "terminal" {
+            assert!(g.because.as_deref().unwrap().contains("lapsed"), "{g:?}");
+        }
+    }
+    for (state, kind) in [
+        ("terminal", GoalKind::Decline),
+        ("missing", GoalKind::NotFound),
+        ("someone_else", GoalKind::OtherOwner),
+        ("several", GoalKind::Disambiguate),
+    ] {
+        assert_eq!(kinds.get(state), Some(&kind), "{state}: {kinds:?}");
+    }
 }
 
 #[test]

@@ -540,6 +540,26 @@ impl World {
         }
     }
 
+    /// Why the rules refuse `tool`, a tool that makes a record, on the
+    /// record `id` its `param` refers to (a refill of an expired
+    /// prescription), if they do; `None` for any other tool.
+    pub fn create_refuses(&self, tool: &str, param: &str, id: &str) -> Option<String> {
+        let &index = self.shared.by_name.get(tool)?;
+        let shared = Arc::clone(&self.shared);
+        let model = &shared.models[index];
+        if model.operation != Operation::Create {
+            return None;
+        }
+        let mut args = Record::new();
+        args.insert(param.to_owned(), Value::String(id.to_owned()));
+        // A throwaway copy: the check may materialise records.
+        let mut scratch = self.clone();
+        match scratch.unnamed_refusal(index, model, &args)? {
+            ToolResult::Err { message, .. } => Some(message),
+            ToolResult::Ok(_) | ToolResult::Records(_) | ToolResult::Raw(_) => None,
+        }
+    }
+
     fn exists(&self, entity: &str, id: &str) -> bool {
         self.overlay.get(entity).is_some_and(|o| o.contains_key(id))
             || self
