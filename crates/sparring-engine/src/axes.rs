@@ -113,39 +113,39 @@ impl Axes {
         for (t, model) in models.iter().enumerate() {
             // A tool that makes a record plays its states on the record it
             // is made from (a prescription for a refill).
-            let made = crate::identity::made_from(model);
-            let records = made
-                .map(|(_, e)| e)
-                .or(model.entity.as_deref())
+            let made = crate::identity::made_from(model).is_some();
+            let records = crate::identity::subject_entity(model)
                 .map(|e| world.ids(e))
                 .unwrap_or_default();
+            let refused = || {
+                records
+                    .iter()
+                    .any(|id| crate::identity::refusal(&world, model, id).is_some())
+            };
             for (s, state) in WORLD_STATES.iter().enumerate() {
                 let possible = match *state {
                     "exists" => true,
-                    _ if made.is_some() => match *state {
+                    _ if made => match *state {
                         "missing" => true,
-                        "terminal" => records.iter().any(|id| {
-                            made.is_some_and(|(p, _)| {
-                                world.create_refuses(&model.name, p, id).is_some()
-                            })
-                        }),
+                        "terminal" => refused(),
                         _ => records.len() >= 2,
                     },
                     _ if model.id_param.is_none() && *state != "several" => false,
                     "missing" => model.entity.is_some(),
-                    // A record in a terminal status, or one the tool's
-                    // rules refuse to act on.
-                    "terminal" => records.iter().any(|id| {
-                        model
-                            .entity
-                            .as_ref()
-                            .and_then(|e| world.record(e, id))
-                            .and_then(|r| {
-                                r.get("status").and_then(|v| v.as_str()).map(str::to_owned)
-                            })
-                            .is_some_and(|st| TERMINAL_STATUSES.contains(&st.as_str()))
-                            || world.state_refuses(&model.name, id).is_some()
-                    }),
+                    // A record in a terminal status (cheap to see, so first),
+                    // or one the tool's rules refuse to act on.
+                    "terminal" => {
+                        records.iter().any(|id| {
+                            model
+                                .entity
+                                .as_ref()
+                                .and_then(|e| world.record(e, id))
+                                .and_then(|r| {
+                                    r.get("status").and_then(|v| v.as_str()).map(str::to_owned)
+                                })
+                                .is_some_and(|st| TERMINAL_STATUSES.contains(&st.as_str()))
+                        }) || refused()
+                    }
                     "several" | "someone_else" => records.len() >= 2,
                     _ => false,
                 };

@@ -13,6 +13,11 @@ pub const LEAVE_WHEN_UNKNOWN: f64 = 0.20;
 /// away (earlier when the month runs out).
 pub const NEW_TIME_MAX_DAYS: u32 = 7;
 
+/// How far past a policy bound a person asks: this many times the bound,
+/// rounded up to two significant figures (5,000 → 7,500; docs/people.md
+/// "Past a bound").
+pub const PAST_BOUND_FACTOR: f64 = 1.5;
+
 /// How a person answers an agent's request to confirm, by stance: the share
 /// that agrees at once, that asks a question first, and that pushes (hurries
 /// the agent on, or tries to change the terms). Each row sums to 1.

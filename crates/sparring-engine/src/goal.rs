@@ -9,6 +9,7 @@
 //! The copy is thrown away; the rollout's own world is untouched. A seed
 //! given with `expect` has that expectation as its goal ([`expected`]).
 
+use crate::defaults;
 use crate::person::Facts;
 use crate::policy::{Counted, Detail, Rule};
 use serde_json::{Map, Value};
@@ -65,7 +66,7 @@ pub fn derive(
         .map(|(_, id)| id.clone())
         .filter(|_| model.id_param.is_some())
         .or_else(|| made.and_then(|(p, _)| facts.known.get(p).cloned()));
-    let entity = made.map(|(_, e)| e).or(model.entity.as_deref());
+    let entity = crate::identity::subject_entity(model);
     goal.record.clone_from(&record);
     goal.arguments = meant_arguments(model, facts);
     match state {
@@ -343,7 +344,7 @@ fn typed(value: &Value, schema: Option<&Value>) -> Value {
     let (Value::String(text), Some(kind)) = (value, schema.and_then(|s| s.get("type"))) else {
         return value.clone();
     };
-    let plain = text.trim().trim_start_matches('$').replace(',', "");
+    let plain = crate::text::plain_number(text);
     let parsed = match kind.as_str() {
         Some("integer") => plain.parse::<i64>().ok().map(Value::from),
         Some("number") => plain
@@ -356,10 +357,6 @@ fn typed(value: &Value, schema: Option<&Value>) -> Value {
     };
     parsed.unwrap_or_else(|| value.clone())
 }
-
-/// How far past a bound the person asks: this many times the bound, rounded
-/// up to two significant figures (5,000 → 7,500).
-const PAST_BOUND_FACTOR: f64 = 1.5;
 
 /// A bound an `escalate` rule puts on a tool's numeric argument, past
 /// which the action is handed off: what a situation asking past it holds,
@@ -396,10 +393,10 @@ pub fn past_bound(rule: &Rule, tool: &str) -> Option<PastBound> {
     })
 }
 
-/// A value past `max`: `max` times [`PAST_BOUND_FACTOR`], rounded up to two
+/// A value past `max`: `max` times [`defaults::PAST_BOUND_FACTOR`], rounded up to two
 /// significant figures, and always above `max`.
 fn past(max: f64) -> String {
-    let target = (max * PAST_BOUND_FACTOR).max(max + 1.0);
+    let target = (max * defaults::PAST_BOUND_FACTOR).max(max + 1.0);
     let magnitude = 10f64.powi(target.abs().log10().floor() as i32 - 1).max(1.0);
     crate::text::fmt_number((target / magnitude).ceil() * magnitude)
 }
@@ -415,13 +412,7 @@ impl PastBound {
         facts
             .known
             .get(&self.param)
-            .and_then(|v| {
-                v.trim()
-                    .trim_start_matches('$')
-                    .replace(',', "")
-                    .parse::<f64>()
-                    .ok()
-            })
+            .and_then(|v| crate::text::plain_number(v).parse::<f64>().ok())
             .is_some_and(|v| v > self.max)
     }
 

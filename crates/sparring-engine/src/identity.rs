@@ -462,6 +462,21 @@ pub fn made_from(model: &sparring_world::ToolModel) -> Option<(&str, &str)> {
         .map(|(p, e)| (p.as_str(), e.as_str()))
 }
 
+/// The entity of the records a situation about `model` is played on: the
+/// one it makes its record from ([`made_from`]), else its own.
+pub fn subject_entity(model: &sparring_world::ToolModel) -> Option<&str> {
+    made_from(model).map(|(_, e)| e).or(model.entity.as_deref())
+}
+
+/// Why the world's rules refuse `model`'s action on record `id` of its
+/// [`subject_entity`], if they do.
+pub fn refusal(world: &World, model: &sparring_world::ToolModel, id: &str) -> Option<String> {
+    match made_from(model) {
+        Some((param, _)) => world.create_refuses(&model.name, param, id),
+        None => world.state_refuses(&model.name, id),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

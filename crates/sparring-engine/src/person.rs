@@ -889,7 +889,7 @@ fn numbers(text: &str) -> Vec<f64> {
                     '.' | ',' | '!' | '?' | ';' | ':' | '(' | ')' | '"' | '\''
                 )
             });
-            let w = w.trim_start_matches('$').replace(',', "");
+            let w = crate::text::plain_number(w);
             if w.is_empty() || !w.chars().all(|c| c.is_ascii_digit() || c == '.') {
                 return None;
             }

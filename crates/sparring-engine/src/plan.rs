@@ -803,11 +803,7 @@ fn facts_for(
     let mut several: Option<String> = None;
     // A tool that makes a record is played on the record it is made from.
     let made = identity::made_from(model);
-    let refuses = |id: &str| match made {
-        Some((param, _)) => world.create_refuses(&model.name, param, id),
-        None => world.state_refuses(&model.name, id),
-    };
-    if let Some(entity) = made.map(|(_, e)| e).or(model.entity.as_deref()) {
+    if let Some(entity) = identity::subject_entity(model) {
         let ids = world.ids(entity);
         let status = |id: &String| {
             world
@@ -830,7 +826,9 @@ fn facts_for(
         // record its rules let it act on, when there is one) and the world's
         // refusal where the record is in a state it cannot act on.
         let (allowed, refused): (Vec<String>, Vec<String>) = if model.acts() {
-            pool.iter().cloned().partition(|id| refuses(id).is_none())
+            pool.iter()
+                .cloned()
+                .partition(|id| identity::refusal(world, model, id).is_none())
         } else {
             (Vec::new(), Vec::new())
         };

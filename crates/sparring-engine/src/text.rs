@@ -57,6 +57,11 @@ pub(crate) fn json_object(text: &str) -> Result<serde_json::Value, String> {
     serde_json::from_str(&text[start..=end]).map_err(|e| format!("not JSON: {e}"))
 }
 
+/// A number as a person says it, made plain for parsing: `$7,500` → `7500`.
+pub(crate) fn plain_number(text: &str) -> String {
+    text.trim().trim_start_matches('$').replace(',', "")
+}
+
 /// A number as a person writes it: `5000`, not `5000.0`; `12.5` as is.
 pub(crate) fn fmt_number(n: f64) -> String {
     if n.fract() == 0.0 && n.abs() < 1e15 {

@@ -156,6 +156,14 @@ impl ToolResult {
         }
     }
 
+    /// The failure's message; `None` for a success.
+    pub(crate) fn into_error_message(self) -> Option<String> {
+        match self {
+            Self::Err { message, .. } => Some(message),
+            Self::Ok(_) | Self::Records(_) | Self::Raw(_) => None,
+        }
+    }
+
     /// Whether the call succeeded.
     pub fn is_ok(&self) -> bool {
         matches!(self, Self::Ok(_) | Self::Records(_))

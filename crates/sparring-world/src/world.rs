@@ -534,10 +534,9 @@ impl World {
         args.insert(param.clone(), Value::String(id.to_owned()));
         // A throwaway copy: the check may materialise records.
         let mut scratch = self.clone();
-        match scratch.state_refusal(index, model, &args, Some((entity, id, &current)))? {
-            ToolResult::Err { message, .. } => Some(message),
-            ToolResult::Ok(_) | ToolResult::Records(_) | ToolResult::Raw(_) => None,
-        }
+        scratch
+            .state_refusal(index, model, &args, Some((entity, id, &current)))?
+            .into_error_message()
     }
 
     /// Why the rules refuse `tool`, a tool that makes a record, on the
@@ -545,8 +544,7 @@ impl World {
     /// prescription), if they do; `None` for any other tool.
     pub fn create_refuses(&self, tool: &str, param: &str, id: &str) -> Option<String> {
         let &index = self.shared.by_name.get(tool)?;
-        let shared = Arc::clone(&self.shared);
-        let model = &shared.models[index];
+        let model = &self.shared.models[index];
         if model.operation != Operation::Create {
             return None;
         }
@@ -554,10 +552,9 @@ impl World {
         args.insert(param.to_owned(), Value::String(id.to_owned()));
         // A throwaway copy: the check may materialise records.
         let mut scratch = self.clone();
-        match scratch.unnamed_refusal(index, model, &args)? {
-            ToolResult::Err { message, .. } => Some(message),
-            ToolResult::Ok(_) | ToolResult::Records(_) | ToolResult::Raw(_) => None,
-        }
+        scratch
+            .unnamed_refusal(index, model, &args)?
+            .into_error_message()
     }
 
     fn exists(&self, entity: &str, id: &str) -> bool {
