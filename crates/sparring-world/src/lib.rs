@@ -39,21 +39,19 @@
 mod calc;
 mod fault;
 mod generate;
-mod infer;
 mod refuse;
 mod result;
 mod rulebook;
-mod rules;
 mod shape;
 mod vocab;
 mod world;
 
 pub use fault::{fault_error, fault_garble};
 pub use generate::name_in_id;
-pub use infer::{Money, Operation, ToolModel, infer_tool, name_words, status_after};
+pub use sparring_reading::{Money, Operation, ToolModel, infer_tool, name_words, status_after};
 pub use refuse::PLACEHOLDERS;
 pub use result::{ErrorKind, Records, ToolResult};
-pub use rules::{Precondition, Reading, RuleReader, Source, preconditions};
+pub use sparring_reading::{Precondition, Reading, RuleReader, Source, preconditions};
 pub use shape::{IdShape, description_example};
 pub use sparring_types::{FaultKind, FaultRecord, FaultSource, WorldOptions};
 pub use world::{ANY_TOOL, TERMINAL_STATUSES, World};

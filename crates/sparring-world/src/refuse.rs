@@ -6,7 +6,7 @@
 //! as `user@example.com`, `John Doe` or `<order_id>`. The world refuses
 //! those with a hint naming the parameter and what a real value looks like.
 
-use crate::infer::name_words as words;
+use sparring_reading::tool::name_words as words;
 use crate::shape;
 use serde_json::Value;
 

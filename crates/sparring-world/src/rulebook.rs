@@ -1,8 +1,8 @@
 //! The rules each tool obeys, compiled once per spec: what the words say
 //! ([`crate::rules`]) and what the spec's `world:` section declares.
 
-use crate::infer::{Operation, ToolModel, name_words, plural};
-use crate::rules::{Precondition, Reading, Source, normalise, value_matches};
+use sparring_reading::tool::{Operation, ToolModel, name_words, plural};
+use sparring_reading::precondition::{Precondition, Reading, Source, normalise, value_matches};
 use serde_json::{Map, Value, json};
 use sparring_types::world_spec::{
     Comparison, Condition, Effect, EffectOp, FieldPath, Operand, ToolWorld, without_role,

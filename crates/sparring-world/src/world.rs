@@ -3,11 +3,11 @@
 use crate::calc;
 use crate::fault::{fault_error, fault_garble};
 use crate::generate::{self, Ctx};
-use crate::infer::{Operation, ToolModel, infer_tool, status_after};
+use sparring_reading::tool::{Operation, ToolModel, infer_tool, status_after};
 use crate::refuse::ParamEcho;
 use crate::result::{ErrorKind, Records, ToolResult};
 use crate::rulebook::{self, ToolRules};
-use crate::rules::{Reading, RuleReader};
+use sparring_reading::precondition::{Reading, RuleReader};
 use crate::shape::{IdShape, description_example};
 use serde_json::{Map, Value, json};
 use sparring_types::defaults::world::SHARED_OWNER_SHARE;
@@ -914,7 +914,7 @@ impl World {
                     ));
                 }
             }
-            if crate::rules::is_destination(param) || is_owner(param) {
+            if sparring_reading::precondition::is_destination(param) || is_owner(param) {
                 continue;
             }
             let Some(referenced) = self.peek(entity, &id) else {
@@ -967,7 +967,7 @@ impl World {
                 Value::Object(map) => map.iter().find_map(|(k, v)| {
                     if let (Some(stem), Some(id)) = (rulebook::stem_of(k), id_text(v)) {
                         let e = rulebook::entity_named(
-                            crate::rules::bare_stem(&stem),
+                            sparring_reading::precondition::bare_stem(&stem),
                             &world.fixture_keys(),
                         );
                         if world.shared.fixtures.contains_key(&e) && !world.exists(&e, &id) {
@@ -1034,7 +1034,7 @@ impl World {
         ids.iter()
             .filter(|(p, e)| {
                 singular(e) == singular(name)
-                    || rulebook::stem_of(p).is_some_and(|s| crate::rules::bare_stem(&s) == name)
+                    || rulebook::stem_of(p).is_some_and(|s| sparring_reading::precondition::bare_stem(&s) == name)
             })
             .find_map(|(p, e)| arg(p).map(|id| ((*e).clone(), id)))
     }
@@ -1094,7 +1094,7 @@ impl World {
                 _ => None,
             };
             if let (Some(done), Some(status)) = (&done, status)
-                && crate::rules::same_words(status, done)
+                && sparring_reading::precondition::same_words(status, done)
             {
                 let one = one();
                 return Some(ToolResult::err_hint(
@@ -1109,7 +1109,7 @@ impl World {
                     .any(|t| t.eq_ignore_ascii_case(status))
                 && done
                     .as_deref()
-                    .is_none_or(|d| !crate::rules::same_words(d, status))
+                    .is_none_or(|d| !sparring_reading::precondition::same_words(d, status))
             {
                 let one = one();
                 return Some(ToolResult::err_hint(

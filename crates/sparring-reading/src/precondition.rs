@@ -27,15 +27,15 @@
 //! };
 //! // `pending` is a status the tools' words name (`update_pending_order`).
 //! let tools = vec![tool("cancel_order"), tool("update_pending_order")];
-//! let rules = sparring_world::preconditions("Shipped orders can be refunded, not cancelled.", &tools);
+//! let rules = sparring_reading::preconditions("Shipped orders can be refunded, not cancelled.", &tools);
 //! assert!(rules.is_empty(), "`shipped` is no status the tools name");
-//! let rules = sparring_world::preconditions("Only orders that are pending can be cancelled.", &tools);
+//! let rules = sparring_reading::preconditions("Only orders that are pending can be cancelled.", &tools);
 //! assert_eq!(rules[0].tool, "cancel_order");
 //! assert_eq!((rules[0].field.as_str(), rules[0].values.as_slice()), ("status", &["pending".to_owned()][..]));
 //! assert!(rules[0].allowed);
 //! ```
 
-use crate::infer::{Operation, ToolModel, infer_tool, name_words, status_after};
+use crate::tool::{Operation, ToolModel, infer_tool, name_words, status_after};
 use serde::Serialize;
 use serde_json::Value;
 use sparring_types::world_spec::{ROLE_PREFIXES, without_role};
@@ -389,7 +389,7 @@ fn value_words(value: &str) -> Vec<String> {
 
 /// A value as rules compare it: lowercase, `_` and `-` as spaces, spaces
 /// collapsed (`AWAITING_PAYMENT` and `Awaiting Payment` are the same).
-pub(crate) fn normalise(value: &str) -> String {
+pub fn normalise(value: &str) -> String {
     value
         .to_lowercase()
         .replace(['_', '-'], " ")
@@ -400,7 +400,7 @@ pub(crate) fn normalise(value: &str) -> String {
 
 /// Whether two values are the same words ([`normalise`] of both equal),
 /// without building either.
-pub(crate) fn same_words(a: &str, b: &str) -> bool {
+pub fn same_words(a: &str, b: &str) -> bool {
     normal_chars(a).eq(normal_chars(b))
 }
 
@@ -421,7 +421,7 @@ fn normal_chars(s: &str) -> impl Iterator<Item = char> + '_ {
 /// Whether a record's value satisfies a rule's value: the same words, or
 /// the value qualified in parentheses (`pending (item modified)` is still
 /// pending).
-pub(crate) fn value_matches(record_value: &str, rule_value: &str) -> bool {
+pub fn value_matches(record_value: &str, rule_value: &str) -> bool {
     if record_value.is_ascii() && rule_value.is_ascii() {
         // Every precondition checks this on every write: compared as the
         // words go, without building either normal form.
@@ -454,7 +454,7 @@ pub(crate) fn value_matches(record_value: &str, rule_value: &str) -> bool {
 /// (markdown `#` lines). List markers are dropped; a sentence ends at `.`,
 /// `!`, `?` or `:` followed by a space, outside parentheses and quotes,
 /// and not after an abbreviation (`e.g.`).
-pub(crate) fn sentences(text: &str) -> Vec<(Option<String>, String)> {
+pub fn sentences(text: &str) -> Vec<(Option<String>, String)> {
     let mut out = Vec::new();
     let mut heading: Option<String> = None;
     // Markdown blocks: a paragraph or a list item, its wrapped lines joined.
@@ -1368,7 +1368,7 @@ fn find_clear(toks: &[Token], sentence: &str, masked: &mut [bool]) -> Option<Str
 /// Values a sentence states as the only ones allowed: "either 'a' or 'b'",
 /// "one of 'a', 'b'", "must be 'a' or 'b'". Examples ("such as 'a' or
 /// 'b'") are not.
-pub(crate) fn enum_values(sentence: &str) -> Option<Vec<String>> {
+pub fn enum_values(sentence: &str) -> Option<Vec<String>> {
     let lower = sentence.to_lowercase();
     let first = opening_quote(&lower)?;
     let before = &lower[..first];
@@ -1488,18 +1488,18 @@ pub fn preconditions(sentence: &str, tools: &[ToolSpec]) -> Vec<Precondition> {
 
 /// Role words of an id parameter, for the world (`from_account_id` moves
 /// money out).
-pub(crate) fn is_source(param: &str) -> bool {
+pub fn is_source(param: &str) -> bool {
     role_of(param) == Role::Source
 }
 
 /// Whether an id parameter names where something goes (`to_account_id`).
-pub(crate) fn is_destination(param: &str) -> bool {
+pub fn is_destination(param: &str) -> bool {
     role_of(param) == Role::Destination
 }
 
 /// The stem of an id parameter without its role (`account` for
 /// `from_account_id`).
-pub(crate) fn bare_stem(stem: &str) -> &str {
+pub fn bare_stem(stem: &str) -> &str {
     without_role(stem)
 }
 

@@ -263,7 +263,7 @@ pub fn status_after(verb: &str) -> String {
 }
 
 /// The plural of a noun, the way fixture keys are named.
-pub(crate) fn plural(noun: &str) -> String {
+pub fn plural(noun: &str) -> String {
     if noun.ends_with('s') || noun.ends_with("sh") || noun.ends_with("ch") || noun.ends_with('x') {
         if noun.ends_with("ss") || noun.ends_with("sh") || noun.ends_with("ch") {
             format!("{noun}es")
@@ -632,11 +632,11 @@ fn amount_param(tool: &ToolSpec) -> Option<String> {
 fn money_of(verb: &str, amount: String, stems: &[(String, String)]) -> Money {
     let source = stems
         .iter()
-        .find(|(p, _)| crate::rules::is_source(p))
+        .find(|(p, _)| crate::precondition::is_source(p))
         .map(|(p, _)| p.clone());
     let destination = stems
         .iter()
-        .find(|(p, _)| crate::rules::is_destination(p))
+        .find(|(p, _)| crate::precondition::is_destination(p))
         .map(|(p, _)| p.clone());
     let (from, to) = if source.is_some() || destination.is_some() {
         (source, destination)
@@ -645,7 +645,7 @@ fn money_of(verb: &str, amount: String, stems: &[(String, String)]) -> Money {
         let plain: Vec<&String> = stems
             .iter()
             .filter(|(p, _)| {
-                !crate::rules::bare_stem(p).starts_with("customer") && !p.starts_with("user")
+                !crate::precondition::bare_stem(p).starts_with("customer") && !p.starts_with("user")
             })
             .map(|(p, _)| p)
             .collect();
