@@ -3,7 +3,7 @@
 //!
 //! - **tool**: every tool, plus `none`.
 //! - **policy_rule**: the rules read out of the system prompt by
-//!   [`crate::policy`] (every normative sentence, named by a stable id made
+//!   [`sparring_reading::policy`] (every normative sentence, named by a stable id made
 //!   from its words), plus `none`.
 //! - **stance**: how the person comes across.
 //! - **world_state**: the person's record exists, is missing, is in a
@@ -41,7 +41,7 @@ pub const AXIS_NAMES: &[&str] = &["tool", "policy_rule", "stance", "world_state"
 
 /// A policy rule, as the policy reader reads it (id from its words, class,
 /// tools, sentence).
-pub use crate::policy::Rule;
+pub use sparring_reading::policy::Rule;
 
 /// The axes of a spec with their values, constraints and required rows.
 #[derive(Clone, Debug)]
@@ -93,7 +93,7 @@ impl Axes {
         let models: Vec<ToolModel> = world.models().to_vec();
         let mut tools: Vec<String> = models.iter().map(|m| m.name.clone()).collect();
         tools.push("none".to_owned());
-        let rules = crate::policy::Policy::of_spec(spec)
+        let rules = sparring_reading::policy::Policy::of_spec(spec)
             .map_err(|e| AxesError {
                 pointer: e.pointer,
                 message: e.message,
@@ -162,7 +162,7 @@ impl Axes {
         // A rule that hands an action off past a bound is played where the
         // action would otherwise go through: the person's own record, as it is.
         for (r, rule) in rules.iter().enumerate() {
-            if matches!(&rule.detail, crate::policy::Detail::Escalate { bounds, .. } if !bounds.is_empty())
+            if matches!(&rule.detail, sparring_reading::policy::Detail::Escalate { bounds, .. } if !bounds.is_empty())
             {
                 for s in 1..WORLD_STATES.len() {
                     forbidden.push(((RULE, r), (STATE, s)));

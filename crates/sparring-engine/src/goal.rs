@@ -11,8 +11,8 @@
 
 use crate::defaults;
 use crate::person::Facts;
-use crate::policy::{Counted, Detail, Rule};
 use serde_json::{Map, Value};
+use sparring_reading::policy::{Counted, Detail, Rule};
 use sparring_types::{Expect, Goal, GoalKind, Spec, WorldOptions};
 use sparring_world::{Operation, ToolModel, World};
 use std::collections::BTreeMap;
@@ -344,7 +344,7 @@ fn typed(value: &Value, schema: Option<&Value>) -> Value {
     let (Value::String(text), Some(kind)) = (value, schema.and_then(|s| s.get("type"))) else {
         return value.clone();
     };
-    let plain = crate::text::plain_number(text);
+    let plain = sparring_reading::text::plain_number(text);
     let parsed = match kind.as_str() {
         Some("integer") => plain.parse::<i64>().ok().map(Value::from),
         Some("number") => plain
@@ -398,7 +398,7 @@ pub fn past_bound(rule: &Rule, tool: &str) -> Option<PastBound> {
 fn past(max: f64) -> String {
     let target = (max * defaults::PAST_BOUND_FACTOR).max(max + 1.0);
     let magnitude = 10f64.powi(target.abs().log10().floor() as i32 - 1).max(1.0);
-    crate::text::fmt_number((target / magnitude).ceil() * magnitude)
+    sparring_reading::text::fmt_number((target / magnitude).ceil() * magnitude)
 }
 
 impl PastBound {
@@ -412,7 +412,7 @@ impl PastBound {
         facts
             .known
             .get(&self.param)
-            .and_then(|v| crate::text::plain_number(v).parse::<f64>().ok())
+            .and_then(|v| sparring_reading::text::plain_number(v).parse::<f64>().ok())
             .is_some_and(|v| v > self.max)
     }
 

@@ -257,7 +257,7 @@ impl Judge {
 }
 
 /// The rubric read from the rows' own policy: its `judge`-class rules
-/// ([`crate::policy::Policy::judge_rubric`]), for `--judge` without
+/// ([`sparring_reading::policy::Policy::judge_rubric`]), for `--judge` without
 /// `--rubric`. The rubric's text lists the rules, so its hash covers them.
 ///
 /// # Errors
@@ -294,7 +294,7 @@ pub fn policy_rubric(rows: &[sparring_types::Row]) -> Result<String, String> {
             "the rows have no system message to read a policy from; give --rubric FILE".to_owned(),
         );
     }
-    crate::policy::Policy::of_conversation(&row.messages, &row.tools)
+    sparring_reading::policy::Policy::of_conversation(&row.messages, &row.tools)
         .judge_rubric()
         .ok_or_else(|| {
             "the rows' policy has no rule for the judge (every rule has a deterministic check); give --rubric FILE".to_owned()
@@ -311,7 +311,7 @@ pub fn rubric_hash(rubric: &str, settings: &JudgeSettings) -> String {
 /// words around it are tolerated), with a score or probability in 0..=1 and
 /// a failure class from the vocabulary.
 pub fn parse_verdict(text: &str, settings: &JudgeSettings) -> Result<JudgeVerdict, String> {
-    let value = crate::text::json_object(text)?;
+    let value = sparring_reading::text::json_object(text)?;
     let key = match settings.kind {
         JudgeKind::Score => "score",
         JudgeKind::Decision => "probability",

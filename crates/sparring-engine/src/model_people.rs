@@ -263,7 +263,7 @@ pub fn writer_prompt(
 
 /// Checks a writer's reply and returns `n` phrasings.
 pub fn parse_phrasings(text: &str, task: &Task, n: usize) -> Result<Vec<String>, String> {
-    let value = crate::text::json_object(text)?;
+    let value = sparring_reading::text::json_object(text)?;
     let list = value
         .get("phrasings")
         .and_then(Value::as_array)

@@ -13,7 +13,7 @@
 //! away when asked one question too many ([`patience`](leave_probability)).
 //! Its stance sets how it writes.
 
-use crate::text::{sentences, words};
+use sparring_reading::text::{sentences, words};
 use sparring_types::seed::Stream;
 use sparring_types::{Confirmation, ConfirmationKind, Correction, Patience, Stance, Vocabulary};
 use sparring_world::Operation;
@@ -889,7 +889,7 @@ fn numbers(text: &str) -> Vec<f64> {
                     '.' | ',' | '!' | '?' | ';' | ':' | '(' | ')' | '"' | '\''
                 )
             });
-            let w = crate::text::plain_number(w);
+            let w = sparring_reading::text::plain_number(w);
             if w.is_empty() || !w.chars().all(|c| c.is_ascii_digit() || c == '.') {
                 return None;
             }

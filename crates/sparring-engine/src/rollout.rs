@@ -3,8 +3,8 @@
 use crate::model_people::{ModelPerson, keep_error};
 use crate::person::{Move, Person};
 use crate::plan::Task;
-use crate::text::asks_question;
 use serde_json::{Value, json};
+use sparring_reading::text::asks_question;
 use sparring_types::seed::Stream;
 use sparring_types::{
     Agent, AgentErrorKind, AgentReply, AgentRequest, EndedBy, ExecuteRequest, Message, Role,

@@ -142,7 +142,10 @@ pub fn conduct_stage(row: &mut Row) -> StageVerdict {
 
 /// [`conduct_stage`] under a given policy (a spec's, read once with its
 /// `policy_rules`); `None` reads the policy from the row's system message.
-pub fn conduct_stage_under(row: &mut Row, policy: Option<&crate::policy::Policy>) -> StageVerdict {
+pub fn conduct_stage_under(
+    row: &mut Row,
+    policy: Option<&sparring_reading::policy::Policy>,
+) -> StageVerdict {
     if let Some(verdict) = unfinished_verdict(row) {
         row.conduct_checks = None;
         return verdict;
@@ -195,7 +198,7 @@ pub async fn grade_row(row: &mut Row, stages: Stages<'_>, scoring_run_id: &str) 
 pub async fn grade_row_under(
     row: &mut Row,
     stages: Stages<'_>,
-    policy: Option<&crate::policy::Policy>,
+    policy: Option<&sparring_reading::policy::Policy>,
     scoring_run_id: &str,
 ) {
     let mut grades = Vec::new();
@@ -269,7 +272,11 @@ pub async fn grade_row_under(
 /// Grades one row with the conduct checks alone, in place, the way
 /// [`grade_row`] does with only the conduct stage (`simulate --grade`): the
 /// same verdict, the same `grades`, the same fields set.
-pub fn grade_conduct(row: &mut Row, policy: Option<&crate::policy::Policy>, scoring_run_id: &str) {
+pub fn grade_conduct(
+    row: &mut Row,
+    policy: Option<&sparring_reading::policy::Policy>,
+    scoring_run_id: &str,
+) {
     let verdict = conduct_stage_under(row, policy);
     settle(row, vec![verdict], Combine::Last, scoring_run_id);
 }

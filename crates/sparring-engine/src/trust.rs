@@ -159,7 +159,7 @@ fn claim_for(tools: &[serde_json::Value]) -> String {
 
 /// The policy's first rules, as the policy reader reads them.
 fn rules(policy: &str) -> Vec<String> {
-    crate::policy::Policy::read(policy, &[])
+    sparring_reading::policy::Policy::read(policy, &[])
         .rules()
         .iter()
         .take(4)

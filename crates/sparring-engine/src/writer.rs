@@ -375,7 +375,7 @@ pub fn rule_in_own_words(rule: Option<&str>, thing: &str) -> String {
     ];
     // A key of one word is the start of a word of the rule ("one" is not
     // in "done"); a key of several words is a phrase in it.
-    let rule_words = crate::text::words(&lower);
+    let rule_words = sparring_reading::text::words(&lower);
     let has = |k: &str| {
         let k = k.trim();
         if k.contains(' ') {

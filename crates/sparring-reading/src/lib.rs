@@ -22,8 +22,13 @@
 //! assert_eq!(model.entity.as_deref(), Some("orders"));
 //! ```
 
+pub mod models;
+pub mod policy;
 pub mod precondition;
+pub mod text;
 pub mod tool;
 
 pub use precondition::{Precondition, Reading, RuleReader, Source, preconditions};
-pub use tool::{Money, Operation, ToolModel, infer_tool, name_words, plural, status_after};
+pub use tool::{
+    Money, Operation, ToolModel, infer_tool, is_write_tool, name_words, plural, status_after,
+};

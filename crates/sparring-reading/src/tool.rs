@@ -681,6 +681,31 @@ fn op_name(op: &Operation) -> &'static str {
     }
 }
 
+/// Verbs of tools that change the world although the world's verb table
+/// does not know them (`send_certificate`, `enable_roaming`).
+const EXTRA_WRITE_VERBS: &[&str] = &[
+    "send", "enable", "disable", "resume", "refuel", "issue", "apply", "charge", "pay", "suspend",
+    "exchange", "return", "book", "modify",
+];
+
+/// Whether a tool, judged by its name, changes the world (cancel, refund,
+/// update, book, send …) rather than reads it.
+pub fn is_write_tool(name: &str) -> bool {
+    let spec = sparring_types::ToolSpec {
+        name: name.to_owned(),
+        description: String::new(),
+        parameters: serde_json::json!({"type": "object"}),
+        output_schema: None,
+    };
+    match infer_tool(&spec, &[]).operation {
+        Operation::StateChange(_) | Operation::Update | Operation::Create => true,
+        Operation::Read => false,
+        Operation::Other => name_words(name)
+            .iter()
+            .any(|w| EXTRA_WRITE_VERBS.contains(&w.as_str())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,10 +48,10 @@ mod world;
 
 pub use fault::{fault_error, fault_garble};
 pub use generate::name_in_id;
-pub use sparring_reading::{Money, Operation, ToolModel, infer_tool, name_words, status_after};
 pub use refuse::PLACEHOLDERS;
 pub use result::{ErrorKind, Records, ToolResult};
-pub use sparring_reading::{Precondition, Reading, RuleReader, Source, preconditions};
 pub use shape::{IdShape, description_example};
+pub use sparring_reading::{Money, Operation, ToolModel, infer_tool, name_words, status_after};
+pub use sparring_reading::{Precondition, Reading, RuleReader, Source, preconditions};
 pub use sparring_types::{FaultKind, FaultRecord, FaultSource, WorldOptions};
 pub use world::{ANY_TOOL, TERMINAL_STATUSES, World};

@@ -6,9 +6,9 @@
 //! as `user@example.com`, `John Doe` or `<order_id>`. The world refuses
 //! those with a hint naming the parameter and what a real value looks like.
 
-use sparring_reading::tool::name_words as words;
 use crate::shape;
 use serde_json::Value;
+use sparring_reading::tool::name_words as words;
 
 /// Whole values that are never real data (compared lowercase, trimmed).
 /// Personal-looking values (`John Smith`, `123 Main St`, zip `12345`) are

@@ -1,11 +1,11 @@
 //! The rules each tool obeys, compiled once per spec: what the words say
 //! ([`crate::rules`]) and what the spec's `world:` section declares.
 
-use sparring_reading::tool::{Operation, ToolModel, name_words, plural};
-use sparring_reading::precondition::{Precondition, Reading, Source, normalise, value_matches};
 use serde_json::{Map, Value, json};
+use sparring_reading::precondition::{Precondition, Reading, Source, normalise, value_matches};
+use sparring_reading::tool::ToolModel;
 use sparring_types::world_spec::{
-    Comparison, Condition, Effect, EffectOp, FieldPath, Operand, ToolWorld, without_role,
+    Comparison, Condition, Effect, EffectOp, FieldPath, Operand, ToolWorld,
 };
 use sparring_types::{ToolSpec, singular};
 
@@ -97,123 +97,6 @@ fn quoted(values: &[String]) -> String {
         .map(|v| format!("'{v}'"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// Applies what the `world:` section declares about a tool's ids, target
-/// and result to its model.
-pub(crate) fn declare(
-    model: &mut ToolModel,
-    tool: &ToolSpec,
-    declared: &ToolWorld,
-    entities: &[String],
-) {
-    // The first declared id is the target when names gave none: one that
-    // reads like a source (`src`, `from_…`, `payer`) before the others.
-    let source_like = |p: &str| {
-        ["from", "src", "source", "origin", "sender", "payer"]
-            .iter()
-            .any(|w| p.starts_with(w))
-    };
-    let mut ids: Vec<(&String, &String)> = declared.ids.iter().collect();
-    ids.sort_by_key(|(p, _)| !source_like(p));
-    for (param, entity) in ids {
-        let e = entity_named(entity, entities);
-        if model.id_param.as_deref() == Some(param.as_str()) {
-            model.entity = Some(e.clone());
-        } else if let Some(r) = model.references.iter_mut().find(|(p, _)| p == param) {
-            r.1.clone_from(&e);
-        } else if model.id_param.is_none() && model.operation != Operation::Create {
-            model.id_param = Some(param.clone());
-            model.entity = Some(e.clone());
-            model.any_entity = false;
-            model.list = false;
-        } else {
-            model.references.push((param.clone(), e.clone()));
-        }
-        model.why.push(format!(
-            "`{param}` names `{e}`: declared in the spec's `world` section"
-        ));
-    }
-    if let Some(c) = &declared.creates {
-        let e = entity_named(c, entities);
-        if let Some(p) = model.id_param.take() {
-            let old = model.entity.clone().unwrap_or_else(|| e.clone());
-            model.references.push((p, old));
-        }
-        model.operation = Operation::Create;
-        model.entity = Some(e.clone());
-        model.references.retain(|(_, re)| *re != e);
-        model.list = false;
-        model.money = None;
-        model.why.push(format!(
-            "creates a record of `{e}`: declared in the spec's `world` section"
-        ));
-    }
-    if let Some(r) = &declared.returns {
-        // The record named: an id parameter's stem, else the entity.
-        let target = model
-            .id_param
-            .iter()
-            .chain(model.references.iter().map(|(p, _)| p))
-            .find(|p| stem_of(p).is_some_and(|s| s == r.record || without_role(&s) == r.record))
-            .cloned();
-        let param = target.or_else(|| {
-            tool.parameter_names()
-                .into_iter()
-                .find(|p| stem_of(p).is_some_and(|s| singular(&s) == singular(&r.record)))
-                .map(str::to_owned)
-        });
-        if let Some(p) = param {
-            let e = model
-                .references
-                .iter()
-                .find(|(q, _)| *q == p)
-                .map(|(_, e)| e.clone())
-                .or_else(|| {
-                    (model.id_param.as_ref() == Some(&p))
-                        .then(|| model.entity.clone())
-                        .flatten()
-                })
-                .unwrap_or_else(|| entity_named(&r.record, entities));
-            if let Some(old) = model.id_param.replace(p.clone())
-                && old != p
-                && let Some(oe) = model.entity.clone()
-            {
-                model.references.push((old, oe));
-            }
-            model.references.retain(|(q, _)| *q != p);
-            model.entity = Some(e);
-        }
-        model.operation = Operation::Read;
-        model.list = false;
-        model.any_entity = false;
-        model.fields = r.field.iter().cloned().collect();
-        model.why.push(format!(
-            "returns `{r}`: declared in the spec's `world` section"
-        ));
-    }
-}
-
-/// The fixtures key an entity name means (`account` → `accounts`).
-pub(crate) fn entity_named(name: &str, entities: &[String]) -> String {
-    let one = singular(name);
-    entities
-        .iter()
-        .find(|e| singular(e) == one || e.as_str() == name)
-        .cloned()
-        .unwrap_or_else(|| plural(&one))
-}
-
-/// The stem of an id parameter (`from_account` for `from_account_id`).
-pub(crate) fn stem_of(param: &str) -> Option<String> {
-    let words = name_words(param);
-    let (last, stem) = words.split_last()?;
-    (!stem.is_empty()
-        && matches!(
-            last.as_str(),
-            "id" | "ids" | "number" | "code" | "no" | "ref"
-        ))
-    .then(|| stem.join("_"))
 }
 
 /// Sorts what the words say into each tool's rules (`models` and `tools`

@@ -3,13 +3,13 @@
 use crate::calc;
 use crate::fault::{fault_error, fault_garble};
 use crate::generate::{self, Ctx};
-use sparring_reading::tool::{Operation, ToolModel, infer_tool, status_after};
 use crate::refuse::ParamEcho;
 use crate::result::{ErrorKind, Records, ToolResult};
 use crate::rulebook::{self, ToolRules};
-use sparring_reading::precondition::{Reading, RuleReader};
 use crate::shape::{IdShape, description_example};
 use serde_json::{Map, Value, json};
+use sparring_reading::precondition::RuleReader;
+use sparring_reading::tool::{Operation, ToolModel, status_after};
 use sparring_types::defaults::world::SHARED_OWNER_SHARE;
 use sparring_types::seed::Stream;
 use sparring_types::{
@@ -189,18 +189,7 @@ impl World {
 
     /// A world with explicit options (the run's resolved `options.world`).
     pub fn with_options(spec: &Spec, seed: u64, options: WorldOptions) -> Self {
-        let fixture_keys: Vec<String> = spec.fixtures.keys().cloned().collect();
-        let mut models: Vec<ToolModel> = spec
-            .tools
-            .iter()
-            .map(|t| infer_tool(t, &fixture_keys))
-            .collect();
-        for (model, tool) in models.iter_mut().zip(&spec.tools) {
-            if let Some(declared) = spec.world.tool(&tool.name) {
-                rulebook::declare(model, tool, declared, &fixture_keys);
-            }
-        }
-        refine(&mut models, spec, &fixture_keys);
+        let models = sparring_reading::models::tool_models(spec);
         let reader = RuleReader::new(&spec.tools, &models, &spec.fixtures, &spec.system_prompt);
         let readings = reader.read_all(&spec.system_prompt);
         let rules = rulebook::compile(&spec.tools, &models, readings, &spec.world);
@@ -327,7 +316,7 @@ impl World {
             if e.schema.is_none()
                 && let Some(out) = &tool.output_schema
             {
-                e.schema = record_pointer(out).map(|ptr| (i, ptr));
+                e.schema = sparring_reading::models::record_pointer(out).map(|ptr| (i, ptr));
             }
         }
         for (entity, e) in &mut entities {
@@ -965,8 +954,10 @@ impl World {
                     .enumerate()
                     .find_map(|(i, v)| walk(world, v, &format!("{at}/{i}"), depth + 1)),
                 Value::Object(map) => map.iter().find_map(|(k, v)| {
-                    if let (Some(stem), Some(id)) = (rulebook::stem_of(k), id_text(v)) {
-                        let e = rulebook::entity_named(
+                    if let (Some(stem), Some(id)) =
+                        (sparring_reading::models::stem_of(k), id_text(v))
+                    {
+                        let e = sparring_reading::models::entity_named(
                             sparring_reading::precondition::bare_stem(&stem),
                             &world.fixture_keys(),
                         );
@@ -1017,7 +1008,7 @@ impl World {
             .collect();
         let arg = |p: &str| args.get(p).and_then(id_text);
         for (p, e) in &ids {
-            if rulebook::stem_of(p).is_some_and(|s| s == name) {
+            if sparring_reading::models::stem_of(p).is_some_and(|s| s == name) {
                 return arg(p).map(|id| ((*e).clone(), id));
             }
         }
@@ -1034,7 +1025,8 @@ impl World {
         ids.iter()
             .filter(|(p, e)| {
                 singular(e) == singular(name)
-                    || rulebook::stem_of(p).is_some_and(|s| sparring_reading::precondition::bare_stem(&s) == name)
+                    || sparring_reading::models::stem_of(p)
+                        .is_some_and(|s| sparring_reading::precondition::bare_stem(&s) == name)
             })
             .find_map(|(p, e)| arg(p).map(|id| ((*e).clone(), id)))
     }
@@ -2005,29 +1997,6 @@ impl World {
     }
 }
 
-/// The JSON pointer, within an output schema, of the schema one record has:
-/// the schema itself for an object, its `items` for an array, or the items
-/// of an object's only array property.
-fn record_pointer(schema: &Value) -> Option<String> {
-    match schema.get("type").and_then(Value::as_str) {
-        Some("object") | None if schema.get("properties").is_some() => {
-            let props = schema.get("properties")?.as_object()?;
-            let arrays: Vec<&String> = props
-                .iter()
-                .filter(|(_, s)| s.get("type").and_then(Value::as_str) == Some("array"))
-                .map(|(k, _)| k)
-                .collect();
-            if props.len() == 1 && arrays.len() == 1 {
-                Some(format!("/properties/{}/items", arrays[0]))
-            } else {
-                Some(String::new())
-            }
-        }
-        Some("array") => schema.get("items").map(|_| "/items".to_owned()),
-        _ => None,
-    }
-}
-
 /// One empty cell per entity (used for those whose records the world
 /// generates), in the order of [`Entity::slot`].
 fn lazy_ids(shared: &Shared) -> Vec<OnceLock<Generated>> {
@@ -2350,166 +2319,4 @@ fn format_example(schema: Option<&Value>) -> Option<String> {
         }
         .to_owned(),
     )
-}
-
-/// Corrects what names alone gave with what the words and fixtures show:
-/// a tool whose words set another record's status acts on that record
-/// (`send_payment_request` "Sets bill status to …" acts on the bill), and a
-/// read whose noun is a field of an id's record answers that field
-/// (`get_balance(account_id)` answers the account's `balance`).
-fn refine(models: &mut [ToolModel], spec: &Spec, fixture_keys: &[String]) {
-    let reader = RuleReader::new(&spec.tools, models, &spec.fixtures, &spec.system_prompt);
-    for r in reader.read_all(&spec.system_prompt) {
-        let Reading::SetsStatus {
-            tool,
-            entity: Some(e),
-            ..
-        } = r
-        else {
-            continue;
-        };
-        if spec
-            .world
-            .tool(&tool)
-            .is_some_and(|d| d.creates.is_some() || !d.ids.is_empty() || d.returns.is_some())
-        {
-            continue;
-        }
-        let Some(m) = models.iter_mut().find(|m| m.name == tool) else {
-            continue;
-        };
-        if m.entity.as_deref().map(singular).as_deref() == Some(e.as_str()) {
-            continue;
-        }
-        let Some(at) = m.references.iter().position(|(_, re)| singular(re) == e) else {
-            continue;
-        };
-        let (p, re) = m.references.remove(at);
-        if let (Some(old), Some(oe)) = (m.id_param.take(), m.entity.take()) {
-            m.references.push((old, oe));
-        }
-        m.why.push(format!(
-            "its words set the status of a `{e}`: it acts on `{re}` named by `{p}`"
-        ));
-        m.id_param = Some(p);
-        m.entity = Some(re);
-        if m.operation == Operation::Create {
-            m.operation = Operation::Update;
-        }
-        m.list = false;
-    }
-    let fields = entity_fields(spec, models);
-    for m in models.iter_mut() {
-        if m.operation != Operation::Read || !m.fields.is_empty() || m.any_entity {
-            continue;
-        }
-        let Some(head) = m.head.clone() else { continue };
-        let matching = |e: &str| -> Vec<String> {
-            fields
-                .get(e)
-                .map(|fs| {
-                    fs.iter()
-                        .filter(|f| names_field(&head, f))
-                        .cloned()
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        if let (Some(e), Some(_)) = (m.entity.clone(), &m.id_param) {
-            // `get_account_balance(account_id)`: the target's own field.
-            let last = head.rsplit('_').next().unwrap_or(&head).to_owned();
-            if last != singular(&e) && !head.ends_with(&singular(&e)) {
-                let own: Vec<String> = fields
-                    .get(&e)
-                    .map(|fs| {
-                        fs.iter()
-                            .filter(|f| names_field(&last, f))
-                            .cloned()
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                if !own.is_empty() {
-                    m.why.push(format!(
-                        "`{last}` is a field of `{e}`: answers {}",
-                        own.join(", ")
-                    ));
-                    m.fields = own;
-                }
-            }
-            continue;
-        }
-        // The noun names no entity of its own: it is a field of the record
-        // one of the ids names (the last such id).
-        let phantom = m
-            .entity
-            .as_ref()
-            .is_none_or(|e| !fixture_keys.contains(e) && !fields.contains_key(e));
-        if !phantom {
-            continue;
-        }
-        let found = m
-            .references
-            .iter()
-            .rev()
-            .map(|(p, e)| (p.clone(), e.clone(), matching(e)))
-            .find(|(_, _, f)| !f.is_empty());
-        if let Some((p, e, f)) = found {
-            m.why.push(format!(
-                "`{head}` is a field of `{e}`: reads the record `{p}` names and answers {}",
-                f.join(", ")
-            ));
-            m.references.retain(|(q, _)| *q != p);
-            m.id_param = Some(p);
-            m.entity = Some(e);
-            m.list = false;
-            m.fields = f;
-        }
-    }
-}
-
-/// Whether a field is what a noun names: itself (`balance`), a form of it
-/// (`available_balance`, `balance_usd`), or for a two-word noun its first
-/// word's fields (`data_usage` → `data_used_gb`, `data_refueling_gb`).
-fn names_field(noun: &str, field: &str) -> bool {
-    if field == noun
-        || field.starts_with(&format!("{noun}_"))
-        || field.ends_with(&format!("_{noun}"))
-    {
-        return true;
-    }
-    match noun.split_once('_') {
-        Some((first, _)) if first.len() >= 3 => field.starts_with(&format!("{first}_")),
-        _ => false,
-    }
-}
-
-/// The fields each entity's records are known to have: the fixtures'
-/// keys and the properties of output schemas of the entity's tools.
-fn entity_fields(spec: &Spec, models: &[ToolModel]) -> BTreeMap<String, BTreeSet<String>> {
-    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for (entity, records) in &spec.fixtures {
-        let set = out.entry(entity.clone()).or_default();
-        for r in records {
-            if let Some(fields) = r.as_object() {
-                set.extend(fields.keys().cloned());
-            }
-        }
-    }
-    for (m, t) in models.iter().zip(&spec.tools) {
-        let (Some(e), Some(out_schema), Some(_)) = (&m.entity, &t.output_schema, &m.id_param)
-        else {
-            continue;
-        };
-        let schema = record_pointer(out_schema).and_then(|p| out_schema.pointer(&p).cloned());
-        if let Some(props) = schema
-            .as_ref()
-            .and_then(|s| s.get("properties"))
-            .and_then(Value::as_object)
-        {
-            out.entry(e.clone())
-                .or_default()
-                .extend(props.keys().cloned());
-        }
-    }
-    out
 }

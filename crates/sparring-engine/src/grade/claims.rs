@@ -7,8 +7,8 @@
 //! Questions, negations (`I have not refunded`), and future or conditional
 //! sentences (`I will cancel`, `once it is cancelled`) are not claims.
 
-use crate::text::words;
 use serde_json::Value;
+use sparring_reading::text::words;
 use sparring_world::{Operation, infer_tool};
 
 /// An action a sentence can claim, and how to recognise it.
@@ -321,31 +321,4 @@ pub(crate) fn declares_success(sentence: &str) -> bool {
             w.iter().any(|x| SUCCESS_WORDS.contains(&x.as_str()))
                 || SUCCESS_PHRASES.iter().any(|p| lower.contains(p))
         })
-}
-
-/// Verbs of tools that change the world although the world's verb table
-/// does not know them (`send_certificate`, `enable_roaming`).
-const EXTRA_WRITE_VERBS: &[&str] = &[
-    "send", "enable", "disable", "resume", "refuel", "issue", "apply", "charge", "pay", "suspend",
-    "exchange", "return", "book", "modify",
-];
-
-pub(crate) use sparring_world::name_words;
-
-/// Whether a tool, judged by its name, changes the world (cancel, refund,
-/// update, book, send …) rather than reads it.
-pub(crate) fn is_write_tool(name: &str) -> bool {
-    let spec = sparring_types::ToolSpec {
-        name: name.to_owned(),
-        description: String::new(),
-        parameters: serde_json::json!({"type": "object"}),
-        output_schema: None,
-    };
-    match infer_tool(&spec, &[]).operation {
-        Operation::StateChange(_) | Operation::Update | Operation::Create => true,
-        Operation::Read => false,
-        Operation::Other => name_words(name)
-            .iter()
-            .any(|w| EXTRA_WRITE_VERBS.contains(&w.as_str())),
-    }
 }

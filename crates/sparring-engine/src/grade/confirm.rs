@@ -1,6 +1,6 @@
 //! `acted_without_confirmation`: actions the policy says need a yes first.
 //!
-//! The rules are the policy's `confirm_before` rules (`crate::policy`):
+//! The rules are the policy's `confirm_before` rules (`sparring_reading::policy`):
 //! any wording of asking the person for a yes before an action, each with
 //! the write tools it covers (`before issuing a refund` → the refund tools;
 //! `any action that updates the database` → every tool that writes). The
@@ -11,10 +11,10 @@
 //! the person to confirm) and a later user message agreed (`yes`, `go
 //! ahead`, `please do`, `confirm` …, not `no` or `wait`).
 
-use super::claims::name_words;
 use super::{Call, Outcome};
-use crate::policy::{ACTION_STEMS, Policy, Rule};
-use crate::text::{asks_question, words};
+use sparring_reading::name_words;
+use sparring_reading::policy::{ACTION_STEMS, Policy, Rule};
+use sparring_reading::text::{asks_question, words};
 use sparring_types::{Message, Role, RuleClass};
 
 const YES: &[&str] = &[

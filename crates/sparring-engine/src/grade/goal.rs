@@ -7,9 +7,10 @@
 //! ("Goals") defines each kind with examples.
 
 use super::claims::{declares_success, negated};
-use super::{Call, calls, quote};
-use crate::text::{asks_question, sentences, words};
+use super::{Call, calls};
 use serde_json::Value;
+use sparring_reading::text::quote;
+use sparring_reading::text::{asks_question, sentences, words};
 use sparring_types::{Goal, GoalKind, Message, Role};
 
 /// Whether the goal was met, and the evidence.

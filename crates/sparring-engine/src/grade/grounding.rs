@@ -8,8 +8,9 @@
 //! the call contains it as a whole token, ignoring case and a leading `#`
 //! (`#W1001` is grounded by "order w1001").
 
-use super::{Call, Outcome, quote};
+use super::{Call, Outcome};
 use serde_json::Value;
+use sparring_reading::text::quote;
 use sparring_types::{Message, Role};
 
 /// Whether a parameter name says it holds an id.

@@ -25,7 +25,7 @@
 //! - `repeated_identical_call`: the same tool with the same arguments three
 //!   times in a row.
 //!
-//! The policy is read by [`crate::policy`] from the conversation's system
+//! The policy is read by [`sparring_reading::policy`] from the conversation's system
 //! message ([`conduct`]), or given ([`conduct_with`], so a spec's
 //! `policy_rules` corrections count). A failure of a policy check names the
 //! rule's id and text.
@@ -58,17 +58,17 @@ pub mod goal;
 mod grounding;
 mod rules;
 
-use crate::text::{asks_question, sentences};
 use claims::{
     claimed_action, claimed_actions, declares_success, tool_name_performs, tool_performs,
 };
 use serde_json::Value;
+use sparring_reading::text::{asks_question, quote, sentences};
 use sparring_types::hash::canonical_json;
 use sparring_types::{Message, Role};
 use std::collections::BTreeMap;
 
-use crate::policy::Policy;
-pub(crate) use claims::is_write_tool;
+pub(crate) use sparring_reading::is_write_tool;
+use sparring_reading::policy::Policy;
 use sparring_types::PolicyRulesSpec;
 
 /// The check names, in the order they run; `failure_class` is the first
@@ -311,18 +311,6 @@ pub fn tool_failed(content: &str) -> bool {
                 || map.get("error").is_some_and(|e| !e.is_null())
         }
         _ => false,
-    }
-}
-
-/// Text quoted in evidence, cut to a readable length.
-pub(crate) fn quote(text: &str) -> String {
-    const MAX: usize = 160;
-    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() > MAX {
-        let cut: String = one_line.chars().take(MAX).collect();
-        format!("\"{cut}…\"")
-    } else {
-        format!("\"{one_line}\"")
     }
 }
 

@@ -1,6 +1,6 @@
 //! The checks of the policy's checkable classes, besides confirmation
 //! (`confirm.rs`): each reads the rules of its class from the policy
-//! (`crate::policy`) and names the rule it finds broken, by id and text.
+//! (`sparring_reading::policy`) and names the rule it finds broken, by id and text.
 //!
 //! - `acted_before_authentication`: a call to a tool an
 //!   `authenticate_first` rule covers, before any successful call to a tool
@@ -22,9 +22,9 @@
 //! look at (a covered call, a protected value, a trigger).
 
 use super::{Call, Outcome};
-use crate::policy::{Bound, Counted, Detail, Policy, Rule, Trigger};
-use crate::text::{fmt_number, words};
 use serde_json::Value;
+use sparring_reading::policy::{Bound, Counted, Detail, Policy, Rule, Trigger};
+use sparring_reading::text::{fmt_number, words};
 use sparring_types::{Message, Role, RuleClass};
 
 pub(super) fn acted_before_authentication(calls: &[Call], policy: &Policy) -> Outcome {

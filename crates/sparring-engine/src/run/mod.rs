@@ -269,7 +269,7 @@ struct Shared {
     replayed_from: Option<String>,
     person_model: Option<Arc<ModelPerson>>,
     /// The spec's policy, read once, that `grade` checks rows against.
-    policy: crate::policy::Policy,
+    policy: sparring_reading::policy::Policy,
     grader: Option<Arc<dyn Grader>>,
 }
 
@@ -511,7 +511,7 @@ async fn prepare(config: &RunConfig) -> Result<Prepared, RunError> {
                 .map_err(|e| RunError::Plan(crate::plan::PlanError::Templates(e)))?,
         )),
     };
-    let policy = crate::policy::Policy::of_spec(&spec).map_err(|e| {
+    let policy = sparring_reading::policy::Policy::of_spec(&spec).map_err(|e| {
         crate::plan::PlanError::from(crate::axes::AxesError {
             pointer: e.pointer,
             message: e.message,

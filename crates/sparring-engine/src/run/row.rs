@@ -85,7 +85,7 @@ pub fn task_ids(task: &Task) -> (String, String) {
 /// `sparring grade` takes too ([`crate::stages::grade_conduct`]). A row that
 /// did not finish on the agent's side is a failure of the agent: reward 0
 /// with the error as the reason.
-pub fn apply_grade(row: &mut Row, scoring_run_id: &str, policy: &crate::policy::Policy) {
+pub fn apply_grade(row: &mut Row, scoring_run_id: &str, policy: &sparring_reading::policy::Policy) {
     crate::stages::grade_conduct(row, Some(policy), &format!("conduct-{scoring_run_id}"));
 }
 

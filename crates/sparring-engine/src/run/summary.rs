@@ -89,7 +89,7 @@ impl Tally {
         if let Some(last) = row.messages.last()
             && last.role == sparring_types::Role::Assistant
             && last.tool_calls.is_empty()
-            && crate::text::asks_question(last.content_str())
+            && sparring_reading::text::asks_question(last.content_str())
         {
             self.ended_on_question += 1;
             if row.ended_by == EndedBy::UserLeft {
@@ -295,7 +295,7 @@ pub(super) fn summarise(end: Ending<'_>) -> Result<RunSummary, RunError> {
             .collect(),
         grid_rows: prepared.plan.as_ref().map(|p| p.array.rows.len() as u64),
         pairwise,
-        policy_rules: crate::policy::rule_records(&axes.rules),
+        policy_rules: sparring_reading::policy::rule_records(&axes.rules),
         situations_planned: situations_planned.len() as u64
             + prepared.plan.as_ref().map_or(0, |p| p.beyond_budget as u64),
         situations_run: situations_run.len() as u64,

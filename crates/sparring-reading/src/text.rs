@@ -3,7 +3,7 @@
 
 /// Splits text into sentences at `.`, `!`, `?` and line breaks, keeping the
 /// terminator.
-pub(crate) fn sentences(text: &str) -> Vec<String> {
+pub fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let chars: Vec<char> = text.chars().collect();
@@ -23,7 +23,7 @@ pub(crate) fn sentences(text: &str) -> Vec<String> {
 }
 
 /// Ends the sentence being built: kept when it is not blank.
-pub(crate) fn push(out: &mut Vec<String>, cur: &mut String) {
+pub fn push(out: &mut Vec<String>, cur: &mut String) {
     let s = cur.trim();
     if !s.is_empty() {
         out.push(s.to_owned());
@@ -32,7 +32,7 @@ pub(crate) fn push(out: &mut Vec<String>, cur: &mut String) {
 }
 
 /// Lowercase words, apostrophes kept (`don't`).
-pub(crate) fn words(text: &str) -> Vec<String> {
+pub fn words(text: &str) -> Vec<String> {
     text.to_lowercase()
         .replace('’', "'")
         .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '#'))
@@ -42,13 +42,13 @@ pub(crate) fn words(text: &str) -> Vec<String> {
 }
 
 /// Whether the text asks the reader something.
-pub(crate) fn asks_question(text: &str) -> bool {
+pub fn asks_question(text: &str) -> bool {
     sentences(text).iter().any(|s| s.ends_with('?'))
 }
 
 /// The JSON object a model's reply holds: from its first `{` to its last
 /// `}`, so code fences and words around it are tolerated.
-pub(crate) fn json_object(text: &str) -> Result<serde_json::Value, String> {
+pub fn json_object(text: &str) -> Result<serde_json::Value, String> {
     let start = text.find('{').ok_or("no JSON object in the reply")?;
     let end = text.rfind('}').ok_or("no JSON object in the reply")?;
     if end < start {
@@ -58,16 +58,28 @@ pub(crate) fn json_object(text: &str) -> Result<serde_json::Value, String> {
 }
 
 /// A number as a person says it, made plain for parsing: `$7,500` → `7500`.
-pub(crate) fn plain_number(text: &str) -> String {
+pub fn plain_number(text: &str) -> String {
     text.trim().trim_start_matches('$').replace(',', "")
 }
 
 /// A number as a person writes it: `5000`, not `5000.0`; `12.5` as is.
-pub(crate) fn fmt_number(n: f64) -> String {
+pub fn fmt_number(n: f64) -> String {
     if n.fract() == 0.0 && n.abs() < 1e15 {
         format!("{}", n as i64)
     } else {
         format!("{n}")
+    }
+}
+
+/// Text quoted in evidence, cut to a readable length.
+pub fn quote(text: &str) -> String {
+    const MAX: usize = 160;
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() > MAX {
+        let cut: String = one_line.chars().take(MAX).collect();
+        format!("\"{cut}…\"")
+    } else {
+        format!("\"{one_line}\"")
     }
 }
 

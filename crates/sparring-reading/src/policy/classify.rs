@@ -17,9 +17,9 @@
 use super::read::Unit;
 use super::words::{Plain, find_in, main_clause, number, split_words};
 use super::{Bound, Counted, Detail, Tool, Trigger};
+use crate::tool::Operation;
 use sparring_types::RuleClass;
 use sparring_types::singular;
-use sparring_world::Operation;
 
 /// What the reader makes of a rule.
 #[derive(Clone, Debug, PartialEq)]
@@ -1033,7 +1033,7 @@ const NOT_OBJECTS: &[&str] = &[
 ];
 
 /// Word stems of actions and the tool verbs they stand for.
-pub(crate) const ACTION_STEMS: &[(&str, &[&str])] = &[
+pub const ACTION_STEMS: &[(&str, &[&str])] = &[
     ("cancel", &["cancel"]),
     ("refund", &["refund"]),
     ("return", &["return"]),
@@ -1492,7 +1492,7 @@ fn counted(noun: &[String], money: bool, tools: &[String], scope: &Scope<'_>) ->
                     .and_then(serde_json::Value::as_str)
                     .unwrap_or("")
                     .to_owned();
-                let words = sparring_world::name_words(&param)
+                let words = crate::tool::name_words(&param)
                     .iter()
                     .map(|w| singular(w))
                     .collect();

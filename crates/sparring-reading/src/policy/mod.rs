@@ -31,7 +31,7 @@
 //!   rubric.
 //!
 //! ```
-//! use sparring_engine::policy::Policy;
+//! use sparring_reading::policy::Policy;
 //! use sparring_types::RuleClass;
 //! let policy = Policy::read(
 //!     "You help the customers of a shop.\n- You must confirm with the customer before issuing a refund.",
@@ -47,12 +47,12 @@ mod classify;
 mod read;
 mod words;
 
-pub(crate) use classify::ACTION_STEMS;
+use crate::tool::{Operation, ToolModel, infer_tool, name_words};
+pub use classify::ACTION_STEMS;
 use classify::{Scope, read_text, read_unit};
 use serde_json::Value;
 use sparring_types::hash::sha256_hex;
 use sparring_types::{Message, PolicyRule, PolicyRulesSpec, Role, RuleClass, Spec, ToolSpec};
-use sparring_world::{Operation, ToolModel, World, infer_tool, name_words};
 use std::fmt::Write as _;
 use words::Plain;
 
@@ -141,7 +141,7 @@ impl Tool {
             // (`refill_prescription`) acts on it.
             Operation::Other => {
                 self.model.acts()
-                    || crate::grade::is_write_tool(&self.spec.name)
+                    || crate::tool::is_write_tool(&self.spec.name)
                     || (!self.escalates()
                         && self.words().iter().any(|w| {
                             ["transfer", "pay", "withdraw", "deposit", "move", "charge"]
@@ -357,7 +357,7 @@ impl Rule {
 
     /// `` `id` ("text") ``, for failure reasons.
     pub fn cite(&self) -> String {
-        format!("`{}` ({})", self.id, crate::grade::quote(&self.text))
+        format!("`{}` ({})", self.id, crate::text::quote(&self.text))
     }
 
     /// What the rule's check reads beyond its class and tools, in words
@@ -643,11 +643,11 @@ impl Policy {
     /// When `policy_rules` drops or reclassifies a rule the policy does not
     /// have, or adds one it already has.
     pub fn of_spec(spec: &Spec) -> Result<Self, PolicyError> {
-        let world = World::new(spec, 0);
+        let models = crate::models::tool_models(spec);
         let tools: Vec<Tool> = spec
             .tools
             .iter()
-            .zip(world.models())
+            .zip(&models)
             .map(|(s, m)| Tool {
                 spec: s.clone(),
                 model: m.clone(),
