@@ -32,10 +32,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         let rules: Vec<_> = policy
             .rules()
             .iter()
-            .map(|r| {
-                json!({"id": r.id, "class": r.class, "check": r.class.check(),
-                       "text": r.text, "tools": r.tools, "reads": r.details()})
-            })
+            .map(sparring::engine::policy::Rule::to_json)
             .collect();
         println!(
             "{}",

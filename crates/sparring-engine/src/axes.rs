@@ -77,6 +77,35 @@ pub struct AxesError {
     pub message: String,
 }
 
+impl From<sparring_reading::ReadError> for AxesError {
+    fn from(e: sparring_reading::ReadError) -> Self {
+        match e {
+            sparring_reading::ReadError::Policy(p) => Self {
+                pointer: p.pointer,
+                message: p.message,
+            },
+            other => Self {
+                pointer: String::new(),
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+/// The error for a rule id the policy does not have.
+fn no_rule(rules: &[Rule], value: &str, pointer: &str) -> AxesError {
+    let ids: Vec<&str> = rules.iter().map(|r| r.id.as_str()).collect();
+    let hint = sparring_types::closest(value, &ids)
+        .map_or_else(String::new, |c| format!("; did you mean `{c}`?"));
+    AxesError {
+        pointer: pointer.to_owned(),
+        message: format!(
+            "the system prompt has no rule `{value}`{hint} ({} rules were read, plus `none`; `sparring policy SPEC` lists them)",
+            rules.len()
+        ),
+    }
+}
+
 const TOOL: usize = 0;
 const RULE: usize = 1;
 const STATE: usize = 3;
@@ -89,17 +118,22 @@ impl Axes {
     /// When the spec pins or forbids a policy rule the system prompt does
     /// not have, or its `policy_rules` name one.
     pub fn of(spec: &Spec) -> Result<Self, AxesError> {
-        let world = World::new(spec, 0);
-        let models: Vec<ToolModel> = world.models().to_vec();
+        let ground =
+            crate::ground::Ground::new(spec, World::spec_options(spec)).map_err(AxesError::from)?;
+        Self::on(spec, &ground)
+    }
+
+    /// The axes of a spec read already (a run's [`Ground`](crate::ground::Ground)).
+    ///
+    /// # Errors
+    ///
+    /// As [`Axes::of`].
+    pub fn on(spec: &Spec, ground: &crate::ground::Ground) -> Result<Self, AxesError> {
+        let world = ground.calm();
+        let models: Vec<ToolModel> = ground.reading().models().to_vec();
         let mut tools: Vec<String> = models.iter().map(|m| m.name.clone()).collect();
         tools.push("none".to_owned());
-        let rules = sparring_reading::policy::Policy::of_spec(spec)
-            .map_err(|e| AxesError {
-                pointer: e.pointer,
-                message: e.message,
-            })?
-            .rules()
-            .to_vec();
+        let rules = ground.reading().policy().rules().to_vec();
         let mut rule_values: Vec<String> = rules.iter().map(|r| r.id.clone()).collect();
         rule_values.push("none".to_owned());
         let values = vec![
@@ -203,6 +237,37 @@ impl Axes {
         Ok(axes)
     }
 
+    /// Checks that every policy rule the spec's `axes` pin or forbid is a
+    /// rule of its policy, without building the axes (no world): what a
+    /// caller checks before a run starts.
+    ///
+    /// # Errors
+    ///
+    /// As [`Axes::of`], for a rule the policy does not have.
+    pub fn check_rules(
+        spec: &Spec,
+        reading: &sparring_reading::SpecReading,
+    ) -> Result<(), AxesError> {
+        let rules = reading.policy().rules();
+        let known = |v: &str| v == "none" || rules.iter().any(|r| r.id == v);
+        for pair in &spec.axes.forbid {
+            for side in [&pair.a, &pair.b] {
+                if side.axis == AXIS_NAMES[RULE] && !known(&side.value) {
+                    return Err(no_rule(rules, &side.value, &pair.pointer));
+                }
+            }
+        }
+        if let Some(pin) = spec.axes.pin(AXIS_NAMES[RULE]) {
+            for (i, value) in pin.iter().enumerate() {
+                if !known(value) {
+                    let pointer = format!("/axes/{}/{i}", AXIS_NAMES[RULE]);
+                    return Err(no_rule(rules, value, &pointer));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Index of a value on a covered axis, before pins.
     fn find(
         &self,
@@ -215,18 +280,7 @@ impl Axes {
         };
         match self.values[a].iter().position(|v| v == value) {
             Some(v) => Ok(Some((a, v))),
-            None if a == RULE => {
-                let ids: Vec<&str> = self.rules.iter().map(|r| r.id.as_str()).collect();
-                let hint = sparring_types::closest(value, &ids)
-                    .map_or_else(String::new, |c| format!("; did you mean `{c}`?"));
-                Err(AxesError {
-                    pointer: pointer.to_owned(),
-                    message: format!(
-                        "the system prompt has no rule `{value}`{hint} ({} rules were read, plus `none`; `sparring policy SPEC` lists them)",
-                        self.rules.len()
-                    ),
-                })
-            }
+            None if a == RULE => Err(no_rule(&self.rules, value, pointer)),
             // INVARIANT: the spec checked every other axis's values.
             None => Ok(None),
         }

@@ -13,7 +13,7 @@ use crate::defaults;
 use crate::person::Facts;
 use serde_json::{Map, Value};
 use sparring_reading::policy::{Counted, Detail, Rule};
-use sparring_types::{Expect, Goal, GoalKind, Spec, WorldOptions};
+use sparring_types::{Expect, Goal, GoalKind, Spec};
 use sparring_world::{Operation, ToolModel, World};
 use std::collections::BTreeMap;
 
@@ -211,22 +211,12 @@ fn try_call(spec: &Spec, world: &World, model: &ToolModel, facts: &Facts, goal: 
             }
         }
     }
-    // A fault-free world (the plan passes one) is copied, which costs a
-    // few maps; building a world reads every tool's words again, and a
-    // plan derives one goal per situation.
-    let mut trial = if world.options().fault_rate == 0.0 {
-        world.clone().with_seed(world.seed())
-    } else {
-        World::with_options(
-            spec,
-            0,
-            WorldOptions {
-                fault_rate: 0.0,
-                ..world.options().clone()
-            },
-        )
-        .with_seed(world.seed())
-    };
+    // A copy without random faults, fresh at the same seed: the trial
+    // must not fault, and a plan derives one goal per situation.
+    let mut trial = world
+        .clone()
+        .without_random_faults()
+        .with_seed(world.seed());
     let before = record_of(&trial, model, goal.record.as_deref());
     let answer = trial.call(&model.name, &Value::Object(args)).to_json();
     let ok = answer.get("ok") == Some(&Value::Bool(true));

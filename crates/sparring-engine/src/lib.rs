@@ -49,6 +49,7 @@ pub mod context;
 pub mod defaults;
 pub mod goal;
 pub mod grade;
+pub mod ground;
 pub mod identity;
 pub mod judge;
 pub mod model_people;

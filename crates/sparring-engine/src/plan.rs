@@ -11,6 +11,7 @@
 //! situations.
 
 use crate::axes::{Axes, TERMINAL_STATUSES};
+use crate::ground::Ground;
 use crate::identity::{self, Owner};
 use crate::person::{self, Facts};
 use crate::writer::{self, AskInput, Templates};
@@ -73,6 +74,9 @@ pub struct Plan {
     /// What the plan could not do as the axes say (a `several` no owner
     /// makes possible), for `run.json` and stderr.
     pub warnings: Vec<String>,
+    /// The spec's reading and world the plan was made on, which
+    /// [`draw_unique`] draws more situations on.
+    pub ground: Ground,
 }
 
 /// Why a plan could not be made.
@@ -90,11 +94,23 @@ pub enum PlanError {
     Templates(#[from] writer::TemplateError),
 }
 
-/// Lays out the run's tasks.
+impl From<sparring_reading::ReadError> for PlanError {
+    fn from(e: sparring_reading::ReadError) -> Self {
+        Self::Axes(e.into())
+    }
+}
+
+/// Lays out the run's tasks, reading the spec.
 pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
+    let ground = Ground::new(spec, options.world.clone())?;
+    plan_on(spec, &ground, options)
+}
+
+/// Lays out the run's tasks on a spec read already.
+pub fn plan_on(spec: &Spec, ground: &Ground, options: &SimulateOptions) -> Result<Plan, PlanError> {
     let templates = Templates::builtin()?;
-    let world = calm_world(spec, options);
-    let mut axes = Axes::of(spec)?;
+    let world = ground.calm();
+    let mut axes = Axes::on(spec, ground)?;
     let several = axes.forbid_impossible_several(&world, options.seed, spec);
     let effort = Effort::new(options.grid_effort)?;
     let array = axes.grid(options.seed, effort)?;
@@ -119,7 +135,7 @@ pub fn plan(spec: &Spec, options: &SimulateOptions) -> Result<Plan, PlanError> {
     let reach = budget_reach(options, spec.seeds.len()).min(order.len());
     let (written, beyond) = order.split_at(reach);
     let mut plan = finish_plan(
-        spec, options, &templates, &world, axes, array, written, &again,
+        spec, options, &templates, ground, axes, array, written, &again,
     );
     for &r in beyond {
         let tier = situation_tier(spec, options, r).0;
@@ -176,20 +192,6 @@ fn budget_reach(options: &SimulateOptions, seeds: usize) -> usize {
     }
 }
 
-/// The plan's world: the run's, without random faults. The plan only reads
-/// it (ids, records, owners) and tries each goal's call on a copy, which
-/// must not fault; the fault rate changes no record.
-fn calm_world(spec: &Spec, options: &SimulateOptions) -> World {
-    World::with_options(
-        spec,
-        0,
-        sparring_world::WorldOptions {
-            fault_rate: 0.0,
-            ..options.world.clone()
-        },
-    )
-}
-
 /// The tier of the situation on order index `r` (`seed` for a seed), and
 /// its stream after the draw, which the rest of the situation draws from.
 fn situation_tier(spec: &Spec, options: &SimulateOptions, r: usize) -> (&'static str, Stream) {
@@ -216,7 +218,6 @@ pub fn draw_unique(
     first_index: usize,
 ) -> Result<(Vec<Task>, BTreeMap<String, u64>), PlanError> {
     let templates = Templates::builtin()?;
-    let world = calm_world(spec, options);
     let grid_rows = plan.array.rows.len();
     if grid_rows == 0 || plan.again.is_empty() {
         return Ok((Vec::new(), BTreeMap::new()));
@@ -226,7 +227,7 @@ pub fn draw_unique(
         spec,
         options,
         &templates,
-        &world,
+        &plan.ground,
         plan.axes.clone(),
         plan.array.clone(),
         &order,
@@ -262,12 +263,14 @@ fn finish_plan(
     spec: &Spec,
     options: &SimulateOptions,
     templates: &Templates,
-    world: &World,
+    ground: &Ground,
     axes: Axes,
     array: CoveringArray,
     order: &[usize],
     again: &[usize],
 ) -> Plan {
+    let calm = ground.calm();
+    let world = &calm;
     let mut situations: Vec<Vec<Task>> = Vec::new();
     let mut tier_mix: BTreeMap<String, u64> = BTreeMap::new();
     let grid_rows = array.rows.len();
@@ -586,6 +589,7 @@ fn finish_plan(
         again: Vec::new(),
         beyond_budget: 0,
         warnings: Vec::new(),
+        ground: ground.clone(),
     }
 }
 

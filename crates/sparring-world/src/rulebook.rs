@@ -1,5 +1,5 @@
 //! The rules each tool obeys, compiled once per spec: what the words say
-//! ([`crate::rules`]) and what the spec's `world:` section declares.
+//! ([`sparring_reading::precondition`]) and what the spec's `world:` section declares.
 
 use serde_json::{Map, Value, json};
 use sparring_reading::precondition::{Precondition, Reading, Source, normalise, value_matches};

@@ -8,7 +8,7 @@ use crate::result::{ErrorKind, Records, ToolResult};
 use crate::rulebook::{self, ToolRules};
 use crate::shape::{IdShape, description_example};
 use serde_json::{Map, Value, json};
-use sparring_reading::precondition::RuleReader;
+use sparring_reading::SpecReading;
 use sparring_reading::tool::{Operation, ToolModel, status_after};
 use sparring_types::defaults::world::SHARED_OWNER_SHARE;
 use sparring_types::seed::Stream;
@@ -122,6 +122,9 @@ struct Shared {
     statuses: BTreeMap<String, Vec<String>>,
 }
 
+/// Worlds built from a spec since the process started ([`World::built`]).
+static WORLDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// A sandbox world for one rollout.
 ///
 /// Cloning is cheap (the spec's tools, validators and fixtures are shared);
@@ -146,6 +149,9 @@ pub struct World {
     faults: Vec<FaultRecord>,
     /// (tool index, record id) of every call a once-only tool made.
     once: BTreeSet<(usize, String)>,
+    /// The share of calls that fault at random: `options.fault_rate`, or 0
+    /// in a copy made [`World::without_random_faults`].
+    fault_rate: f64,
 }
 
 /// The records a rollout generates for one entity: their ids, and the
@@ -178,20 +184,35 @@ impl World {
     /// A world holding the spec's fixtures, with its own seed and the
     /// spec's `options.world`.
     pub fn new(spec: &Spec, seed: u64) -> Self {
-        let options = spec
-            .options
+        Self::with_options(spec, seed, Self::spec_options(spec))
+    }
+
+    /// The world options a spec sets (`options.world`), the rest defaults.
+    pub fn spec_options(spec: &Spec) -> WorldOptions {
+        spec.options
             .world
             .as_ref()
             .map(sparring_types::WorldPatch::resolve)
-            .unwrap_or_default();
-        Self::with_options(spec, seed, options)
+            .unwrap_or_default()
     }
 
-    /// A world with explicit options (the run's resolved `options.world`).
+    /// A world with explicit options (the run's resolved `options.world`),
+    /// reading the spec itself.
     pub fn with_options(spec: &Spec, seed: u64, options: WorldOptions) -> Self {
-        let models = sparring_reading::models::tool_models(spec);
-        let reader = RuleReader::new(&spec.tools, &models, &spec.fixtures, &spec.system_prompt);
-        let readings = reader.read_all(&spec.system_prompt);
+        Self::with_reading(spec, Arc::new(SpecReading::lenient(spec)), seed, options)
+    }
+
+    /// A world on a spec read already: what a run builds once, from the
+    /// reading it shares with its plan, person and checks.
+    pub fn with_reading(
+        spec: &Spec,
+        reading: Arc<SpecReading>,
+        seed: u64,
+        options: WorldOptions,
+    ) -> Self {
+        WORLDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let models = reading.models().to_vec();
+        let readings = reading.preconditions().to_vec();
         let rules = rulebook::compile(&spec.tools, &models, readings, &spec.world);
         // Statuses as the records write them (`Suspended`), so a status the
         // words set is written the same way (`Active`, not `active`).
@@ -397,6 +418,7 @@ impl World {
             statuses,
         });
         let generated = Arc::new(lazy_ids(&shared));
+        let fault_rate = shared.options.fault_rate;
         Self {
             shared,
             seed,
@@ -406,7 +428,29 @@ impl World {
             calls: 0,
             faults: Vec::new(),
             once: BTreeSet::new(),
+            fault_rate,
         }
+    }
+
+    /// The same world with no random faults (scheduled ones still fire):
+    /// what a plan reads records from and tries goals on. A copy, not a
+    /// new reading of the spec.
+    #[must_use]
+    pub fn without_random_faults(mut self) -> Self {
+        self.fault_rate = 0.0;
+        self
+    }
+
+    /// The share of calls that fault at random in this world.
+    pub fn fault_rate(&self) -> f64 {
+        self.fault_rate
+    }
+
+    /// How many worlds this process has built from a spec (copies and
+    /// reseeded worlds not counted): a diagnostic, so a test can hold a run
+    /// to building its world once.
+    pub fn built() -> u64 {
+        WORLDS.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The same spec's world, fresh, with another seed: generated ids and
@@ -595,7 +639,7 @@ impl World {
             }
             return Some(f.kind);
         }
-        let rate = self.shared.options.fault_rate;
+        let rate = self.fault_rate;
         if rate <= 0.0 {
             return None;
         }

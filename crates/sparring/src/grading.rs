@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use serde::Serialize;
 use sparring_engine::judge::{Judge, JudgeKind, JudgeSettings};
 pub use sparring_engine::stages::Combine;
-use sparring_engine::stages::{Stages, grade_row, overturned};
+use sparring_engine::stages::{Stages, grade_row_under, overturned};
 use sparring_io::command_agent::CommandAgent;
 use sparring_io::command_grader::{CommandGrader, FailFast};
 use sparring_llm::{BackendOptions, BackendSpec, HttpGrader, Limiter, RetryPolicy, Sampling};
@@ -305,6 +305,32 @@ pub struct GradeSummary {
     pub overturned: u64,
 }
 
+/// The policies of the rows one pass grades: read once per distinct system
+/// prompt and tool list, not once per row.
+#[derive(Default)]
+struct Policies(BTreeMap<String, Arc<sparring_engine::policy::Policy>>);
+
+impl Policies {
+    /// The policy a row ran under, read from its system messages and tools.
+    fn of(&mut self, row: &Row) -> Arc<sparring_engine::policy::Policy> {
+        let prompt: Vec<&str> = row
+            .messages
+            .iter()
+            .filter(|m| m.role == sparring_types::Role::System)
+            .map(sparring_types::Message::content_str)
+            .collect();
+        let key = serde_json::json!({"prompt": prompt, "tools": &*row.tools});
+        let key =
+            sparring_types::hash::sha256_hex(sparring_types::hash::canonical_json(&key).as_bytes());
+        Arc::clone(self.0.entry(key).or_insert_with(|| {
+            Arc::new(sparring_engine::policy::Policy::of_conversation(
+                &row.messages,
+                &row.tools,
+            ))
+        }))
+    }
+}
+
 /// Grades `rows` with the started stages, up to the stages' concurrency at
 /// once, writing each to `sink` in input order. Hooks that cannot be reached
 /// on many rows in a row stop the pass ([`GradeSummary::stopped`]), so a
@@ -335,6 +361,7 @@ pub async fn grade_rows(
             .collect();
     }
     let total = rows.len();
+    let mut policies = Policies::default();
     let mut pending = rows.into_iter().enumerate();
     let mut in_flight = tokio::task::JoinSet::new();
     // Finished rows wait here until every row before them is written.
@@ -350,6 +377,7 @@ pub async fn grade_rows(
             let judge = grading.judge.clone();
             let id = scoring_run_id.clone();
             let combine = grading.combine;
+            let policy = policies.of(&row);
             in_flight.spawn(async move {
                 let stages = Stages {
                     conduct,
@@ -357,7 +385,7 @@ pub async fn grade_rows(
                     judge: judge.as_deref(),
                     combine,
                 };
-                grade_row(&mut row, stages, &id).await;
+                grade_row_under(&mut row, stages, Some(&policy), &id).await;
                 (i, row)
             });
         }

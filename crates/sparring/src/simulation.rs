@@ -396,7 +396,12 @@ impl Simulation {
             .map_or_else(|| spec.name.clone(), |p| p.display().to_string());
         // The spec's `axes` are checked against the rules read from its
         // prompt before anything starts.
-        sparring_engine::axes::Axes::of(&spec)
+        // The spec is read here, once: the run takes this reading.
+        let reading = Arc::new(
+            sparring_reading::SpecReading::of(&spec)
+                .map_err(|e| Error::input(format!("`{where_}`: {e}")))?,
+        );
+        sparring_engine::axes::Axes::check_rules(&spec, &reading)
             .map_err(|e| Error::input(format!("`{where_}`: {e}")))?;
         given.validate().map_err(|(at, m)| {
             Error::input(format!("option `{}`: {m}", at.trim_start_matches('/')))
@@ -571,6 +576,7 @@ impl Simulation {
         };
         Ok(Prepared {
             spec,
+            reading,
             where_,
             options,
             out,
@@ -606,6 +612,8 @@ enum Starting {
 /// A simulation whose input is checked: what is left can only fail on IO.
 struct Prepared {
     spec: Spec,
+    /// The spec's reading, made once for the whole call.
+    reading: Arc<sparring_reading::SpecReading>,
     where_: String,
     options: SimulateOptions,
     out: Option<PathBuf>,
@@ -656,6 +664,7 @@ impl Prepared {
     async fn execute(self) -> Result<SimulationResult> {
         let Self {
             spec,
+            reading,
             where_,
             options,
             out,
@@ -756,6 +765,7 @@ impl Prepared {
             written_asks,
             pinned,
             grader,
+            reading: Some(reading),
         };
         let mut summary =
             engine::run(config, &mut sink, &mut report)

@@ -284,7 +284,13 @@ async fn play_job(shared: &Shared, eval_run: u32, job: Job) -> Done {
                 // the last word.
                 combine: Combine::Last,
             };
-            grade_row_under(&mut row, stages, Some(&shared.policy), &scoring_run_id).await;
+            grade_row_under(
+                &mut row,
+                stages,
+                Some(shared.reading.policy()),
+                &scoring_run_id,
+            )
+            .await;
             row.behavior_signature = behavior_signature(&row);
             done.graded = Some(row);
         }

@@ -16,8 +16,9 @@ mod summary;
 
 pub use row::{apply_grade, behavior_signature, outcome, rollout_seed, task_ids};
 
+use crate::ground::Ground;
 use crate::model_people::{ModelPerson, WriterReport, write_asks};
-use crate::plan::{Plan, Task, plan};
+use crate::plan::{Plan, Task};
 use crate::rollout::Transcript;
 pub use crate::rollout::{Clock, NoClock};
 use drawer::Drawer;
@@ -151,6 +152,10 @@ pub struct RunConfig {
     /// names the rollout, and before the row counts towards `successive`
     /// repeats and progress.
     pub grader: Option<Arc<dyn Grader>>,
+    /// The spec read already (the caller checked its axes with it); the
+    /// run reads the spec itself when `None`. Either way a run reads its
+    /// spec once.
+    pub reading: Option<Arc<sparring_reading::SpecReading>>,
 }
 
 impl RunConfig {
@@ -174,6 +179,7 @@ impl RunConfig {
             person: None,
             written_asks: BTreeMap::new(),
             grader: None,
+            reading: None,
         }
     }
 }
@@ -268,8 +274,9 @@ struct Shared {
     agent_name: String,
     replayed_from: Option<String>,
     person_model: Option<Arc<ModelPerson>>,
-    /// The spec's policy, read once, that `grade` checks rows against.
-    policy: sparring_reading::policy::Policy,
+    /// The spec's reading, made once: `grade` checks rows against its
+    /// policy.
+    reading: Arc<sparring_reading::SpecReading>,
     grader: Option<Arc<dyn Grader>>,
 }
 
@@ -427,6 +434,9 @@ pub async fn run(
 /// needs.
 struct Prepared {
     shared: Arc<Shared>,
+    /// The axes the tasks lie on: the plan's, or for pinned tasks this
+    /// spec's.
+    axes: crate::axes::Axes,
     tasks: Vec<Arc<Task>>,
     plan: Option<Plan>,
     writer_report: Option<WriterReport>,
@@ -445,9 +455,15 @@ async fn prepare(config: &RunConfig) -> Result<Prepared, RunError> {
         sparring_types::check_avg_turns(avg, options.max_turns).map_err(RunError::Options)?;
     }
     let spec = Arc::clone(&config.spec);
+    let ground = match &config.reading {
+        Some(reading) => Ground::with_reading(&spec, Arc::clone(reading), options.world.clone()),
+        None => Ground::new(&spec, options.world.clone()).map_err(crate::plan::PlanError::from)?,
+    };
     let pinned = config.pinned.as_ref();
+    let mut pinned_axes = None;
     let (mut tasks, mut planned_run) = if let Some(p) = pinned {
-        let axes = crate::axes::Axes::of(&spec).map_err(crate::plan::PlanError::from)?;
+        let axes = crate::axes::Axes::on(&spec, &ground).map_err(crate::plan::PlanError::from)?;
+        pinned_axes = Some(axes.clone());
         let tasks = p
             .tasks
             .iter()
@@ -459,7 +475,7 @@ async fn prepare(config: &RunConfig) -> Result<Prepared, RunError> {
             .collect::<Vec<_>>();
         (tasks, None)
     } else {
-        let planned = plan(&spec, &options)?;
+        let planned = crate::plan::plan_on(&spec, &ground, &options)?;
         let tasks = planned.tasks.iter().cloned().map(Arc::new).collect();
         (tasks, Some(planned))
     };
@@ -511,12 +527,6 @@ async fn prepare(config: &RunConfig) -> Result<Prepared, RunError> {
                 .map_err(|e| RunError::Plan(crate::plan::PlanError::Templates(e)))?,
         )),
     };
-    let policy = sparring_reading::policy::Policy::of_spec(&spec).map_err(|e| {
-        crate::plan::PlanError::from(crate::axes::AxesError {
-            pointer: e.pointer,
-            message: e.message,
-        })
-    })?;
     let shared = Arc::new(Shared {
         tools: Arc::new(
             spec.tools
@@ -524,7 +534,7 @@ async fn prepare(config: &RunConfig) -> Result<Prepared, RunError> {
                 .map(sparring_types::ToolSpec::to_openai)
                 .collect(),
         ),
-        world: World::with_options(&spec, 0, options.world.clone()),
+        world: ground.world().clone(),
         spec: Arc::clone(&spec),
         options,
         agent: Arc::clone(&config.agent),
@@ -534,11 +544,19 @@ async fn prepare(config: &RunConfig) -> Result<Prepared, RunError> {
         agent_name: config.agent.describe(),
         replayed_from: pinned.map(|p| p.from_run.clone()),
         person_model,
-        policy,
+        reading: Arc::clone(ground.reading()),
         grader: config.grader.clone(),
     });
+    let axes = match (pinned_axes, &planned_run) {
+        (Some(axes), _) => axes,
+        (None, Some(p)) => p.axes.clone(),
+        (None, None) => {
+            crate::axes::Axes::on(&spec, &ground).map_err(crate::plan::PlanError::from)?
+        }
+    };
     Ok(Prepared {
         shared,
+        axes,
         tasks,
         plan: planned_run,
         writer_report,

@@ -68,7 +68,7 @@ pub(super) fn make_row(done: &Done, shared: &Shared, eval_run: u32) -> Row {
         ..Row::new(row_id, task_id, scenario_id, t.messages.clone(), t.ended_by)
     };
     if options.grade {
-        apply_grade(&mut row, run_id, &shared.policy);
+        apply_grade(&mut row, run_id, shared.reading.policy());
     }
     row.behavior_signature = behavior_signature(&row);
     row

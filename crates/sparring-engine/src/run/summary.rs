@@ -270,10 +270,7 @@ pub(super) fn summarise(end: Ending<'_>) -> Result<RunSummary, RunError> {
         ..
     } = tally;
     let counts = counter.counts();
-    let axes = prepared.plan.as_ref().map_or_else(
-        || crate::axes::Axes::of(spec).map_err(crate::plan::PlanError::from),
-        |p| Ok(p.axes.clone()),
-    )?;
+    let axes = &prepared.axes;
     let ran: Vec<Vec<usize>> = grid_rows_run.into_iter().collect();
     let pairwise = sparring_grid::coverage(&axes.levels(), &axes.forbidden, &ran)
         .ok()

@@ -345,6 +345,13 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// The rule as `sparring policy --json` shows it: its id, class, the
+    /// check that enforces it, its sentence, its tools and what it reads.
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({"id": self.id, "class": self.class, "check": self.class.check(),
+                           "text": self.text, "tools": self.tools, "reads": self.details()})
+    }
+
     /// The rule as data (`run.json`, `sparring policy --json`).
     pub fn public(&self) -> PolicyRule {
         PolicyRule {
@@ -643,18 +650,28 @@ impl Policy {
     /// When `policy_rules` drops or reclassifies a rule the policy does not
     /// have, or adds one it already has.
     pub fn of_spec(spec: &Spec) -> Result<Self, PolicyError> {
-        let models = crate::models::tool_models(spec);
+        Self::of_models(spec, &crate::models::tool_models(spec), true)
+    }
+
+    /// The policy of a spec whose tools are read already (`models` in the
+    /// order of `spec.tools`), with its `policy_rules` applied; `strict` as
+    /// in [`Policy::apply`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Policy::of_spec`], with `strict`.
+    pub fn of_models(spec: &Spec, models: &[ToolModel], strict: bool) -> Result<Self, PolicyError> {
         let tools: Vec<Tool> = spec
             .tools
             .iter()
-            .zip(&models)
+            .zip(models)
             .map(|(s, m)| Tool {
                 spec: s.clone(),
                 model: m.clone(),
             })
             .collect();
         let mut policy = Self::read_with(&spec.system_prompt, tools);
-        policy.apply(&spec.policy_rules, true)?;
+        policy.apply(&spec.policy_rules, strict)?;
         Ok(policy)
     }
 
