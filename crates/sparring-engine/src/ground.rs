@@ -35,7 +35,7 @@ impl Ground {
 
     /// Builds the world of a spec read already.
     pub fn with_reading(spec: &Spec, reading: Arc<SpecReading>, options: WorldOptions) -> Self {
-        let world = World::with_reading(spec, Arc::clone(&reading), 0, options);
+        let world = World::with_reading(spec, &reading, 0, options);
         Self { reading, world }
     }
 

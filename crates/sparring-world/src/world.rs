@@ -199,14 +199,14 @@ impl World {
     /// A world with explicit options (the run's resolved `options.world`),
     /// reading the spec itself.
     pub fn with_options(spec: &Spec, seed: u64, options: WorldOptions) -> Self {
-        Self::with_reading(spec, Arc::new(SpecReading::lenient(spec)), seed, options)
+        Self::with_reading(spec, &SpecReading::lenient(spec), seed, options)
     }
 
     /// A world on a spec read already: what a run builds once, from the
     /// reading it shares with its plan, person and checks.
     pub fn with_reading(
         spec: &Spec,
-        reading: Arc<SpecReading>,
+        reading: &SpecReading,
         seed: u64,
         options: WorldOptions,
     ) -> Self {

@@ -15,8 +15,8 @@ const SITUATIONS: u64 = 100;
 
 /// The status column of docs/validity.md's figures: domain → status text.
 fn statuses() -> BTreeMap<String, String> {
-    let doc = std::fs::read_to_string(sparring_testkit::workspace().join("docs/validity.md"))
-        .unwrap();
+    let doc =
+        std::fs::read_to_string(sparring_testkit::workspace().join("docs/validity.md")).unwrap();
     let mut out = BTreeMap::new();
     let table = doc.split("## Figures").nth(1).expect("a Figures section");
     for line in table.lines().filter(|l| l.starts_with("| ")) {
@@ -46,7 +46,11 @@ fn pass(a: &AgentScore) -> f64 {
 fn every_domain_is_served_or_says_why() {
     let statuses = statuses();
     let domains = domains();
-    assert!(domains.len() >= 12, "the corpus has {} specs", domains.len());
+    assert!(
+        domains.len() >= 12,
+        "the corpus has {} specs",
+        domains.len()
+    );
     for d in &domains {
         let status = statuses
             .get(d)
@@ -60,7 +64,10 @@ fn every_domain_is_served_or_says_why() {
         }
     }
     for d in statuses.keys() {
-        assert!(domains.contains(d), "docs/validity.md names `{d}`, which tests/domains lacks");
+        assert!(
+            domains.contains(d),
+            "docs/validity.md names `{d}`, which tests/domains lacks"
+        );
     }
 }
 

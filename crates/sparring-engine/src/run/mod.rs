@@ -423,7 +423,7 @@ pub async fn run(
         warnings,
         person: config.person.as_deref(),
         seeds_dropped,
-    })?;
+    });
     summary.agent = config.agent.describe();
     summary.seconds = (config.clock.millis() - started) / 1000.0;
     Ok(summary)

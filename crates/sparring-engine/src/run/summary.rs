@@ -1,7 +1,7 @@
 //! What a run's rows add up to: the tally kept while it runs, and the
 //! summary (`run.json`) at the end.
 
-use super::{Progress, RunError};
+use super::Progress;
 use crate::model_people::{ERRORS_KEPT, WriterReport, keep_error};
 use crate::plan::Plan;
 use sparring_types::hash::key64;
@@ -242,7 +242,7 @@ pub(super) struct Ending<'a> {
 
 /// The run's summary (`run.json`), but for the agent's name and the
 /// seconds, which the caller knows.
-pub(super) fn summarise(end: Ending<'_>) -> Result<RunSummary, RunError> {
+pub(super) fn summarise(end: Ending<'_>) -> RunSummary {
     let Ending {
         spec,
         options,
@@ -354,7 +354,7 @@ pub(super) fn summarise(end: Ending<'_>) -> Result<RunSummary, RunError> {
     if person_fallbacks > 0 {
         degraded.push(Degraded::PersonFallback);
     }
-    Ok(RunSummary {
+    RunSummary {
         schema_version: SCHEMA_VERSION,
         sparring_version: env!("CARGO_PKG_VERSION").to_owned(),
         run_id: prepared.run_id.clone(),
@@ -369,7 +369,7 @@ pub(super) fn summarise(end: Ending<'_>) -> Result<RunSummary, RunError> {
         soundness: figures,
         options: Some(options.clone()),
         seconds: 0.0,
-    })
+    }
 }
 
 /// Who wrote the asks, and a model writer's last errors.
