@@ -131,7 +131,11 @@ fn spec_grid(path: &std::path::Path, seed: u64, effort: Effort, json: bool) -> R
     }
     outln!(
         "tool_condition (sampled at fault_rate, not covered): {}",
-        axes.conditions.join(", ")
+        axes.conditions
+            .iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     if !spec.axes.pins.is_empty() {
         let pinned: Vec<&str> = spec.axes.pins.keys().map(String::as_str).collect();

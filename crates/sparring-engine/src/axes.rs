@@ -29,7 +29,7 @@
 //! one of the pinned conditions.
 
 use sparring_grid::{CoveringArray, Effort, GridError, GridProblem};
-use sparring_types::{AxesSpec, Spec, singular};
+use sparring_types::{AxesSpec, Spec, ToolCondition, Vocabulary, WorldState, singular};
 pub use sparring_world::TERMINAL_STATUSES;
 use sparring_world::{Operation, ToolModel, World};
 use std::collections::BTreeMap;
@@ -60,10 +60,10 @@ pub struct Axes {
     pub required: Vec<Vec<Option<usize>>>,
     /// The tool conditions the sampler may draw (all of
     /// [`TOOL_CONDITIONS`] unless the spec pins them).
-    pub conditions: Vec<String>,
+    pub conditions: Vec<ToolCondition>,
     /// Tool conditions forbidden with a value of a covered axis:
     /// `((axis, value), condition)`.
-    pub condition_forbidden: Vec<((usize, usize), String)>,
+    pub condition_forbidden: Vec<((usize, usize), ToolCondition)>,
 }
 
 /// A spec's `axes` that the derived axes cannot honour: a policy rule the
@@ -90,6 +90,14 @@ impl From<sparring_reading::ReadError> for AxesError {
             },
         }
     }
+}
+
+/// A tool condition by its name (the spec checked the names it gives).
+fn condition(name: &str) -> Option<ToolCondition> {
+    ToolCondition::ALL
+        .iter()
+        .copied()
+        .find(|c| c.as_str() == name)
 }
 
 /// The error for a rule id the policy does not have.
@@ -156,19 +164,19 @@ impl Axes {
                     .iter()
                     .any(|id| crate::identity::refusal(&world, model, id).is_some())
             };
-            for (s, state) in WORLD_STATES.iter().enumerate() {
-                let possible = match *state {
-                    "exists" => true,
-                    _ if made => match *state {
-                        "missing" => true,
-                        "terminal" => refused(),
+            for (s, state) in WorldState::ALL.iter().enumerate() {
+                let possible = match state {
+                    WorldState::Exists => true,
+                    _ if made => match state {
+                        WorldState::Missing => true,
+                        WorldState::Terminal => refused(),
                         _ => records.len() >= 2,
                     },
-                    _ if model.id_param.is_none() && *state != "several" => false,
-                    "missing" => model.entity.is_some(),
+                    _ if model.id_param.is_none() && *state != WorldState::Several => false,
+                    WorldState::Missing => model.entity.is_some(),
                     // A record in a terminal status (cheap to see, so first),
                     // or one the tool's rules refuse to act on.
-                    "terminal" => {
+                    WorldState::Terminal => {
                         records.iter().any(|id| {
                             model
                                 .entity
@@ -180,8 +188,7 @@ impl Axes {
                                 .is_some_and(|st| TERMINAL_STATUSES.contains(&st.as_str()))
                         }) || refused()
                     }
-                    "several" | "someone_else" => records.len() >= 2,
-                    _ => false,
+                    WorldState::Several | WorldState::SomeoneElse => records.len() >= 2,
                 };
                 if !possible {
                     forbidden.push(((TOOL, t), (STATE, s)));
@@ -230,7 +237,7 @@ impl Axes {
             values,
             forbidden,
             required,
-            conditions: TOOL_CONDITIONS.iter().map(|s| (*s).to_owned()).collect(),
+            conditions: ToolCondition::ALL.to_vec(),
             condition_forbidden: Vec::new(),
         };
         axes.apply(&spec.axes)?;
@@ -303,16 +310,18 @@ impl Axes {
                     }
                 }
                 (Some(one), None) if pair.b.axis == "tool_condition" => {
-                    self.condition_forbidden.push((one, pair.b.value.clone()));
+                    self.condition_forbidden
+                        .extend(condition(&pair.b.value).map(|c| (one, c)));
                 }
                 (None, Some(other)) if pair.a.axis == "tool_condition" => {
-                    self.condition_forbidden.push((other, pair.a.value.clone()));
+                    self.condition_forbidden
+                        .extend(condition(&pair.a.value).map(|c| (other, c)));
                 }
                 _ => {}
             }
         }
         if let Some(pin) = given.pin("tool_condition") {
-            self.conditions = pin.to_vec();
+            self.conditions = pin.iter().filter_map(|v| condition(v)).collect();
         }
         // Old index → new index per covered axis.
         let mut maps: Vec<Vec<Option<usize>>> = Vec::with_capacity(AXIS_NAMES.len());
@@ -343,7 +352,7 @@ impl Axes {
         self.condition_forbidden = self
             .condition_forbidden
             .iter()
-            .filter_map(|(x, c)| Some((at(*x)?, c.clone())))
+            .filter_map(|(x, c)| Some((at(*x)?, *c)))
             .collect();
         for row in &mut self.required {
             for (a, cell) in row.iter_mut().enumerate() {
@@ -354,12 +363,12 @@ impl Axes {
     }
 
     /// Whether a sampled tool condition may go with an array row.
-    pub fn condition_allowed(&self, row: &[usize], condition: &str) -> bool {
-        self.conditions.iter().any(|c| c == condition)
+    pub fn condition_allowed(&self, row: &[usize], condition: ToolCondition) -> bool {
+        self.conditions.contains(&condition)
             && !self
                 .condition_forbidden
                 .iter()
-                .any(|((a, v), c)| c == condition && row.get(*a) == Some(v))
+                .any(|((a, v), c)| *c == condition && row.get(*a) == Some(v))
     }
 
     /// Values per covered axis.
@@ -379,7 +388,9 @@ impl Axes {
         seed: u64,
         spec: &Spec,
     ) -> Option<String> {
-        let state = self.values[STATE].iter().position(|v| v == "several")?;
+        let state = self.values[STATE]
+            .iter()
+            .position(|v| v == WorldState::Several.as_str())?;
         let mut possible: BTreeMap<String, bool> = BTreeMap::new();
         let mut left_out: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (t, tool) in self.values[TOOL].iter().enumerate() {
@@ -749,8 +760,8 @@ mod tests {
         assert!(axes.forbidden.contains(&((2, 1), (4, 0))));
         // Derived constraints follow the tools to their new indices.
         assert!(axes.forbidden.contains(&((0, 1), (3, 1))));
-        assert!(!axes.condition_allowed(&[1, 0, 0, 0, 0], "timeout"));
-        assert!(axes.condition_allowed(&[0, 0, 0, 0, 0], "timeout"));
+        assert!(!axes.condition_allowed(&[1, 0, 0, 0, 0], ToolCondition::Timeout));
+        assert!(axes.condition_allowed(&[0, 0, 0, 0, 0], ToolCondition::Timeout));
         let grid = axes.grid(3, Effort::default()).unwrap();
         assert!(grid.rows.iter().all(|r| !(r[2] == 1 && r[4] == 0)));
         assert_eq!(grid.pairs_covered, grid.pairs_planned);

@@ -13,7 +13,7 @@ use crate::defaults;
 use crate::person::Facts;
 use serde_json::{Map, Value};
 use sparring_reading::policy::{Counted, Detail, Rule};
-use sparring_types::{Expect, Goal, GoalKind, Spec};
+use sparring_types::{Expect, Goal, GoalKind, Spec, WorldState};
 use sparring_world::{Operation, ToolModel, World};
 use std::collections::BTreeMap;
 
@@ -44,7 +44,7 @@ pub fn derive(
     spec: &Spec,
     world: &World,
     model: Option<&ToolModel>,
-    state: &str,
+    state: WorldState,
     facts: &Facts,
     fault: Option<&str>,
 ) -> Goal {
@@ -70,8 +70,8 @@ pub fn derive(
     goal.record.clone_from(&record);
     goal.arguments = meant_arguments(model, facts);
     match state {
-        "missing" if record.is_some() => goal.kind = GoalKind::NotFound,
-        "someone_else" if record.is_some() => {
+        WorldState::Missing if record.is_some() => goal.kind = GoalKind::NotFound,
+        WorldState::SomeoneElse if record.is_some() => {
             goal.kind = GoalKind::OtherOwner;
             if let (Some(entity), Some(id)) = (entity, &record)
                 && let Some(found) = world.record(entity, id)
@@ -82,7 +82,7 @@ pub fn derive(
                     .collect();
             }
         }
-        "several" if record.is_some() => {
+        WorldState::Several if record.is_some() => {
             goal.kind = GoalKind::Disambiguate;
             goal.candidates = facts
                 .known

@@ -185,11 +185,7 @@ fn facts_prose(task: &Task) -> Vec<String> {
 
 fn persona_prose(templates: &Templates, task: &Task) -> String {
     let p = &task.persona;
-    let history = task
-        .situation
-        .axes
-        .get("history")
-        .map_or("fresh", String::as_str);
+    let history = task.situation.history().unwrap_or_default().as_str();
     let first = p.name.split_whitespace().next().unwrap_or("They");
     format!(
         "The person is {}. {first} {}. {first} {}. {}",

@@ -18,7 +18,10 @@ use crate::writer::{self, AskInput, Templates};
 use sparring_grid::{CoveringArray, Effort};
 use sparring_types::seed::{self, Stream};
 use sparring_types::{FaultKind, FaultRecord};
-use sparring_types::{Persona, SimulateOptions, Situation, Spec};
+use sparring_types::{
+    History, Persona, SimulateOptions, Situation, Spec, Stance, ToolCondition, Vocabulary,
+    WorldState,
+};
 use sparring_world::{Operation, ToolModel, World};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -305,9 +308,9 @@ fn finish_plan(
         };
         let tool_name = get("tool");
         let model = axes.models.iter().find(|m| m.name == tool_name);
-        let state = get("world_state");
-        let stance = get("stance");
-        let history = get("history");
+        let state: WorldState = vocabulary(&get("world_state"));
+        let stance: Stance = vocabulary(&get("stance"));
+        let history: History = vocabulary(&get("history"));
         let world_seed = seed::derive_u64(options.seed, "world", &[r as u64]);
         // The person and the ids it knows come from the world the rollout
         // plays in: the person is the owner of the situation's records.
@@ -342,7 +345,7 @@ fn finish_plan(
                 facts
             }
             (None, Some(model)) => {
-                facts_for(spec, &task_world, options.seed, model, &state, &mut stream)
+                facts_for(spec, &task_world, options.seed, model, state, &mut stream)
             }
             (None, None) => {
                 let owner = identity::draw_generated(&mut stream);
@@ -401,7 +404,7 @@ fn finish_plan(
             .collect();
         let email = facts.known.get("email").cloned().unwrap_or_default();
         let id = facts.id.as_ref().map(|(_, id)| id.clone());
-        let tier_for_writer = if state == "several" && id.is_some() {
+        let tier_for_writer = if state == WorldState::Several && id.is_some() {
             "ambiguous"
         } else {
             tier
@@ -446,10 +449,10 @@ fn finish_plan(
             goal: &facts.goal,
             need: &need,
             details: &details,
-            several: state == "several" && id.is_some(),
+            several: state == WorldState::Several && id.is_some(),
             tier: tier_for_writer,
-            stance: &stance,
-            history: &history,
+            stance,
+            history,
             style,
         };
         // A complex ask adds a read of the same record; an ask that is
@@ -469,7 +472,7 @@ fn finish_plan(
         };
         // Several records matter to a tool that takes one: a booking or a
         // search names none of them, so the ask does not list them.
-        if state == "several"
+        if state == WorldState::Several
             && model.is_some_and(|m| m.id_param.is_some())
             && let Some(others) = facts.known.get("other_ids")
         {
@@ -503,8 +506,7 @@ fn finish_plan(
         let goal = if let Some(expect) = seed_ask.as_ref().and_then(|_| spec.seed_expects.get(&r)) {
             crate::goal::expected(expect, model, fault_kind)
         } else {
-            let mut goal =
-                crate::goal::derive(spec, &task_world, model, &state, &facts, fault_kind);
+            let mut goal = crate::goal::derive(spec, &task_world, model, state, &facts, fault_kind);
             if let Some(past) = past_bound {
                 past.hand_off(&mut goal);
             }
@@ -523,7 +525,7 @@ fn finish_plan(
         };
         let persona = Persona {
             name: name.clone(),
-            stance: vocabulary(&stance),
+            stance,
             style: style.to_owned(),
             patience: options.patience,
             knows: facts.known.clone(),
@@ -713,22 +715,18 @@ fn draw_condition(
     options: &SimulateOptions,
     stream: &mut Stream,
 ) -> Option<FaultKind> {
-    let pinned = axes.conditions.len() != crate::axes::TOOL_CONDITIONS.len();
-    let always = !axes.conditions.iter().any(|c| c == "ok");
+    let pinned = axes.conditions.len() != ToolCondition::ALL.len();
+    let always = !axes.conditions.contains(&ToolCondition::Ok);
     if !always && !stream.chance(options.world.fault_rate) {
         return None;
     }
     let kind = if pinned {
-        let faults: Vec<FaultKind> = axes
-            .conditions
-            .iter()
-            .filter_map(|c| c.parse::<FaultKind>().ok())
-            .collect();
+        let faults: Vec<FaultKind> = axes.conditions.iter().filter_map(|c| c.fault()).collect();
         stream.pick(&faults).copied()
     } else {
         FaultKind::draw(&options.world, stream)
     };
-    kind.filter(|k| axes.condition_allowed(row, k.as_str()))
+    kind.filter(|k| axes.condition_allowed(row, ToolCondition::of_fault(*k)))
 }
 
 /// The order to run array rows in: the required (seed) rows first, then
@@ -791,7 +789,7 @@ fn facts_for(
     world: &World,
     seed: u64,
     model: &ToolModel,
-    state: &str,
+    state: WorldState,
     stream: &mut Stream,
 ) -> Facts {
     let mut facts = Facts::new("", &model.operation, model.entity.as_deref(), &model.name);
@@ -846,9 +844,9 @@ fn facts_for(
             terminal
         };
         chosen = match state {
-            "missing" => Some(person::unknown_id(&ids, stream)),
-            "terminal" => stream.pick(&terminal).cloned(),
-            "several" => {
+            WorldState::Missing => Some(person::unknown_id(&ids, stream)),
+            WorldState::Terminal => stream.pick(&terminal).cloned(),
+            WorldState::Several => {
                 // A record whose owner has another one, when any has.
                 let mut order = pool.clone();
                 stream.shuffle(&mut order);
@@ -861,8 +859,8 @@ fn facts_for(
                     .or_else(|| order.first())
                     .cloned()
             }
-            "exists" => stream.pick(happy).cloned(),
-            _ => stream.pick(pool).cloned(),
+            WorldState::Exists => stream.pick(happy).cloned(),
+            WorldState::SomeoneElse => stream.pick(pool).cloned(),
         };
         let theirs = chosen
             .as_ref()
@@ -870,7 +868,7 @@ fn facts_for(
         owner = match state {
             // Someone else claims the record as theirs; a missing record's
             // person is still someone the world knows.
-            "someone_else" | "missing" => {
+            WorldState::SomeoneElse | WorldState::Missing => {
                 let mut order = ids.clone();
                 stream.shuffle(&mut order);
                 order.iter().find_map(|id| {
@@ -880,7 +878,7 @@ fn facts_for(
             }
             _ => theirs,
         };
-        if state == "several"
+        if state == WorldState::Several
             && let (Some(id), Some(o)) = (&chosen, &owner)
         {
             let others: Vec<String> = identity::owned_by(world, seed, entity, o)

@@ -20,6 +20,7 @@
 //!   existing record into a missing one.
 
 use sparring_types::seed::Stream;
+use sparring_types::{History, Stance};
 use sparring_world::Operation;
 use std::collections::BTreeMap;
 
@@ -150,9 +151,9 @@ pub struct AskInput<'a> {
     /// The tier.
     pub tier: &'a str,
     /// The stance.
-    pub stance: &'a str,
-    /// The history value (`fresh`, `returning`, `failed_before`, `handed_off`).
-    pub history: &'a str,
+    pub stance: Stance,
+    /// What went before.
+    pub history: History,
     /// The style.
     pub style: &'a str,
 }
@@ -734,10 +735,10 @@ fn frame(templates: &Templates, input: &AskInput<'_>, body: &str, k: usize, base
         k,
         base,
     );
-    let history = if input.history == "fresh" {
+    let history = if input.history == History::Fresh {
         String::new()
     } else {
-        pick_nth(templates.list("history", input.history), k, base)
+        pick_nth(templates.list("history", input.history.as_str()), k, base)
     };
     let mut text = open;
     for part in [history, body.to_owned(), close] {

@@ -44,19 +44,30 @@ pub const STANCES: &[&str] = &[
     crate::Stance::Skeptical.as_str(),
     crate::Stance::Manipulative.as_str(),
 ];
-/// World states.
-pub const WORLD_STATES: &[&str] = &["exists", "missing", "terminal", "several", "someone_else"];
-/// Tool conditions (sampled, not covered).
-pub const TOOL_CONDITIONS: &[&str] = &[
-    "ok",
-    "timeout",
-    "server_error",
-    "rate_limited",
-    "malformed",
-    "empty",
+/// World states: [`crate::WorldState`]'s names, in its order.
+pub const WORLD_STATES: &[&str] = &[
+    crate::WorldState::Exists.as_str(),
+    crate::WorldState::Missing.as_str(),
+    crate::WorldState::Terminal.as_str(),
+    crate::WorldState::Several.as_str(),
+    crate::WorldState::SomeoneElse.as_str(),
 ];
-/// Histories.
-pub const HISTORIES: &[&str] = &["fresh", "returning", "failed_before", "handed_off"];
+/// Tool conditions (sampled, not covered): [`crate::ToolCondition`]'s names.
+pub const TOOL_CONDITIONS: &[&str] = &[
+    crate::ToolCondition::Ok.as_str(),
+    crate::ToolCondition::Timeout.as_str(),
+    crate::ToolCondition::ServerError.as_str(),
+    crate::ToolCondition::RateLimited.as_str(),
+    crate::ToolCondition::Malformed.as_str(),
+    crate::ToolCondition::Empty.as_str(),
+];
+/// Histories: [`crate::History`]'s names, in its order.
+pub const HISTORIES: &[&str] = &[
+    crate::History::Fresh.as_str(),
+    crate::History::Returning.as_str(),
+    crate::History::FailedBefore.as_str(),
+    crate::History::HandedOff.as_str(),
+];
 
 /// The keys `axes` may have: every axis (a pin) and `forbid`.
 pub(crate) fn axes_keys() -> Vec<&'static str> {

@@ -111,7 +111,8 @@ pub use summary::{
 pub use tool::{ToolSpec, arguments_validator, is_date_time};
 pub use unique::{Duplicate, UniqueIds, first_duplicate};
 pub use values::{
-    Arm, ConfirmationKind, GoalKind, Mode, Patience, RepeatPolicy, Stage, Stance, Tier, Vocabulary,
+    Arm, ConfirmationKind, GoalKind, History, Mode, Patience, RepeatPolicy, Stage, Stance, Tier,
+    ToolCondition, Vocabulary, WorldState,
 };
 pub use world_options::{WorldOptions, WorldPatch};
 pub use world_spec::WorldSpec;

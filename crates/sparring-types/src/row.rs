@@ -154,6 +154,35 @@ pub struct Situation {
     pub goal: Option<crate::Goal>,
 }
 
+impl Situation {
+    /// The value of an axis, typed: none when the row does not name it or
+    /// names a value this version does not know (a row from elsewhere).
+    fn axis<T: crate::Vocabulary>(&self, name: &str) -> Option<T> {
+        let value = self.axes.get(name)?;
+        T::ALL.iter().copied().find(|t| t.as_str() == value)
+    }
+
+    /// The `world_state` axis.
+    pub fn world_state(&self) -> Option<crate::WorldState> {
+        self.axis("world_state")
+    }
+
+    /// The `stance` axis.
+    pub fn stance(&self) -> Option<crate::Stance> {
+        self.axis("stance")
+    }
+
+    /// The `history` axis.
+    pub fn history(&self) -> Option<crate::History> {
+        self.axis("history")
+    }
+
+    /// The `tool_condition` axis.
+    pub fn tool_condition(&self) -> Option<crate::ToolCondition> {
+        self.axis("tool_condition")
+    }
+}
+
 /// Who the simulated person is.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Persona {

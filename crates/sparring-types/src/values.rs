@@ -361,6 +361,86 @@ vocabulary!(
 );
 
 vocabulary!(
+    /// The state of the record a situation is about (the `world_state` axis).
+    #[derive(Default)]
+    WorldState, "world state", {
+        /// The person's record, in a state the tool can act on.
+        #[default]
+        Exists => "exists",
+        /// An id no record has.
+        Missing => "missing",
+        /// A record in a status the tool cannot act on (or the rules refuse).
+        Terminal => "terminal",
+        /// The person has several records the ask could mean.
+        Several => "several",
+        /// A record of someone other than the person.
+        SomeoneElse => "someone_else",
+    }
+);
+
+vocabulary!(
+    /// How the situation's tool answers (the `tool_condition` axis): `ok`, or
+    /// the fault scheduled on its first call.
+    #[derive(Default)]
+    ToolCondition, "tool condition", {
+        /// No scheduled fault.
+        #[default]
+        Ok => "ok",
+        /// A timeout.
+        Timeout => "timeout",
+        /// A server error.
+        ServerError => "server_error",
+        /// A rate limit.
+        RateLimited => "rate_limited",
+        /// A malformed answer.
+        Malformed => "malformed",
+        /// An empty answer.
+        Empty => "empty",
+    }
+);
+
+impl ToolCondition {
+    /// The condition a fault is.
+    pub const fn of_fault(kind: crate::FaultKind) -> Self {
+        match kind {
+            crate::FaultKind::Timeout => Self::Timeout,
+            crate::FaultKind::ServerError => Self::ServerError,
+            crate::FaultKind::RateLimited => Self::RateLimited,
+            crate::FaultKind::Malformed => Self::Malformed,
+            crate::FaultKind::Empty => Self::Empty,
+        }
+    }
+
+    /// The fault this condition schedules: none for `ok`.
+    pub const fn fault(self) -> Option<crate::FaultKind> {
+        match self {
+            Self::Ok => None,
+            Self::Timeout => Some(crate::FaultKind::Timeout),
+            Self::ServerError => Some(crate::FaultKind::ServerError),
+            Self::RateLimited => Some(crate::FaultKind::RateLimited),
+            Self::Malformed => Some(crate::FaultKind::Malformed),
+            Self::Empty => Some(crate::FaultKind::Empty),
+        }
+    }
+}
+
+vocabulary!(
+    /// What went before the conversation (the `history` axis).
+    #[derive(Default)]
+    History, "history", {
+        /// A first contact.
+        #[default]
+        Fresh => "fresh",
+        /// The person has been here before.
+        Returning => "returning",
+        /// An earlier attempt failed.
+        FailedBefore => "failed_before",
+        /// Someone handed the person over.
+        HandedOff => "handed_off",
+    }
+);
+
+vocabulary!(
     /// How hard a situation's ask is to read (`situation.tier`).
     Tier, "tier", {
         /// Says what is needed.
