@@ -205,7 +205,7 @@ fn parse_reply(line: &str, id: &str) -> Result<GraderVerdict, ReplyError> {
             "the grader answered id `{got}` while grading `{id}`"
         )));
     }
-    GraderVerdict::from_reply(&value).map_err(ReplyError::Reported)
+    GraderVerdict::from_reply(&value).map_err(|e| ReplyError::Reported(e.to_string()))
 }
 
 impl Grader for CommandGrader {

@@ -166,7 +166,7 @@ impl Grader for PyGrader {
             .map_err(GraderError)?;
             let value: Value = serde_json::from_str(&reply)
                 .map_err(|e| GraderError(format!("the grader's reply is not JSON: {e}")))?;
-            GraderVerdict::from_reply(&value).map_err(GraderError)
+            GraderVerdict::from_reply(&value).map_err(|e| GraderError(e.to_string()))
         })
     }
 
