@@ -178,9 +178,7 @@ pub enum RubricError {
     #[error("no rows to read a policy from; give --rubric FILE")]
     NoRows,
     /// The rows hold this many different system prompts.
-    #[error(
-        "the rows hold {0} different policies, so no one rubric fits them; give --rubric FILE"
-    )]
+    #[error("the rows hold {0} different policies, so no one rubric fits them; give --rubric FILE")]
     SeveralPolicies(usize),
     /// The rows hold no system message.
     #[error("the rows have no system message to read a policy from; give --rubric FILE")]

@@ -110,17 +110,14 @@ impl CommandWorld {
         write_within(&mut running.stdin, line.as_bytes(), self.timeout)
             .await
             .map_err(|e| ExchangeError::unwritten("world", e, self.timeout))?;
+        let read_error = |error| ExchangeError::Read {
+            role: "world",
+            error,
+        };
         let read = async {
             loop {
-                let Some(line) = running
-                    .stdout
-                    .next_line()
-                    .await
-                    .map_err(|error| ExchangeError::Read {
-                        role: "world",
-                        error,
-                    })?
-                else {
+                let next = running.stdout.next_line().await;
+                let Some(line) = next.map_err(read_error)? else {
                     return Err(ExchangeError::Exited {
                         role: "world",
                         status: None,

@@ -381,7 +381,11 @@ mod tests {
             "cannot write to the world: broken pipe"
         );
         assert_eq!(
-            said(ExchangeError::unwritten("grader", WriteError::Timeout, limit)),
+            said(ExchangeError::unwritten(
+                "grader",
+                WriteError::Timeout,
+                limit
+            )),
             "the grader did not read its input for 2.5 s"
         );
         assert_eq!(
@@ -393,7 +397,10 @@ mod tests {
         );
         assert_eq!(
             said(ExchangeError::not_json("grader", &"x".repeat(200))),
-            format!("the grader printed a line that is not JSON: `{}`", "x".repeat(120))
+            format!(
+                "the grader printed a line that is not JSON: `{}`",
+                "x".repeat(120)
+            )
         );
         assert_eq!(
             said(ExchangeError::Timeout {

@@ -206,10 +206,7 @@ fn wire_message(m: &Message) -> Value {
 
 /// Reads a chat-completions reply: the first choice's message and, when
 /// asked, its log-probabilities.
-fn parse_reply(
-    value: &Value,
-    want_logprobs: bool,
-) -> Result<(Message, Option<Value>), ReplyError> {
+fn parse_reply(value: &Value, want_logprobs: bool) -> Result<(Message, Option<Value>), ReplyError> {
     let choice = value
         .get("choices")
         .and_then(Value::as_array)

@@ -125,18 +125,19 @@ impl SingleTurn for PyAgent {
     fn play(&self, ask: Ask, tools: &Tools) -> Result<String, String> {
         let tools = tools.clone();
         let message = ask.message;
-        self.0.call(
-            "agent",
-            "run_agent",
-            move |py| {
-                Ok(vec![
-                    text(py, message)?,
-                    Py::new(py, NativeTools { tools })?.into_any(),
-                ])
-            },
-            ask.rollout.as_ref().map(rollout),
-        )
-        .map_err(|e| e.to_string())
+        self.0
+            .call(
+                "agent",
+                "run_agent",
+                move |py| {
+                    Ok(vec![
+                        text(py, message)?,
+                        Py::new(py, NativeTools { tools })?.into_any(),
+                    ])
+                },
+                ask.rollout.as_ref().map(rollout),
+            )
+            .map_err(|e| e.to_string())
     }
 
     fn describe(&self) -> String {

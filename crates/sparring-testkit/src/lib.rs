@@ -329,7 +329,9 @@ impl Agent for ScriptedJudge {
                     .to_string()
             })
             };
-        Box::pin(async move { reply.map(|text| AgentReply::from(Message::text(Role::Assistant, text))) })
+        Box::pin(
+            async move { reply.map(|text| AgentReply::from(Message::text(Role::Assistant, text))) },
+        )
     }
 
     fn describe(&self) -> String {

@@ -111,8 +111,8 @@ pub use summary::{
 pub use tool::{ToolSpec, arguments_validator, is_date_time};
 pub use unique::{Duplicate, UniqueIds, first_duplicate};
 pub use values::{
-    Arm, ConfirmationKind, GoalKind, Mode, OptionError, Patience, RepeatPolicy, Stage, Stance, Tier,
-    Vocabulary,
+    Arm, ConfirmationKind, GoalKind, Mode, OptionError, Patience, RepeatPolicy, Stage, Stance,
+    Tier, Vocabulary,
 };
 pub use world_options::{WorldOptions, WorldPatch};
 pub use world_spec::WorldSpec;

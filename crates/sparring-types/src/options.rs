@@ -10,9 +10,9 @@
 
 use crate::defaults;
 use crate::values::{
-    AvgTurns, Budget, Concurrency, Effort, MaxTokens, Mode, OptionError, Patience, Phrasings, RepeatPolicy,
-    Repeats, Retries, Rpm, Runs, Share, Situations, Temperature, TimeBudget, Timeout, TopLogprobs,
-    TopP, Turns,
+    AvgTurns, Budget, Concurrency, Effort, MaxTokens, Mode, OptionError, Patience, Phrasings,
+    RepeatPolicy, Repeats, Retries, Rpm, Runs, Share, Situations, Temperature, TimeBudget, Timeout,
+    TopLogprobs, TopP, Turns,
 };
 use crate::world_options::{WorldOptions, WorldPatch};
 use serde::{Deserialize, Serialize};
@@ -750,7 +750,9 @@ mod tests {
             "unknown mode `evl`; did you mean `eval`? (expected `eval`, `rl` or `sft`)"
         );
         assert_eq!(
-            check_choice("kind", "x", &["only"]).unwrap_err().to_string(),
+            check_choice("kind", "x", &["only"])
+                .unwrap_err()
+                .to_string(),
             "unknown kind `x` (expected `only`)"
         );
     }

@@ -115,7 +115,10 @@ mod tests {
         assert!((evaluate("-1.5 + 4").unwrap() - 2.5).abs() < 1e-9);
         assert_eq!(evaluate("1 / 0"), Err(CalcError::DivisionByZero));
         assert_eq!(evaluate("2 +"), Err(CalcError::NotANumber(String::new())));
-        assert_eq!(evaluate("rm -rf"), Err(CalcError::Unexpected("r".to_owned())));
+        assert_eq!(
+            evaluate("rm -rf"),
+            Err(CalcError::Unexpected("r".to_owned()))
+        );
         assert_eq!(evaluate("(1"), Err(CalcError::Unclosed));
         assert_eq!(evaluate(" "), Err(CalcError::Empty));
         assert_eq!(

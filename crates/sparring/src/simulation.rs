@@ -20,8 +20,8 @@ use sparring_io::spec_file::load_spec;
 use sparring_llm::{BackendSpec, Limiter, Sampling};
 use sparring_types::values::Repeats;
 use sparring_types::{
-    Agent, Degraded, Grader, OptionError, OptionsPatch, Row, RowCounter, RowSink, RunSummary, SimulateOptions,
-    Spec, ToolExecutor,
+    Agent, Degraded, Grader, OptionError, OptionsPatch, Row, RowCounter, RowSink, RunSummary,
+    SimulateOptions, Spec, ToolExecutor,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

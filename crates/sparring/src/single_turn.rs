@@ -95,7 +95,6 @@ pub struct RecordedCall {
 
 enum Event {
     Call { tool: String, arguments: Value },
-    /// The function's reply, or its failure as the agent's error.
     Done(Result<String, AgentError>),
 }
 

@@ -208,7 +208,9 @@ enum Miss<'a> {
     #[error("`{}` at message {} changed a record the expected state does not name: {}", .0.name, .0.at, quote(&.0.raw))]
     ChangedUnnamedRecord(&'a Call),
     /// No successful call answered with an expected record.
-    #[error("the world never reported `{entity}` `{id}`: no successful call named it and answered with the record")]
+    #[error(
+        "the world never reported `{entity}` `{id}`: no successful call named it and answered with the record"
+    )]
     NeverReported { entity: &'a str, id: &'a str },
     /// An expected record, as last reported, holds another value (or
     /// none).
@@ -381,7 +383,11 @@ fn ticked(items: &[String], sep: &str) -> String {
         .join(sep)
 }
 
-fn not_found<'a>(goal: &'a Goal, calls: &'a [Call], reply: Option<(usize, &'a str)>) -> Outcome<'a> {
+fn not_found<'a>(
+    goal: &'a Goal,
+    calls: &'a [Call],
+    reply: Option<(usize, &'a str)>,
+) -> Outcome<'a> {
     if let Some(write) = calls.iter().find(|c| c.wrote() && touches(goal, c)) {
         return Err(Miss::ActedOnInvented(write));
     }
