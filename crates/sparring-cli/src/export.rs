@@ -144,7 +144,11 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     let format: Option<Format> = if args.format == "all" {
         None
     } else {
-        Some(args.format.parse().map_err(UsageError)?)
+        Some(
+            args.format
+                .parse::<Format>()
+                .map_err(|e| UsageError(e.to_string()))?,
+        )
     };
     let mut settings = args.cut.settings(args.holdout_fraction)?;
     settings.inline_trace = args.inline_trace;

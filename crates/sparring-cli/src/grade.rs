@@ -79,7 +79,10 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 pub(crate) fn grade(args: &GradeArgs) -> Result<ExitCode> {
-    let combine: Combine = args.combine.parse().map_err(usage)?;
+    let combine = args
+        .combine
+        .parse::<Combine>()
+        .map_err(|e| usage(e.to_string()))?;
     let settings = GradeSettings {
         conduct: !args.no_conduct,
         grader: args.grader.clone(),

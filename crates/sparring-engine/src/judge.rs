@@ -23,7 +23,7 @@ use crate::grade::CHECKS;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sparring_types::hash::{canonical_json, sha256_hex};
-use sparring_types::{Agent, AgentRequest, Message, Role};
+use sparring_types::{Agent, AgentError, AgentRequest, Message, Role};
 use std::sync::Arc;
 
 /// Failure classes a judge may name, besides the conduct checks' names.
@@ -117,9 +117,77 @@ pub struct JudgeVerdict {
 #[derive(Clone, Debug, PartialEq)]
 pub struct JudgeOutcome {
     /// The verdict, or the error that left the row ungraded.
-    pub verdict: Result<JudgeVerdict, String>,
+    pub verdict: Result<JudgeVerdict, JudgeError>,
     /// `judge_meta` for the row.
     pub meta: Value,
+}
+
+/// Why judging a conversation gave no verdict (the row stays ungraded).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum JudgeError {
+    /// The request failed.
+    #[error("the judge failed: {0}")]
+    Failed(AgentError),
+    /// No reply parsed, the retries spent.
+    #[error("the judge's verdict did not parse after {attempts} attempts: {reason}")]
+    Unparsed {
+        /// Replies asked for.
+        attempts: u32,
+        /// Why the last did not parse.
+        reason: VerdictError,
+    },
+}
+
+/// Why a judge's reply is not a verdict ([`parse_verdict`]); the judge is
+/// asked again with the message.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum VerdictError {
+    /// The reply holds no JSON object, as the reply reader words it.
+    #[error("{0}")]
+    NotJson(String),
+    /// The score (`score`) or probability (`probability`) is missing or
+    /// not a number.
+    #[error("`{key}` is missing or not a number")]
+    NoNumber {
+        /// The key the judge kind reads.
+        key: &'static str,
+    },
+    /// The score or probability lies outside 0..=1.
+    #[error("`{key}` {value} is outside 0..=1")]
+    OutOfRange {
+        /// The key the judge kind reads.
+        key: &'static str,
+        /// The number given.
+        value: f64,
+    },
+    /// A failure class outside the vocabulary.
+    #[error("`failure_class` `{0}` is not one of the classes")]
+    UnknownClass(String),
+    /// A failure class that is not text.
+    #[error("`failure_class` is not a string")]
+    ClassNotText,
+}
+
+/// Why the rows' own policy gives no rubric ([`policy_rubric`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RubricError {
+    /// No rows at all.
+    #[error("no rows to read a policy from; give --rubric FILE")]
+    NoRows,
+    /// The rows hold this many different system prompts.
+    #[error("the rows hold {0} different policies, so no one rubric fits them; give --rubric FILE")]
+    SeveralPolicies(usize),
+    /// The rows hold no system message.
+    #[error("the rows have no system message to read a policy from; give --rubric FILE")]
+    NoSystemMessage,
+    /// Every rule of the policy has a deterministic check.
+    #[error(
+        "the rows' policy has no rule for the judge (every rule has a deterministic check); give --rubric FILE"
+    )]
+    NoJudgeRule,
 }
 
 /// An LLM judge over an [`Agent`] backend.
@@ -219,7 +287,7 @@ impl Judge {
             };
             let reply = match self.backend.respond(request).await {
                 Ok(reply) => reply.message,
-                Err(e) => break Err(format!("the judge failed: {e}")),
+                Err(e) => break Err(JudgeError::Failed(e)),
             };
             match parse_verdict(reply.content_str(), &self.settings) {
                 Ok(v) => break Ok(v),
@@ -233,11 +301,11 @@ impl Judge {
                         ),
                     ));
                 }
-                Err(why) => {
-                    break Err(format!(
-                        "the judge's verdict did not parse after {} attempts: {why}",
-                        attempt + 1
-                    ));
+                Err(reason) => {
+                    break Err(JudgeError::Unparsed {
+                        attempts: attempt + 1,
+                        reason,
+                    });
                 }
             }
         };
@@ -264,7 +332,7 @@ impl Judge {
 ///
 /// When the rows hold no system message, hold several different policies,
 /// or their policy has no `judge` rule; the message says to give a rubric.
-pub fn policy_rubric(rows: &[sparring_types::Row]) -> Result<String, String> {
+pub fn policy_rubric(rows: &[sparring_types::Row]) -> Result<String, RubricError> {
     let mut seen: Vec<&sparring_types::Row> = Vec::new();
     for row in rows {
         let prompt = |r: &sparring_types::Row| {
@@ -281,24 +349,17 @@ pub fn policy_rubric(rows: &[sparring_types::Row]) -> Result<String, String> {
     }
     let [row] = seen.as_slice() else {
         return Err(if seen.is_empty() {
-            "no rows to read a policy from; give --rubric FILE".to_owned()
+            RubricError::NoRows
         } else {
-            format!(
-                "the rows hold {} different policies, so no one rubric fits them; give --rubric FILE",
-                seen.len()
-            )
+            RubricError::SeveralPolicies(seen.len())
         });
     };
     if !row.messages.iter().any(|m| m.role == Role::System) {
-        return Err(
-            "the rows have no system message to read a policy from; give --rubric FILE".to_owned(),
-        );
+        return Err(RubricError::NoSystemMessage);
     }
     sparring_reading::policy::Policy::of_conversation(&row.messages, &row.tools)
         .judge_rubric()
-        .ok_or_else(|| {
-            "the rows' policy has no rule for the judge (every rule has a deterministic check); give --rubric FILE".to_owned()
-        })
+        .ok_or(RubricError::NoJudgeRule)
 }
 
 /// SHA-256 over the canonical JSON `{"rubric": text, "settings": settings}`.
@@ -310,8 +371,8 @@ pub fn rubric_hash(rubric: &str, settings: &JudgeSettings) -> String {
 /// Parses a judge's reply: the first JSON object in it (code fences and
 /// words around it are tolerated), with a score or probability in 0..=1 and
 /// a failure class from the vocabulary.
-pub fn parse_verdict(text: &str, settings: &JudgeSettings) -> Result<JudgeVerdict, String> {
-    let value = sparring_reading::text::json_object(text)?;
+pub fn parse_verdict(text: &str, settings: &JudgeSettings) -> Result<JudgeVerdict, VerdictError> {
+    let value = sparring_reading::text::json_object(text).map_err(VerdictError::NotJson)?;
     let key = match settings.kind {
         JudgeKind::Score => "score",
         JudgeKind::Decision => "probability",
@@ -319,9 +380,9 @@ pub fn parse_verdict(text: &str, settings: &JudgeSettings) -> Result<JudgeVerdic
     let number = value
         .get(key)
         .and_then(Value::as_f64)
-        .ok_or_else(|| format!("`{key}` is missing or not a number"))?;
+        .ok_or(VerdictError::NoNumber { key })?;
     if !(0.0..=1.0).contains(&number) {
-        return Err(format!("`{key}` {number} is outside 0..=1"));
+        return Err(VerdictError::OutOfRange { key, value: number });
     }
     let reason = value
         .get("reason")
@@ -335,10 +396,10 @@ pub fn parse_verdict(text: &str, settings: &JudgeSettings) -> Result<JudgeVerdic
             if CHECKS.contains(&s.as_str()) || JUDGE_CLASSES.contains(&s.as_str()) {
                 Some(s.clone())
             } else {
-                return Err(format!("`failure_class` `{s}` is not one of the classes"));
+                return Err(VerdictError::UnknownClass(s.clone()));
             }
         }
-        Some(_) => return Err("`failure_class` is not a string".to_owned()),
+        Some(_) => return Err(VerdictError::ClassNotText),
     };
     let (reward, unsure) = match settings.kind {
         JudgeKind::Score => (number, false),
@@ -371,9 +432,23 @@ mod tests {
         .unwrap();
         assert_eq!(v.reward, 0.0);
         assert_eq!(v.failure_class.as_deref(), Some("claimed_without_call"));
-        assert!(parse_verdict("I think it passes", &s).is_err());
-        assert!(parse_verdict("{\"score\": 2}", &s).is_err());
-        assert!(parse_verdict("{\"score\": 1, \"failure_class\": \"vibes\"}", &s).is_err());
+        assert!(matches!(
+            parse_verdict("I think it passes", &s),
+            Err(VerdictError::NotJson(_))
+        ));
+        let err = parse_verdict("{\"score\": 2}", &s).unwrap_err();
+        assert_eq!(
+            err,
+            VerdictError::OutOfRange {
+                key: "score",
+                value: 2.0
+            }
+        );
+        assert_eq!(err.to_string(), "`score` 2 is outside 0..=1");
+        assert_eq!(
+            parse_verdict("{\"score\": 1, \"failure_class\": \"vibes\"}", &s),
+            Err(VerdictError::UnknownClass("vibes".to_owned()))
+        );
         let d = JudgeSettings {
             kind: JudgeKind::Decision,
             ..JudgeSettings::default()
@@ -384,7 +459,10 @@ mod tests {
         assert!(v.unsure && v.reward == 0.0);
         let v = parse_verdict("{\"probability\": 0.39}", &d).unwrap();
         assert!(!v.unsure);
-        assert!(parse_verdict("{\"score\": 1}", &d).is_err());
+        assert_eq!(
+            parse_verdict("{\"score\": 1}", &d),
+            Err(VerdictError::NoNumber { key: "probability" })
+        );
     }
 
     #[test]

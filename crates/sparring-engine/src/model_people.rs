@@ -34,7 +34,7 @@ use crate::axes::Axes;
 use crate::plan::{Plan, Task};
 use crate::writer::Templates;
 use serde_json::Value;
-use sparring_types::{Agent, AgentRequest, Message, Role, Spec};
+use sparring_types::{Agent, AgentError, AgentRequest, Message, Role, Spec};
 use sparring_world::Operation;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -257,30 +257,69 @@ pub fn writer_prompt(
     ]
 }
 
+/// Why a writer's reply gives no phrasings ([`parse_phrasings`]); the
+/// writer is asked again with the message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PhrasingsError {
+    /// The reply holds no JSON object, as the reply reader words it.
+    #[error("{0}")]
+    NotJson(String),
+    /// No `phrasings` list.
+    #[error("`phrasings` is missing or not a list")]
+    NoList,
+    /// An item of the list is not text.
+    #[error("a phrasing is not a string")]
+    NotText,
+    /// A phrasing longer than `max` characters.
+    #[error("a phrasing is longer than {max} characters")]
+    TooLong {
+        /// The most characters accepted ([`MAX_TEXT_CHARS`]).
+        max: usize,
+    },
+    /// Fewer distinct phrasings than asked for.
+    #[error("{got} distinct phrasing(s), {wanted} asked for")]
+    TooFew {
+        /// Distinct phrasings in the reply.
+        got: usize,
+        /// Phrasings asked for.
+        wanted: usize,
+    },
+    /// A phrasing names ids the person was not given.
+    #[error("a phrasing names `{}`, which the person was not given", .0.join("`, `"))]
+    Invented(Vec<String>),
+    /// A phrasing leaves out the id the person must give.
+    #[error("a phrasing leaves out the id `{0}`")]
+    LeavesOutId(String),
+}
+
 /// Checks a writer's reply and returns `n` phrasings.
-pub fn parse_phrasings(text: &str, task: &Task, n: usize) -> Result<Vec<String>, String> {
-    let value = sparring_reading::text::json_object(text)?;
+pub fn parse_phrasings(text: &str, task: &Task, n: usize) -> Result<Vec<String>, PhrasingsError> {
+    let value = sparring_reading::text::json_object(text).map_err(PhrasingsError::NotJson)?;
     let list = value
         .get("phrasings")
         .and_then(Value::as_array)
-        .ok_or("`phrasings` is missing or not a list")?;
+        .ok_or(PhrasingsError::NoList)?;
     let mut out: Vec<String> = Vec::new();
     for item in list {
         let Some(t) = item.as_str().map(str::trim) else {
-            return Err("a phrasing is not a string".to_owned());
+            return Err(PhrasingsError::NotText);
         };
         if t.is_empty() || out.iter().any(|o| o == t) {
             continue;
         }
         if t.chars().count() > MAX_TEXT_CHARS {
-            return Err(format!(
-                "a phrasing is longer than {MAX_TEXT_CHARS} characters"
-            ));
+            return Err(PhrasingsError::TooLong {
+                max: MAX_TEXT_CHARS,
+            });
         }
         out.push(t.to_owned());
     }
     if out.len() < n {
-        return Err(format!("{} distinct phrasing(s), {n} asked for", out.len()));
+        return Err(PhrasingsError::TooFew {
+            got: out.len(),
+            wanted: n,
+        });
     }
     out.truncate(n);
     let known: Vec<&str> = task
@@ -294,19 +333,33 @@ pub fn parse_phrasings(text: &str, task: &Task, n: usize) -> Result<Vec<String>,
     for p in &out {
         let invented = unknown_ids(p, &known);
         if !invented.is_empty() {
-            return Err(format!(
-                "a phrasing names `{}`, which the person was not given",
-                invented.join("`, `")
-            ));
+            return Err(PhrasingsError::Invented(invented));
         }
         if task.situation.tier != sparring_types::Tier::Ambiguous
             && let Some((_, id)) = &task.facts.id
             && !contains_id(p, id)
         {
-            return Err(format!("a phrasing leaves out the id `{id}`"));
+            return Err(PhrasingsError::LeavesOutId(id.clone()));
         }
     }
     Ok(out)
+}
+
+/// Why the writer gave no phrasings for a situation (it keeps the template
+/// phrasings; the message goes to the writer's report).
+#[derive(Debug, thiserror::Error)]
+enum WriterError {
+    /// The request failed.
+    #[error("the writer failed: {0}")]
+    Failed(AgentError),
+    /// No reply parsed, the retries spent.
+    #[error("the writer's reply was unusable after {attempts} attempts: {reason}")]
+    Unusable {
+        /// Replies asked for.
+        attempts: u32,
+        /// Why the last could not be used.
+        reason: PhrasingsError,
+    },
 }
 
 /// Asks the writer for one situation's phrasings, with one retry.
@@ -316,7 +369,7 @@ async fn write_one(
     task: &Task,
     n: usize,
     id: &str,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, WriterError> {
     let no_tools = Arc::new(Vec::new());
     let mut attempt = 0;
     loop {
@@ -327,7 +380,7 @@ async fn write_one(
                 tools: Arc::clone(&no_tools),
             })
             .await
-            .map_err(|e| format!("the writer failed: {e}"))?;
+            .map_err(WriterError::Failed)?;
         match parse_phrasings(reply.message.content_str(), task, n) {
             Ok(p) => return Ok(p),
             Err(why) if attempt < WRITER_RETRIES => {
@@ -338,11 +391,11 @@ async fn write_one(
                     format!("That answer cannot be used: {why}. Answer with the JSON object only."),
                 ));
             }
-            Err(why) => {
-                return Err(format!(
-                    "the writer's reply was unusable after {} attempts: {why}",
-                    attempt + 1
-                ));
+            Err(reason) => {
+                return Err(WriterError::Unusable {
+                    attempts: attempt + 1,
+                    reason,
+                });
             }
         }
     }
@@ -467,7 +520,7 @@ pub async fn write_asks(
                 Err(e) => {
                     failures += 1;
                     report.fallbacks += 1;
-                    keep_error(&mut report.errors, e);
+                    keep_error(&mut report.errors, e.to_string());
                 }
             }
         }
@@ -507,6 +560,28 @@ async fn futures_join<F: std::future::Future>(futures: impl Iterator<Item = F>) 
     })
     .await;
     out.into_iter().flatten().collect()
+}
+
+/// Why the person model's answer cannot be used (the template person's
+/// words stand; the message goes to the row's `person_errors`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PersonError {
+    /// The request failed.
+    #[error("the person model failed: {0}")]
+    Failed(AgentError),
+    /// Nothing but quotes and whitespace.
+    #[error("the person model gave an empty answer")]
+    Empty,
+    /// An answer longer than `max` characters.
+    #[error("the person model's answer is longer than {max} characters")]
+    TooLong {
+        /// The most characters accepted ([`MAX_TEXT_CHARS`]).
+        max: usize,
+    },
+    /// The answer names ids the person could not know.
+    #[error("the person model named `{}`, which the person could not know", .0.join("`, `"))]
+    Invented(Vec<String>),
 }
 
 /// A person played by a model.
@@ -580,7 +655,7 @@ impl ModelPerson {
         task: &Task,
         conversation: &[Message],
         id: &str,
-    ) -> Result<String, String> {
+    ) -> Result<String, PersonError> {
         let reply = self
             .backend
             .respond(AgentRequest {
@@ -589,7 +664,7 @@ impl ModelPerson {
                 tools: Arc::new(Vec::new()),
             })
             .await
-            .map_err(|e| format!("the person model failed: {e}"))?;
+            .map_err(PersonError::Failed)?;
         let text = reply
             .message
             .content_str()
@@ -598,22 +673,19 @@ impl ModelPerson {
             .trim()
             .to_owned();
         if text.is_empty() {
-            return Err("the person model gave an empty answer".to_owned());
+            return Err(PersonError::Empty);
         }
         if text.chars().count() > MAX_TEXT_CHARS {
-            return Err(format!(
-                "the person model's answer is longer than {MAX_TEXT_CHARS} characters"
-            ));
+            return Err(PersonError::TooLong {
+                max: MAX_TEXT_CHARS,
+            });
         }
         let mut allowed: Vec<&str> = task.facts.known.values().map(String::as_str).collect();
         allowed.extend(task.facts.wants.iter().map(|(_, v)| v.as_str()));
         allowed.extend(conversation.iter().map(Message::content_str));
         let invented = unknown_ids(&text, &allowed);
         if !invented.is_empty() {
-            return Err(format!(
-                "the person model named `{}`, which the person could not know",
-                invented.join("`, `")
-            ));
+            return Err(PersonError::Invented(invented));
         }
         Ok(text)
     }

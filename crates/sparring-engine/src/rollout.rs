@@ -307,7 +307,7 @@ impl<'a> Rollout<'a> {
                             Ok(said) => said,
                             Err(e) => {
                                 self.person_fallbacks += 1;
-                                keep_error(&mut self.person_errors, e);
+                                keep_error(&mut self.person_errors, e.to_string());
                                 text
                             }
                         }

@@ -40,16 +40,23 @@ impl Combine {
 }
 
 impl std::str::FromStr for Combine {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = CombineError;
+    fn from_str(s: &str) -> Result<Self, CombineError> {
         match s {
             "last" => Ok(Self::Last),
             "all" => Ok(Self::All),
-            other => Err(format!(
-                "--combine `{other}` is not a way to combine stages; expected `last` or `all`"
-            )),
+            other => Err(CombineError::Unknown(other.to_owned())),
         }
     }
+}
+
+/// Why a name is not a [`Combine`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CombineError {
+    /// Neither `last` nor `all`.
+    #[error("--combine `{0}` is not a way to combine stages; expected `last` or `all`")]
+    Unknown(String),
 }
 
 /// Whether a later stage passed a row an earlier stage failed: the row's
@@ -262,7 +269,7 @@ pub async fn grade_row_under(
                 reward: None,
                 reason: None,
                 failure_class: None,
-                error: Some(e),
+                error: Some(e.to_string()),
             },
         });
     }

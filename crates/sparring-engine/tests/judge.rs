@@ -9,7 +9,7 @@
 )]
 
 use sparring_engine::grade::conduct;
-use sparring_engine::judge::{Judge, JudgeKind, JudgeSettings, rubric_hash};
+use sparring_engine::judge::{Judge, JudgeKind, JudgeSettings, RubricError, rubric_hash};
 use sparring_engine::run::{Progress, RunConfig, run};
 use sparring_engine::stages::{Combine, Stages, grade_row, overturned};
 use sparring_engine::trust::{TrustOptions, judge_trust};
@@ -375,11 +375,9 @@ async fn without_a_rubric_the_judge_grades_against_the_policys_judge_rules() {
     // checked rules has none.
     let mut mixed = rows.clone();
     mixed.extend(changed);
-    assert!(
-        sparring_engine::judge::policy_rubric(&mixed)
-            .unwrap_err()
-            .contains("2 different policies")
-    );
+    let err = sparring_engine::judge::policy_rubric(&mixed).unwrap_err();
+    assert_eq!(err, RubricError::SeveralPolicies(2));
+    assert!(err.to_string().contains("2 different policies"), "{err}");
     let mut checked = rows.clone();
     for r in &mut checked {
         r.messages[0] = Message::text(
@@ -387,9 +385,7 @@ async fn without_a_rubric_the_judge_grades_against_the_policys_judge_rules() {
             "Confirm with the customer before issuing a refund.",
         );
     }
-    assert!(
-        sparring_engine::judge::policy_rubric(&checked)
-            .unwrap_err()
-            .contains("no rule for the judge")
-    );
+    let err = sparring_engine::judge::policy_rubric(&checked).unwrap_err();
+    assert_eq!(err, RubricError::NoJudgeRule);
+    assert!(err.to_string().contains("no rule for the judge"), "{err}");
 }

@@ -149,7 +149,9 @@ fn modes_set_their_counts_and_explicit_options_win() {
     let err = OptionsPatch::from_value(&serde_json::json!({"repeat_polcy": "fixed"})).unwrap_err();
     assert!(err.1.contains("did you mean `repeat_policy`"), "{}", err.1);
     let lonely = OptionsPatch::from_value(&serde_json::json!({"unique_situations": true})).unwrap();
-    assert!(lonely.check().unwrap_err().contains("needs `budget`"));
+    let err = lonely.check().unwrap_err();
+    assert_eq!(err, sparring_types::OptionError::EndlessUniqueSituations);
+    assert!(err.to_string().contains("needs `budget`"), "{err}");
 }
 
 #[tokio::test]

@@ -328,14 +328,14 @@ impl CommandAgent {
     }
 
     /// The running process, or a new one when it died.
-    async fn live(&self) -> Result<Arc<Process>, String> {
+    async fn live(&self) -> Result<Arc<Process>, Error> {
         let mut current = self.current.lock().await;
         if let Some(p) = current.as_ref()
             && p.alive.load(Ordering::SeqCst)
         {
             return Ok(Arc::clone(p));
         }
-        let process = self.spawn().map_err(|e| e.to_string())?;
+        let process = self.spawn()?;
         *current = Some(Arc::clone(&process));
         Ok(process)
     }
@@ -346,7 +346,7 @@ impl CommandAgent {
         let deadline = Instant::now() + self.timeout;
         let secs = self.timeout.as_secs_f64();
         let (process, mut rx) = loop {
-            let process = self.live().await.map_err(Fault::Own)?;
+            let process = self.live().await.map_err(|e| Fault::Own(e.to_string()))?;
             let (tx, rx) = oneshot::channel();
             let sent =
                 tokio::time::timeout_at(deadline, send(&process, id, line, tx, deadline, secs))

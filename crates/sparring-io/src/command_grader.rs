@@ -15,9 +15,9 @@
 
 use crate::Error;
 use crate::defaults::{GRADE_CONCURRENCY, GRADE_FAIL_FAST_ROWS};
-use crate::subprocess::{CommandLine, Group, StderrTo, WriteError, write_within};
+use crate::subprocess::{CommandLine, ExchangeError, Group, StderrTo, write_within};
 use serde_json::{Value, json};
-use sparring_types::{BoxFuture, Grader, GraderError, GraderVerdict, Row};
+use sparring_types::{BoxFuture, Grader, GraderError, GraderReplyError, GraderVerdict, Row};
 use std::sync::Mutex;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
@@ -119,18 +119,21 @@ impl CommandGrader {
             {
                 Ok(Ok(reply)) => reply,
                 // The process is dropped here: it and its group are killed.
-                Ok(Err(e)) => return Err(GraderError(e)),
+                Ok(Err(e)) => return Err(GraderError(e.to_string())),
                 Err(_) => {
-                    return Err(GraderError(format!(
-                        "the grader did not answer within {} s",
-                        self.timeout.as_secs_f64()
-                    )));
+                    let e = ExchangeError::Timeout {
+                        role: "grader",
+                        limit: self.timeout,
+                    };
+                    return Err(GraderError(e.to_string()));
                 }
             };
         let verdict = match parse_reply(&reply, &row.row_id) {
             Ok(v) => Ok(v),
-            Err(ReplyError::Protocol(e)) => return Err(GraderError(e)),
-            Err(ReplyError::Reported(e)) => Err(GraderError(e)),
+            Err(e @ (ReplyError::Protocol(_) | ReplyError::OtherId { .. })) => {
+                return Err(GraderError(e.to_string()));
+            }
+            Err(e @ ReplyError::Reported(_)) => Err(GraderError(e.to_string())),
         };
         if let Ok(mut idle) = self.idle.lock() {
             idle.push(process);
@@ -140,43 +143,41 @@ impl CommandGrader {
 }
 
 /// Writes one row and reads one reply line.
-async fn exchange(process: &mut Process, line: &str, limit: Duration) -> Result<String, String> {
-    match write_within(&mut process.stdin, line.as_bytes(), limit).await {
-        Ok(()) => {}
-        Err(WriteError::Io(e)) => return Err(format!("cannot write to the grader: {e}")),
-        Err(WriteError::Timeout) => {
-            return Err(format!(
-                "the grader did not read its input for {} s",
-                limit.as_secs_f64()
-            ));
-        }
-    }
+async fn exchange(
+    process: &mut Process,
+    line: &str,
+    limit: Duration,
+) -> Result<String, ExchangeError> {
+    write_within(&mut process.stdin, line.as_bytes(), limit)
+        .await
+        .map_err(|e| ExchangeError::unwritten("grader", e, limit))?;
     let mut bytes = Vec::new();
     loop {
         bytes.clear();
         match process.stdout.read_until(b'\n', &mut bytes).await {
             Ok(0) => {
-                let status = process
-                    .child
-                    .try_wait()
-                    .ok()
-                    .flatten()
-                    .map(|s| format!(" ({s})"))
-                    .unwrap_or_default();
-                return Err(format!("the grader process exited{status}"));
+                return Err(ExchangeError::Exited {
+                    role: "grader",
+                    status: process.child.try_wait().ok().flatten(),
+                });
             }
             Ok(_) => {}
-            Err(e) => return Err(format!("cannot read the grader: {e}")),
+            Err(error) => {
+                return Err(ExchangeError::Read {
+                    role: "grader",
+                    error,
+                });
+            }
         }
         let Ok(text) = std::str::from_utf8(&bytes) else {
-            let shown: String = String::from_utf8_lossy(&bytes)
-                .trim()
-                .chars()
-                .take(120)
-                .collect();
-            return Err(format!(
-                "the grader printed a line that is not UTF-8: `{shown}`"
-            ));
+            return Err(ExchangeError::NotUtf8 {
+                role: "grader",
+                shown: String::from_utf8_lossy(&bytes)
+                    .trim()
+                    .chars()
+                    .take(120)
+                    .collect(),
+            });
         };
         if !text.trim().is_empty() {
             return Ok(text.trim_end_matches(['\n', '\r']).to_owned());
@@ -184,28 +185,32 @@ async fn exchange(process: &mut Process, line: &str, limit: Duration) -> Result<
     }
 }
 
+#[derive(Debug, thiserror::Error)]
 enum ReplyError {
     /// The grader broke the protocol; its process is replaced.
-    Protocol(String),
-    /// The grader said it could not grade this row.
-    Reported(String),
+    #[error(transparent)]
+    Protocol(#[from] ExchangeError),
+    /// The grader answered another row's id.
+    #[error("the grader answered id `{got}` while grading `{id}`")]
+    OtherId { got: String, id: String },
+    /// The grader's reply is not a verdict, or says it could not grade
+    /// this row.
+    #[error(transparent)]
+    Reported(#[from] GraderReplyError),
 }
 
 fn parse_reply(line: &str, id: &str) -> Result<GraderVerdict, ReplyError> {
-    let shown: String = line.chars().take(120).collect();
-    let value: Value = serde_json::from_str(line).map_err(|_| {
-        ReplyError::Protocol(format!(
-            "the grader printed a line that is not JSON: `{shown}`"
-        ))
-    })?;
+    let value: Value =
+        serde_json::from_str(line).map_err(|_| ExchangeError::not_json("grader", line))?;
     if let Some(got) = value.get("id").and_then(Value::as_str)
         && got != id
     {
-        return Err(ReplyError::Protocol(format!(
-            "the grader answered id `{got}` while grading `{id}`"
-        )));
+        return Err(ReplyError::OtherId {
+            got: got.to_owned(),
+            id: id.to_owned(),
+        });
     }
-    GraderVerdict::from_reply(&value).map_err(ReplyError::Reported)
+    Ok(GraderVerdict::from_reply(&value)?)
 }
 
 impl Grader for CommandGrader {

@@ -11,7 +11,7 @@
 
 use crate::Error;
 use crate::log::RunLog;
-use crate::subprocess::{CommandLine, Group, StderrTo, WriteError, write_within};
+use crate::subprocess::{CommandLine, ExchangeError, Group, StderrTo, write_within};
 use serde_json::{Value, json};
 use sparring_types::{BoxFuture, ExecuteError, ExecuteRequest, ToolExecutor};
 use std::time::Duration;
@@ -80,7 +80,7 @@ impl CommandWorld {
         }
         let result = match current.as_mut() {
             Some(running) => self.exchange(running, &request).await,
-            None => Err("the world process is not running".to_owned()),
+            None => Err(ExchangeError::NotRunning { role: "world" }),
         };
         if let Err(reason) = &result {
             // Whatever went wrong, the next call gets a fresh process.
@@ -91,14 +91,14 @@ impl CommandWorld {
                 log.line(&format!("world: {reason}; restarting it"));
             }
         }
-        result.map_err(ExecuteError)
+        result.map_err(|e| ExecuteError(e.to_string()))
     }
 
     async fn exchange(
         &self,
         running: &mut Running,
         request: &ExecuteRequest,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ExchangeError> {
         let mut line = json!({
             "id": request.id,
             "tool": request.tool,
@@ -107,32 +107,27 @@ impl CommandWorld {
         })
         .to_string();
         line.push('\n');
-        match write_within(&mut running.stdin, line.as_bytes(), self.timeout).await {
-            Ok(()) => {}
-            Err(WriteError::Io(e)) => return Err(format!("cannot write to the world: {e}")),
-            Err(WriteError::Timeout) => {
-                return Err(format!(
-                    "the world did not read its input for {} s",
-                    self.timeout.as_secs_f64()
-                ));
-            }
-        }
+        write_within(&mut running.stdin, line.as_bytes(), self.timeout)
+            .await
+            .map_err(|e| ExchangeError::unwritten("world", e, self.timeout))?;
+        let read_error = |error| ExchangeError::Read {
+            role: "world",
+            error,
+        };
         let read = async {
             loop {
-                let Some(line) = running
-                    .stdout
-                    .next_line()
-                    .await
-                    .map_err(|e| format!("cannot read the world: {e}"))?
-                else {
-                    return Err("the world process exited".to_owned());
+                let next = running.stdout.next_line().await;
+                let Some(line) = next.map_err(read_error)? else {
+                    return Err(ExchangeError::Exited {
+                        role: "world",
+                        status: None,
+                    });
                 };
                 if line.trim().is_empty() {
                     continue;
                 }
-                let shown: String = line.chars().take(120).collect();
                 let value: Value = serde_json::from_str(&line)
-                    .map_err(|_| format!("the world printed a line that is not JSON: `{shown}`"))?;
+                    .map_err(|_| ExchangeError::not_json("world", &line))?;
                 if value.get("id").and_then(Value::as_str) != Some(request.id.as_str()) {
                     // A late answer to an earlier call that timed out.
                     continue;
@@ -142,10 +137,10 @@ impl CommandWorld {
         };
         match tokio::time::timeout(self.timeout, read).await {
             Ok(result) => result,
-            Err(_) => Err(format!(
-                "the world did not answer within {} s",
-                self.timeout.as_secs_f64()
-            )),
+            Err(_) => Err(ExchangeError::Timeout {
+                role: "world",
+                limit: self.timeout,
+            }),
         }
     }
 }

@@ -170,6 +170,65 @@ pub(crate) enum WriteError {
     Io(String),
 }
 
+/// Why a command hook (the caller's world, a grader) gave no usable answer
+/// to one request; its process is replaced. `role` names the hook in the
+/// message (`world`, `grader`).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ExchangeError {
+    /// The pipe broke while writing the request.
+    #[error("cannot write to the {role}: {message}")]
+    Write {
+        role: &'static str,
+        /// What went wrong, lowercase.
+        message: String,
+    },
+    /// The process did not read its input within `limit`.
+    #[error("the {role} did not read its input for {} s", .limit.as_secs_f64())]
+    Unread { role: &'static str, limit: Duration },
+    /// Its output could not be read.
+    #[error("cannot read the {role}: {error}")]
+    Read {
+        role: &'static str,
+        error: std::io::Error,
+    },
+    /// The process exited, with its status when it is known.
+    #[error("the {role} process exited{}", .status.map(|s| format!(" ({s})")).unwrap_or_default())]
+    Exited {
+        role: &'static str,
+        status: Option<std::process::ExitStatus>,
+    },
+    /// No process to ask.
+    #[error("the {role} process is not running")]
+    NotRunning { role: &'static str },
+    /// A line that is not UTF-8: its first 120 characters, lossily.
+    #[error("the {role} printed a line that is not UTF-8: `{shown}`")]
+    NotUtf8 { role: &'static str, shown: String },
+    /// A line that is not JSON: its first 120 characters.
+    #[error("the {role} printed a line that is not JSON: `{shown}`")]
+    NotJson { role: &'static str, shown: String },
+    /// No answer within `limit`.
+    #[error("the {role} did not answer within {} s", .limit.as_secs_f64())]
+    Timeout { role: &'static str, limit: Duration },
+}
+
+impl ExchangeError {
+    /// The error of a request `role` could not be given within `limit`.
+    pub(crate) fn unwritten(role: &'static str, e: WriteError, limit: Duration) -> Self {
+        match e {
+            WriteError::Io(message) => Self::Write { role, message },
+            WriteError::Timeout => Self::Unread { role, limit },
+        }
+    }
+
+    /// The error of a line `role` printed that is not JSON.
+    pub(crate) fn not_json(role: &'static str, line: &str) -> Self {
+        Self::NotJson {
+            role,
+            shown: line.chars().take(120).collect(),
+        }
+    }
+}
+
 /// Writes `line` and flushes it, within `limit`: a process that stops
 /// reading must not block sparring for ever.
 pub(crate) async fn write_within(
@@ -305,8 +364,56 @@ impl CommandLine {
 
 #[cfg(test)]
 mod tests {
-    use super::{CommandLine, StderrTo};
+    use super::{CommandLine, ExchangeError, StderrTo, WriteError};
     use crate::log::RunLog;
+    use std::time::Duration;
+
+    #[test]
+    fn a_failed_exchange_says_what_and_with_whom() {
+        let limit = Duration::from_millis(2500);
+        let said = |e: ExchangeError| e.to_string();
+        assert_eq!(
+            said(ExchangeError::unwritten(
+                "world",
+                WriteError::Io("broken pipe".to_owned()),
+                limit
+            )),
+            "cannot write to the world: broken pipe"
+        );
+        assert_eq!(
+            said(ExchangeError::unwritten(
+                "grader",
+                WriteError::Timeout,
+                limit
+            )),
+            "the grader did not read its input for 2.5 s"
+        );
+        assert_eq!(
+            said(ExchangeError::Exited {
+                role: "world",
+                status: None
+            }),
+            "the world process exited"
+        );
+        assert_eq!(
+            said(ExchangeError::not_json("grader", &"x".repeat(200))),
+            format!(
+                "the grader printed a line that is not JSON: `{}`",
+                "x".repeat(120)
+            )
+        );
+        assert_eq!(
+            said(ExchangeError::Timeout {
+                role: "world",
+                limit
+            }),
+            "the world did not answer within 2.5 s"
+        );
+        assert_eq!(
+            said(ExchangeError::NotRunning { role: "world" }),
+            "the world process is not running"
+        );
+    }
 
     #[test]
     fn command_lines_split_and_redact() {

@@ -24,7 +24,7 @@
 //! without it ([`crate::settings`]).
 
 use crate::backend::Resolved;
-use crate::client::ModelClient;
+use crate::client::{ModelClient, ReplyError};
 use crate::defaults;
 use crate::settings::{ANTHROPIC_ADJUSTABLE, BackendOptions};
 use serde_json::{Map, Value, json};
@@ -235,15 +235,12 @@ pub(crate) fn to_messages(messages: &[Message]) -> (String, Vec<Value>) {
 }
 
 /// A Messages API reply as an assistant message.
-pub(crate) fn from_reply(value: &Value) -> Result<Message, String> {
+pub(crate) fn from_reply(value: &Value) -> Result<Message, ReplyError> {
     let blocks = value
         .get("content")
         .and_then(Value::as_array)
-        .ok_or_else(|| {
-            format!(
-                "the reply has no `content`: `{}`",
-                crate::http::excerpt(&value.to_string())
-            )
+        .ok_or_else(|| ReplyError::Content {
+            excerpt: crate::http::excerpt(&value.to_string()),
         })?;
     let mut text = String::new();
     let mut tool_calls = Vec::new();
@@ -254,7 +251,7 @@ pub(crate) fn from_reply(value: &Value) -> Result<Message, String> {
                 let name = b
                     .get("name")
                     .and_then(Value::as_str)
-                    .ok_or("a tool_use block has no name")?;
+                    .ok_or(ReplyError::ToolUseName)?;
                 let arguments = match b.get("input") {
                     Some(Value::String(s)) => s.clone(),
                     Some(v) if !v.is_null() => v.to_string(),
@@ -289,6 +286,19 @@ pub(crate) fn from_reply(value: &Value) -> Result<Message, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reply_without_content_or_a_tool_name_is_unreadable() {
+        assert!(matches!(
+            from_reply(&json!({"type": "error"})),
+            Err(ReplyError::Content { .. })
+        ));
+        let nameless = json!({"content": [{"type": "tool_use", "id": "t1", "input": {}}]});
+        assert_eq!(
+            from_reply(&nameless).unwrap_err().to_string(),
+            "a tool_use block has no name"
+        );
+    }
 
     #[test]
     fn tool_round_trip_alternates() {

@@ -140,7 +140,8 @@ impl BackendSpec {
         };
         let (model, base_url) =
             if let Some(at) = rest.find("@http://").or_else(|| rest.find("@https://")) {
-                (&rest[..at], Some(check_url(&rest[at + 1..]).map_err(err)?))
+                let url = check_url(&rest[at + 1..]).map_err(|e| err(e.to_string()))?;
+                (&rest[..at], Some(url))
             } else if let Some(message) = unschemed_url(rest) {
                 return Err(err(message));
             } else {
@@ -206,9 +207,9 @@ impl Endpoint {
             (Some(url), _) => url.clone(),
             (None, Provider::OpenAi) => match env(defaults::OPENAI_BASE_URL_ENV) {
                 Some(url) if !url.trim().is_empty() => {
-                    check_url(url.trim()).map_err(|message| Error::Spec {
+                    check_url(url.trim()).map_err(|e| Error::Spec {
                         spec: redact_urls(&format!("{}={url}", defaults::OPENAI_BASE_URL_ENV)),
-                        message: redact_urls(&message),
+                        message: redact_urls(&e.to_string()),
                     })?
                 }
                 _ => defaults::OPENAI_BASE_URL.to_owned(),
@@ -296,18 +297,34 @@ fn unschemed_url(rest: &str) -> Option<String> {
     })
 }
 
-fn check_url(url: &str) -> Result<String, String> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("base URL `{url}`: {e}"))?;
+/// Why a base URL cannot be used; `url` is as given (the caller redacts
+/// the message).
+#[derive(Debug, thiserror::Error)]
+enum UrlError<'a> {
+    /// Not a URL: the parser's reason.
+    #[error("base URL `{url}`: {reason}")]
+    Unparsable { url: &'a str, reason: String },
+    /// Not `http(s)://` with a host.
+    #[error("base URL `{url}` must be http:// or https:// with a host")]
+    NotHttp { url: &'a str },
+    /// A query or fragment, which would come before the request path.
+    #[error(
+        "base URL `{}` has a query or fragment (`?…`, `#…`), which would end up before the request path; give the bare base URL, e.g. http://host:port/v1",
+        display_url(.url)
+    )]
+    QueryOrFragment { url: &'a str },
+}
+
+fn check_url(url: &str) -> Result<String, UrlError<'_>> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| UrlError::Unparsable {
+        url,
+        reason: e.to_string(),
+    })?;
     if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
-        return Err(format!(
-            "base URL `{url}` must be http:// or https:// with a host"
-        ));
+        return Err(UrlError::NotHttp { url });
     }
     if parsed.query().is_some() || parsed.fragment().is_some() {
-        return Err(format!(
-            "base URL `{}` has a query or fragment (`?…`, `#…`), which would end up before the request path; give the bare base URL, e.g. http://host:port/v1",
-            display_url(url)
-        ));
+        return Err(UrlError::QueryOrFragment { url });
     }
     Ok(url.trim_end_matches('/').to_owned())
 }
@@ -423,6 +440,23 @@ mod tests {
             let e = BackendSpec::parse(spec).unwrap_err().to_string();
             assert!(e.contains(needle), "{spec}: {e}");
         }
+    }
+
+    #[test]
+    fn a_bad_base_url_says_why() {
+        assert!(matches!(
+            check_url("http://h:99999/v1"),
+            Err(UrlError::Unparsable { .. })
+        ));
+        assert_eq!(
+            check_url("ftp://h/v1").unwrap_err().to_string(),
+            "base URL `ftp://h/v1` must be http:// or https:// with a host"
+        );
+        assert_eq!(
+            check_url("http://h/v1?k=1").unwrap_err().to_string(),
+            "base URL `http://h/v1` has a query or fragment (`?…`, `#…`), which would end up before the request path; give the bare base URL, e.g. http://host:port/v1"
+        );
+        assert_eq!(check_url("http://h/v1/").unwrap(), "http://h/v1");
     }
 
     #[test]

@@ -90,7 +90,7 @@ impl ModelClient {
         request_id: &str,
         body: &Map<String, Value>,
         finish: fn(&Value) -> Finish,
-        read: impl FnOnce(&Value) -> Result<(Message, Option<Value>), String>,
+        read: impl FnOnce(&Value) -> Result<(Message, Option<Value>), ReplyError>,
     ) -> Result<AgentReply, AgentError> {
         let post = Post {
             transport: &self.transport,
@@ -117,4 +117,25 @@ impl ModelClient {
     pub(crate) fn unreadable(&self, e: &dyn std::fmt::Display) -> AgentError {
         AgentError::backend(self.transport.redact(&format!("{}: {e}", self.describe)))
     }
+}
+
+/// What a model's reply lacks to be read as a message; `excerpt` is the
+/// start of the reply ([`crate::http::excerpt`]).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReplyError {
+    /// A chat-completions reply without `choices`.
+    #[error("the reply has no `choices`: `{excerpt}`")]
+    Choices { excerpt: String },
+    /// A chat-completions choice without a `message`.
+    #[error("the reply's choice has no `message`")]
+    ChoiceMessage,
+    /// A chat-completions tool call without a function name.
+    #[error("a tool call has no function name")]
+    FunctionName,
+    /// A Messages API reply without `content`.
+    #[error("the reply has no `content`: `{excerpt}`")]
+    Content { excerpt: String },
+    /// A Messages API `tool_use` block without a name.
+    #[error("a tool_use block has no name")]
+    ToolUseName,
 }

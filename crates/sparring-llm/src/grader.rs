@@ -114,7 +114,8 @@ impl HttpGrader {
                 row.row_id
             )));
         }
-        GraderVerdict::from_reply(&value).map_err(|e| GraderError(self.transport.redact(&e)))
+        GraderVerdict::from_reply(&value)
+            .map_err(|e| GraderError(self.transport.redact(&e.to_string())))
     }
 }
 

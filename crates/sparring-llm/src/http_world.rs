@@ -111,14 +111,22 @@ impl HttpWorld {
             "arguments": request.arguments,
             "rollout": request.rollout,
         });
-        let result = self.post(&body).await.map_err(|e| self.scrubber.scrub(&e));
+        let result = self
+            .post(&body)
+            .await
+            .map_err(|e| self.scrubber.scrub(&e.to_string()));
         if let (Err(reason), Some(log)) = (&result, &self.log) {
             log.line(&format!("world: call `{}` failed: {reason}", request.id));
         }
         result.map_err(ExecuteError)
     }
 
-    async fn post(&self, body: &Value) -> Result<Value, String> {
+    async fn post(&self, body: &Value) -> Result<Value, CallError<'_>> {
+        let world = self.display.as_str();
+        let failed = |e: reqwest::Error| CallError::Request {
+            world,
+            reason: reason(&e),
+        };
         let response = self
             .client
             .post(self.url.clone())
@@ -127,34 +135,49 @@ impl HttpWorld {
             .body(body.to_string())
             .send()
             .await
-            .map_err(|e| format!("the world at `{}`: {}", self.display, reason(&e)))?;
+            .map_err(failed)?;
         let status = response.status();
-        let text = response
-            .text()
-            .await
-            .map_err(|e| format!("the world at `{}`: {}", self.display, reason(&e)))?;
+        let text = response.text().await.map_err(failed)?;
         let shown: String = text.chars().take(120).collect();
         if !status.is_success() {
-            return Err(format!(
-                "the world at `{}` answered HTTP {}: `{shown}`",
-                self.display,
-                status.as_u16()
-            ));
+            return Err(CallError::Status {
+                world,
+                status: status.as_u16(),
+                shown,
+            });
         }
-        let value: Value = serde_json::from_str(&text).map_err(|_| {
-            format!(
-                "the world at `{}` answered with a body that is not JSON: `{shown}`",
-                self.display
-            )
-        })?;
+        let Ok(value) = serde_json::from_str::<Value>(&text) else {
+            return Err(CallError::NotJson { world, shown });
+        };
         if !value.is_object() {
-            return Err(format!(
-                "the world at `{}` answered `{shown}`; expected an object with `result` or `error`",
-                self.display
-            ));
+            return Err(CallError::NotObject { world, shown });
         }
         Ok(sparring_types::world_answer(&value))
     }
+}
+
+/// Why one call to the world failed; `world` is its URL for display,
+/// `shown` the first 120 characters of what it answered.
+#[derive(Debug, thiserror::Error)]
+enum CallError<'a> {
+    /// No answer: no connection, a timeout, a broken body.
+    #[error("the world at `{world}`: {reason}")]
+    Request { world: &'a str, reason: String },
+    /// A status other than `2xx`.
+    #[error("the world at `{world}` answered HTTP {status}: `{shown}`")]
+    Status {
+        world: &'a str,
+        status: u16,
+        shown: String,
+    },
+    /// A body that is not JSON.
+    #[error("the world at `{world}` answered with a body that is not JSON: `{shown}`")]
+    NotJson { world: &'a str, shown: String },
+    /// JSON other than an object.
+    #[error(
+        "the world at `{world}` answered `{shown}`; expected an object with `result` or `error`"
+    )]
+    NotObject { world: &'a str, shown: String },
 }
 
 /// Why a request failed, without the URL (it may hold a secret).

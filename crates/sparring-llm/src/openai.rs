@@ -18,7 +18,7 @@
 //! reply ([`Finish`]): `length`, `content_filter` and a refusal end the row.
 
 use crate::backend::Resolved;
-use crate::client::ModelClient;
+use crate::client::{ModelClient, ReplyError};
 use crate::settings::{BackendOptions, OPENAI_ADJUSTABLE};
 use serde_json::{Map, Value, json};
 use sparring_types::{
@@ -206,21 +206,18 @@ fn wire_message(m: &Message) -> Value {
 
 /// Reads a chat-completions reply: the first choice's message and, when
 /// asked, its log-probabilities.
-fn parse_reply(value: &Value, want_logprobs: bool) -> Result<(Message, Option<Value>), String> {
+fn parse_reply(value: &Value, want_logprobs: bool) -> Result<(Message, Option<Value>), ReplyError> {
     let choice = value
         .get("choices")
         .and_then(Value::as_array)
         .and_then(|c| c.first())
-        .ok_or_else(|| {
-            format!(
-                "the reply has no `choices`: `{}`",
-                crate::http::excerpt(&value.to_string())
-            )
+        .ok_or_else(|| ReplyError::Choices {
+            excerpt: crate::http::excerpt(&value.to_string()),
         })?;
     let m = choice
         .get("message")
         .or_else(|| choice.get("delta"))
-        .ok_or("the reply's choice has no `message`")?;
+        .ok_or(ReplyError::ChoiceMessage)?;
     let content = match m.get("content") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
@@ -244,7 +241,7 @@ fn parse_reply(value: &Value, want_logprobs: bool) -> Result<(Message, Option<Va
         let name = function
             .get("name")
             .and_then(Value::as_str)
-            .ok_or("a tool call has no function name")?;
+            .ok_or(ReplyError::FunctionName)?;
         let arguments = match function.get("arguments") {
             None | Some(Value::Null) => "{}".to_owned(),
             Some(Value::String(s)) if s.trim().is_empty() => "{}".to_owned(),

@@ -31,6 +31,18 @@ fn rollout(r: &RolloutContext) -> Rollout {
     (r.prompt.clone(), Some(r.rollout_index), r.seed)
 }
 
+/// Why a call to a callable of the caller's gave no value.
+#[derive(Debug, thiserror::Error)]
+enum CallError {
+    /// The callable raised: the exception's one-line message (the
+    /// traceback went to the run's log).
+    #[error("{0}")]
+    Raised(String),
+    /// sparring could not make the call or read its outcome.
+    #[error("the {role}'s call failed inside sparring: {error}")]
+    Internal { role: &'static str, error: PyErr },
+}
+
 /// A callable of the caller's, with its name and the run's log.
 #[derive(Clone)]
 pub(crate) struct Callable {
@@ -44,11 +56,11 @@ impl Callable {
     /// `args`; logs the traceback of a failure under `role`.
     fn call(
         &self,
-        role: &str,
+        role: &'static str,
         helper: &str,
         args: impl FnOnce(Python<'_>) -> PyResult<Vec<Py<PyAny>>>,
         rollout: Option<Rollout>,
-    ) -> Result<String, String> {
+    ) -> Result<String, CallError> {
         let at = rollout
             .as_ref()
             .map_or_else(String::new, |(_, index, seed)| {
@@ -73,9 +85,9 @@ impl Callable {
                 if let Some(tb) = traceback {
                     self.log.line(&tb);
                 }
-                Err(message)
+                Err(CallError::Raised(message))
             }
-            Err(e) => Err(format!("the {role}'s call failed inside sparring: {e}")),
+            Err(error) => Err(CallError::Internal { role, error }),
         }
     }
 }
@@ -113,17 +125,19 @@ impl SingleTurn for PyAgent {
     fn play(&self, ask: Ask, tools: &Tools) -> Result<String, String> {
         let tools = tools.clone();
         let message = ask.message;
-        self.0.call(
-            "agent",
-            "run_agent",
-            move |py| {
-                Ok(vec![
-                    text(py, message)?,
-                    Py::new(py, NativeTools { tools })?.into_any(),
-                ])
-            },
-            ask.rollout.as_ref().map(rollout),
-        )
+        self.0
+            .call(
+                "agent",
+                "run_agent",
+                move |py| {
+                    Ok(vec![
+                        text(py, message)?,
+                        Py::new(py, NativeTools { tools })?.into_any(),
+                    ])
+                },
+                ask.rollout.as_ref().map(rollout),
+            )
+            .map_err(|e| e.to_string())
     }
 
     fn describe(&self) -> String {
@@ -163,10 +177,10 @@ impl Grader for PyGrader {
             })
             .await
             .map_err(|e| GraderError(format!("the grader's thread failed: {e}")))?
-            .map_err(GraderError)?;
+            .map_err(|e| GraderError(e.to_string()))?;
             let value: Value = serde_json::from_str(&reply)
                 .map_err(|e| GraderError(format!("the grader's reply is not JSON: {e}")))?;
-            GraderVerdict::from_reply(&value).map_err(GraderError)
+            GraderVerdict::from_reply(&value).map_err(|e| GraderError(e.to_string()))
         })
     }
 
@@ -199,7 +213,7 @@ impl ToolExecutor for PyWorld {
             })
             .await
             .map_err(|e| ExecuteError(format!("the world's thread failed: {e}")))?
-            .map_err(ExecuteError)?;
+            .map_err(|e| ExecuteError(e.to_string()))?;
             let value: Value = serde_json::from_str(&reply)
                 .map_err(|e| ExecuteError(format!("the world's answer is not JSON: {e}")))?;
             Ok(world_answer(&value))

@@ -360,7 +360,7 @@ fn export(rows_file: &str, format: Option<&str>, out: &str, settings: &str) -> P
     let format = match format {
         Some(f) => Some(
             f.parse::<training::Format>()
-                .map_err(PyValueError::new_err)?,
+                .map_err(|e| PyValueError::new_err(e.to_string()))?,
         ),
         None => None,
     };

@@ -655,8 +655,8 @@ fn scalar_text(v: &Value) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn rows(text: &str) -> Result<Vec<ScoreRow>, String> {
-        parse_score_rows(Path::new("r.jsonl"), text).map_err(|e| e.to_string())
+    fn rows(text: &str) -> Result<Vec<ScoreRow>, crate::Error> {
+        parse_score_rows(Path::new("r.jsonl"), text)
     }
 
     #[test]
@@ -805,25 +805,35 @@ mod tests {
 
     #[test]
     fn bad_rows_name_file_and_line() {
-        let e = rows("{\"task_id\": \"a\"}\n{\"reward\": 1}\n").unwrap_err();
+        let e = rows("{\"task_id\": \"a\"}\n{\"reward\": 1}\n")
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "`r.jsonl`: at line 2: missing `task_id`: every row needs the task it repeats"
         );
-        let e = rows("{\"task_id\": \"a\", \"reward\": \"high\"}\n").unwrap_err();
+        let e = rows("{\"task_id\": \"a\", \"reward\": \"high\"}\n")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("line 1") && e.contains("`reward` must be a number"),
             "{e}"
         );
-        let e = rows("{\"task_id\": \"a\", \"reward\": 2}\n").unwrap_err();
+        let e = rows("{\"task_id\": \"a\", \"reward\": 2}\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("outside 0..=1"), "{e}");
-        let e = rows("\n\n").unwrap_err();
+        let e = rows("\n\n").unwrap_err().to_string();
         assert!(e.contains("no rows: the file is empty"), "{e}");
-        let e = rows("[1]\n").unwrap_err();
+        let e = rows("[1]\n").unwrap_err().to_string();
         assert!(e.contains("not a JSON object"), "{e}");
-        let e = rows("{\"task_id\": \"a\"}\n{\"task_id\"").unwrap_err();
+        let e = rows("{\"task_id\": \"a\"}\n{\"task_id\"")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 2") && e.contains("incomplete"), "{e}");
-        let e = rows("{\"task_id\": \"a\", \"schema_version\": 99}\n").unwrap_err();
+        let e = rows("{\"task_id\": \"a\", \"schema_version\": 99}\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("newer"), "{e}");
     }
 

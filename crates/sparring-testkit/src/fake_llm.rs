@@ -428,8 +428,9 @@ async fn serve(inner: &Inner, api: Api, headers: &HeaderMap, body: &[u8]) -> Res
         tokio::time::sleep(inner.options.latency).await;
     }
     if api == Api::Anthropic
-        && let Err(message) = anthropic_valid(headers, &request)
+        && let Err(invalid) = anthropic_valid(headers, &request)
     {
+        let message = invalid.to_string();
         return status(
             400,
             &json!({"type": "error", "error": {"type": "invalid_request_error", "message": message}}),
@@ -721,48 +722,80 @@ fn anthropic_body(reply: &Reply, model: &str, n: u64) -> Value {
     })
 }
 
+/// What the real Messages API refuses in a request, in its words (the
+/// fake's 400 answer); `index` is the message's, or the tool's.
+#[derive(Debug, thiserror::Error)]
+enum Invalid<'a> {
+    /// A header the API needs.
+    #[error("{0} header is required")]
+    Header(&'static str),
+    /// A top-level field the API needs.
+    #[error("{0}: Field required")]
+    Field(&'static str),
+    /// A tool without its name or input schema.
+    #[error("tools.{index}: name and input_schema are required")]
+    Tool { index: usize },
+    /// A message out of the user / assistant turn order.
+    #[error(
+        "messages.{index}: roles must alternate between \"user\" and \"assistant\" starting with \"user\""
+    )]
+    Turn { index: usize },
+    /// A message without content.
+    #[error("messages.{index}.content: Field required")]
+    Content { index: usize },
+    /// A `tool_use` block whose input is not an object.
+    #[error("messages.{index}: tool_use.input must be an object")]
+    ToolUseInput { index: usize },
+    /// A `tool_result` block answering no `tool_use` of the message before.
+    #[error(
+        "messages.{index}: tool_result block(s) provided without a matching tool_use `{id}` in the previous message"
+    )]
+    UnmatchedToolResult { index: usize, id: &'a str },
+    /// A block of an unknown type.
+    #[error("messages.{index}: unknown block type {kind:?}")]
+    BlockType { index: usize, kind: Option<&'a str> },
+}
+
 /// The checks the real Messages API makes that a client can get wrong.
-fn anthropic_valid(headers: &HeaderMap, request: &Value) -> Result<(), String> {
+fn anthropic_valid<'a>(headers: &HeaderMap, request: &'a Value) -> Result<(), Invalid<'a>> {
     if header(headers, "x-api-key").is_none() {
-        return Err("x-api-key header is required".to_owned());
+        return Err(Invalid::Header("x-api-key"));
     }
     if header(headers, "anthropic-version").is_none() {
-        return Err("anthropic-version header is required".to_owned());
+        return Err(Invalid::Header("anthropic-version"));
     }
     if request.get("max_tokens").and_then(Value::as_u64).is_none() {
-        return Err("max_tokens: Field required".to_owned());
+        return Err(Invalid::Field("max_tokens"));
     }
     if let Some(tools) = request.get("tools").and_then(Value::as_array) {
-        for (i, t) in tools.iter().enumerate() {
+        for (index, t) in tools.iter().enumerate() {
             if t.get("name").is_none() || t.get("input_schema").is_none() {
-                return Err(format!("tools.{i}: name and input_schema are required"));
+                return Err(Invalid::Tool { index });
             }
         }
     }
     let messages = request
         .get("messages")
         .and_then(Value::as_array)
-        .ok_or("messages: Field required")?;
+        .ok_or(Invalid::Field("messages"))?;
     let mut expected = "user";
     let mut open_calls: HashSet<String> = HashSet::new();
-    for (i, m) in messages.iter().enumerate() {
+    for (index, m) in messages.iter().enumerate() {
         let role = m.get("role").and_then(Value::as_str).unwrap_or("");
         if role != expected {
-            return Err(format!(
-                "messages.{i}: roles must alternate between \"user\" and \"assistant\" starting with \"user\""
-            ));
+            return Err(Invalid::Turn { index });
         }
-        let blocks: Vec<Value> = match m.get("content") {
-            Some(Value::String(_)) => Vec::new(),
-            Some(Value::Array(b)) => b.clone(),
-            _ => return Err(format!("messages.{i}.content: Field required")),
+        let blocks: &[Value] = match m.get("content") {
+            Some(Value::String(_)) => &[],
+            Some(Value::Array(b)) => b,
+            _ => return Err(Invalid::Content { index }),
         };
         let mut calls = HashSet::new();
-        for b in &blocks {
+        for b in blocks {
             match b.get("type").and_then(Value::as_str) {
                 Some("tool_use") => {
                     if !b.get("input").is_some_and(Value::is_object) {
-                        return Err(format!("messages.{i}: tool_use.input must be an object"));
+                        return Err(Invalid::ToolUseInput { index });
                     }
                     if let Some(id) = b.get("id").and_then(Value::as_str) {
                         calls.insert(id.to_owned());
@@ -771,17 +804,48 @@ fn anthropic_valid(headers: &HeaderMap, request: &Value) -> Result<(), String> {
                 Some("tool_result") => {
                     let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
                     if !open_calls.contains(id) {
-                        return Err(format!(
-                            "messages.{i}: tool_result block(s) provided without a matching tool_use `{id}` in the previous message"
-                        ));
+                        return Err(Invalid::UnmatchedToolResult { index, id });
                     }
                 }
                 Some("text") => {}
-                other => return Err(format!("messages.{i}: unknown block type {other:?}")),
+                kind => return Err(Invalid::BlockType { index, kind }),
             }
         }
         open_calls = calls;
         expected = if role == "user" { "assistant" } else { "user" };
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_anthropic_request_is_worded_as_the_api_words_it() {
+        let mut headers = HeaderMap::new();
+        let said = |h: &HeaderMap, r: &Value| anthropic_valid(h, r).map_err(|e| e.to_string());
+        assert_eq!(
+            said(&headers, &json!({})),
+            Err("x-api-key header is required".to_owned())
+        );
+        headers.insert("x-api-key", "k".parse().unwrap());
+        headers.insert("anthropic-version", "v".parse().unwrap());
+        assert_eq!(
+            said(&headers, &json!({"max_tokens": 8})),
+            Err("messages: Field required".to_owned())
+        );
+        let turns = json!({"max_tokens": 8, "messages": [{"role": "assistant", "content": "hi"}]});
+        assert_eq!(
+            said(&headers, &turns),
+            Err("messages.0: roles must alternate between \"user\" and \"assistant\" starting with \"user\"".to_owned())
+        );
+        let block = json!({"max_tokens": 8, "messages": [{"role": "user", "content": [{"type": "image"}]}]});
+        assert_eq!(
+            said(&headers, &block),
+            Err("messages.0: unknown block type Some(\"image\")".to_owned())
+        );
+        let ok = json!({"max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]});
+        assert_eq!(said(&headers, &ok), Ok(()));
+    }
 }

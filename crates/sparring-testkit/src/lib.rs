@@ -277,18 +277,24 @@ impl ScriptedJudge {
         self.requests.load(Ordering::SeqCst)
     }
 
-    fn score(&self, prompt: &[Message]) -> Result<f64, String> {
+    /// The verdict on the conversation in the judge's prompt; a prompt
+    /// without one is the judge's own failure.
+    fn score(&self, prompt: &[Message]) -> Result<f64, AgentError> {
         let text = prompt
             .iter()
             .rev()
             .find(|m| m.role == Role::User && m.content_str().contains("<conversation>"))
             .map(Message::content_str)
-            .ok_or("no <conversation> in the prompt")?;
-        let start =
-            text.find("<conversation>").ok_or("no <conversation>")? + "<conversation>".len();
-        let end = text.find("</conversation>").ok_or("no </conversation>")?;
-        let convo: Vec<Message> =
-            serde_json::from_str(text[start..end].trim()).map_err(|e| e.to_string())?;
+            .ok_or_else(|| AgentError::agent("no <conversation> in the prompt"))?;
+        let start = text
+            .find("<conversation>")
+            .ok_or_else(|| AgentError::agent("no <conversation>"))?
+            + "<conversation>".len();
+        let end = text
+            .find("</conversation>")
+            .ok_or_else(|| AgentError::agent("no </conversation>"))?;
+        let convo: Vec<Message> = serde_json::from_str(text[start..end].trim())
+            .map_err(|e| AgentError::agent(e.to_string()))?;
         let last = convo
             .iter()
             .rev()
@@ -323,11 +329,9 @@ impl Agent for ScriptedJudge {
                     .to_string()
             })
             };
-        Box::pin(async move {
-            reply
-                .map(|text| AgentReply::from(Message::text(Role::Assistant, text)))
-                .map_err(AgentError::agent)
-        })
+        Box::pin(
+            async move { reply.map(|text| AgentReply::from(Message::text(Role::Assistant, text))) },
+        )
     }
 
     fn describe(&self) -> String {

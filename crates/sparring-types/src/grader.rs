@@ -28,30 +28,30 @@ impl GraderVerdict {
     /// 0..=1, optional `reason`, numeric `markers` and `failure_class`; a
     /// non-null `error` is the grader saying it could not grade. The same
     /// reading serves command and HTTP graders.
-    pub fn from_reply(value: &Value) -> Result<Self, String> {
-        let shown: String = value.to_string().chars().take(120).collect();
+    pub fn from_reply(value: &Value) -> Result<Self, GraderReplyError> {
         if let Some(error) = value.get("error").filter(|e| !e.is_null()) {
             let text = error
                 .as_str()
                 .map_or_else(|| error.to_string(), str::to_owned);
-            return Err(format!("the grader reported an error: {text}"));
+            return Err(GraderReplyError::Reported(text));
         }
-        let reward = value
-            .get("reward")
-            .and_then(Value::as_f64)
-            .ok_or_else(|| format!("the grader's reply has no numeric `reward`: `{shown}`"))?;
+        let reward = value.get("reward").and_then(Value::as_f64).ok_or_else(|| {
+            GraderReplyError::NoReward {
+                shown: value.to_string().chars().take(120).collect(),
+            }
+        })?;
         if !(0.0..=1.0).contains(&reward) {
-            return Err(format!("the grader's reward {reward} is outside 0..=1"));
+            return Err(GraderReplyError::RewardOutOfRange(reward));
         }
         let mut markers = BTreeMap::new();
         if let Some(m) = value.get("markers").filter(|m| !m.is_null()) {
             let Some(map) = m.as_object() else {
-                return Err("the grader's `markers` is not an object".to_owned());
+                return Err(GraderReplyError::MarkersNotObject);
             };
             for (k, v) in map {
                 let n = v
                     .as_f64()
-                    .ok_or_else(|| format!("the grader's marker `{k}` is not a number"))?;
+                    .ok_or_else(|| GraderReplyError::MarkerNotNumber(k.clone()))?;
                 markers.insert(k.clone(), n);
             }
         }
@@ -68,6 +68,31 @@ impl GraderVerdict {
             markers,
         })
     }
+}
+
+/// Why a grader's reply object is not a verdict
+/// ([`GraderVerdict::from_reply`]).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum GraderReplyError {
+    /// The reply's `error`: the grader could not grade the row.
+    #[error("the grader reported an error: {0}")]
+    Reported(String),
+    /// No numeric `reward`; `shown` is the reply's first 120 characters.
+    #[error("the grader's reply has no numeric `reward`: `{shown}`")]
+    NoReward {
+        /// The start of the reply, as JSON.
+        shown: String,
+    },
+    /// A `reward` outside 0..=1.
+    #[error("the grader's reward {0} is outside 0..=1")]
+    RewardOutOfRange(f64),
+    /// `markers` is not an object.
+    #[error("the grader's `markers` is not an object")]
+    MarkersNotObject,
+    /// A marker, by name, whose value is not a number.
+    #[error("the grader's marker `{0}` is not a number")]
+    MarkerNotNumber(String),
 }
 
 /// Why a grader gave no verdict for a row (a crash, a timeout, a reply that

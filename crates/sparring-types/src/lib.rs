@@ -89,7 +89,7 @@ pub use executor::{ExecuteError, ExecuteRequest, RolloutContext, ToolExecutor, w
 pub use expect::{Expect, ExpectedCall, ExpectedState};
 pub use fault::{FaultKind, FaultRecord, FaultSource};
 pub use goal::Goal;
-pub use grader::{Grader, GraderError, GraderVerdict};
+pub use grader::{Grader, GraderError, GraderReplyError, GraderVerdict};
 pub use log::LogSink;
 pub use message::{FunctionCall, Message, Role, ToolCall};
 pub use options::{
@@ -111,8 +111,8 @@ pub use summary::{
 pub use tool::{ToolSpec, arguments_validator, is_date_time};
 pub use unique::{Duplicate, UniqueIds, first_duplicate};
 pub use values::{
-    Arm, ConfirmationKind, GoalKind, History, Mode, Patience, RepeatPolicy, Stage, Stance, Tier,
-    ToolCondition, Vocabulary, WorldState,
+    Arm, ConfirmationKind, GoalKind, History, Mode, OptionError, Patience, RepeatPolicy, Stage,
+    Stance, Tier, ToolCondition, Vocabulary, WorldState,
 };
 pub use world_options::{WorldOptions, WorldPatch};
 pub use world_spec::WorldSpec;

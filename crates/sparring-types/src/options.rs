@@ -10,9 +10,9 @@
 
 use crate::defaults;
 use crate::values::{
-    AvgTurns, Budget, Concurrency, Effort, MaxTokens, Mode, Patience, Phrasings, RepeatPolicy,
-    Repeats, Retries, Rpm, Runs, Share, Situations, Temperature, TimeBudget, Timeout, TopLogprobs,
-    TopP, Turns,
+    AvgTurns, Budget, Concurrency, Effort, MaxTokens, Mode, OptionError, Patience, Phrasings,
+    RepeatPolicy, Repeats, Retries, Rpm, Runs, Share, Situations, Temperature, TimeBudget, Timeout,
+    TopLogprobs, TopP, Turns,
 };
 use crate::world_options::{WorldOptions, WorldPatch};
 use serde::{Deserialize, Serialize};
@@ -190,21 +190,12 @@ pub fn mode_preset(mode: Mode) -> OptionsPatch {
 
 /// Checks a value against a closed list, naming the closest on a miss:
 /// ``unknown mode `evl`; did you mean `eval`? (expected `eval`, `rl` or `sft`)``.
-pub fn check_choice(what: &str, value: &str, choices: &[&str]) -> Result<(), String> {
+pub fn check_choice(what: &str, value: &str, choices: &[&str]) -> Result<(), OptionError> {
     if choices.contains(&value) {
-        return Ok(());
+        Ok(())
+    } else {
+        Err(OptionError::unknown_choice(what, value, choices))
     }
-    let hint = closest(value, choices)
-        .map(|c| format!("; did you mean `{c}`?"))
-        .unwrap_or_default();
-    let list: Vec<String> = choices.iter().map(|c| format!("`{c}`")).collect();
-    let expected = match list.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        _ => list.join(""),
-    };
-    Err(format!(
-        "unknown {what} `{value}`{hint} (expected {expected})"
-    ))
 }
 
 impl OptionsPatch {
@@ -342,18 +333,15 @@ impl OptionsPatch {
     /// Checks what no single option can: `top_logprobs` needs `logprobs`;
     /// `avg_turns` lies from 1 to `max_turns` (its default when unset);
     /// `unique_situations` needs something to end it.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), OptionError> {
         if self.unique_situations == Some(true)
             && self.budget.is_none()
             && self.situations.is_none()
         {
-            return Err(
-                "`unique_situations` keeps drawing new situations and needs `budget` or `situations` to end"
-                    .to_owned(),
-            );
+            return Err(OptionError::EndlessUniqueSituations);
         }
         if self.top_logprobs.is_some() && self.logprobs != Some(true) {
-            return Err("`top_logprobs` needs `logprobs` set to true".to_owned());
+            return Err(OptionError::TopLogprobsWithoutLogprobs);
         }
         if let Some(avg) = self.avg_turns {
             check_avg_turns(
@@ -442,13 +430,14 @@ fn value_message(e: &serde_json::Error, v: &Value) -> String {
 
 /// Checks `avg_turns` against `max_turns` as resolved: from 1 to
 /// `max_turns`, naming both values when it is not.
-pub fn check_avg_turns(avg_turns: f64, max_turns: u32) -> Result<(), String> {
+pub fn check_avg_turns(avg_turns: f64, max_turns: u32) -> Result<(), OptionError> {
     if avg_turns >= 1.0 && avg_turns <= f64::from(max_turns) {
         Ok(())
     } else {
-        Err(format!(
-            "`avg_turns` {avg_turns} must be from 1 to `max_turns` {max_turns}"
-        ))
+        Err(OptionError::AvgTurns {
+            avg_turns,
+            max_turns,
+        })
     }
 }
 
@@ -718,7 +707,9 @@ mod tests {
         assert_eq!(resolved.retries, 0);
         assert_eq!(resolved.top_logprobs, Some(3));
         let lonely = OptionsPatch::from_value(&json!({"top_logprobs": 3})).unwrap();
-        assert!(lonely.check().unwrap_err().contains("needs `logprobs`"));
+        let err = lonely.check().unwrap_err();
+        assert_eq!(err, OptionError::TopLogprobsWithoutLogprobs);
+        assert!(err.to_string().contains("needs `logprobs`"));
     }
 
     #[test]
@@ -726,23 +717,43 @@ mod tests {
         use std::str::FromStr as _;
         assert_eq!(
             Budget::from_str("0").unwrap_err(),
+            OptionError::Integer {
+                min: 1,
+                max: 1_000_000_000
+            }
+        );
+        assert_eq!(
+            Budget::from_str("0").unwrap_err().to_string(),
             "must be an integer from 1 to 1000000000"
         );
         assert_eq!(
             OptionsPatch::from_value(&json!({"budget": 0}))
                 .unwrap_err()
                 .1,
-            Budget::from_str("0").unwrap_err()
+            Budget::from_str("0").unwrap_err().to_string()
+        );
+        assert_eq!(
+            Timeout::from_str("0").unwrap_err().to_string(),
+            "must be a number of seconds above 0 and at most 86400"
+        );
+        assert_eq!(
+            Share::from_str("2").unwrap_err().to_string(),
+            "must be a number from 0 to 1"
         );
         assert!(Timeout::from_str("inf").is_err());
         assert!(Timeout::from_str("1e20").is_err());
         assert!(Timeout::from_str("NaN").is_err());
         assert!((Timeout::from_str("2.5").unwrap().get() - 2.5).abs() < 1e-12);
         assert_eq!(Mode::from_str("sft").unwrap(), Mode::Sft);
-        assert!(
-            Mode::from_str("evl")
+        assert_eq!(
+            Mode::from_str("evl").unwrap_err().to_string(),
+            "unknown mode `evl`; did you mean `eval`? (expected `eval`, `rl` or `sft`)"
+        );
+        assert_eq!(
+            check_choice("kind", "x", &["only"])
                 .unwrap_err()
-                .contains("did you mean `eval`")
+                .to_string(),
+            "unknown kind `x` (expected `only`)"
         );
     }
 
@@ -760,7 +771,7 @@ mod tests {
             (json!({"avg_turns": 4, "max_turns": 3}), "4", "3"),
         ] {
             let patch = OptionsPatch::from_value(&options).unwrap();
-            let err = patch.check().unwrap_err();
+            let err = patch.check().unwrap_err().to_string();
             assert!(
                 err.contains(&format!("`avg_turns` {avg} "))
                     && err.contains(&format!("`max_turns` {max}")),
@@ -787,6 +798,7 @@ mod tests {
             cli.over(spec)
                 .check()
                 .unwrap_err()
+                .to_string()
                 .contains("`max_turns` 4")
         );
         assert!(check_avg_turns(f64::NAN, 10).is_err());

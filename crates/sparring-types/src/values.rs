@@ -22,14 +22,102 @@ pub trait Vocabulary: Sized + Copy + 'static {
 
     /// Parses a wire name, naming the closest value on a miss:
     /// ``unknown mode `evl`; did you mean `eval`? (expected `eval`, `rl` or `sft`)``.
-    fn parse(value: &str) -> Result<Self, String> {
+    fn parse(value: &str) -> Result<Self, OptionError> {
         if let Some(v) = Self::ALL.iter().find(|v| v.as_str() == value) {
             return Ok(*v);
         }
         let names: Vec<&str> = Self::ALL.iter().map(|v| v.as_str()).collect();
-        Err(crate::options::check_choice(Self::WHAT, value, &names)
-            .err()
-            .unwrap_or_default())
+        Err(OptionError::unknown_choice(Self::WHAT, value, &names))
+    }
+}
+
+/// Why an option value, or a combination of options, is refused. Whichever
+/// way the value came (command line, spec, library), the message is the
+/// same one line.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OptionError {
+    /// A name outside a closed list: ``unknown mode `evl`; did you mean
+    /// `eval`? (expected `eval`, `rl` or `sft`)``.
+    #[error("unknown {what} `{value}`{} (expected {})", did_you_mean(.closest.as_deref()), either(.choices))]
+    UnknownChoice {
+        /// What one value is called (`mode`, `repeat policy`).
+        what: String,
+        /// The value given.
+        value: String,
+        /// The known value nearest to it, when one is near.
+        closest: Option<String>,
+        /// Every known value, in documentation order.
+        choices: Vec<String>,
+    },
+    /// Not an integer, or one outside `min..=max`.
+    #[error("must be an integer from {min} to {max}")]
+    Integer {
+        /// The least value.
+        min: u64,
+        /// The greatest value.
+        max: u64,
+    },
+    /// Not a finite number, or one outside its range: from `min` (above it
+    /// when `open`) to `max`.
+    #[error(
+        "must be {what} {} {min} {} {max}",
+        if *.open { "above" } else { "from" },
+        if *.open { "and at most" } else { "to" }
+    )]
+    Number {
+        /// What the number is (`a number of seconds`).
+        what: &'static str,
+        /// The bound below.
+        min: f64,
+        /// The greatest value.
+        max: f64,
+        /// Whether `min` itself is excluded.
+        open: bool,
+    },
+    /// `unique_situations` with neither `budget` nor `situations` to end it.
+    #[error(
+        "`unique_situations` keeps drawing new situations and needs `budget` or `situations` to end"
+    )]
+    EndlessUniqueSituations,
+    /// `top_logprobs` without `logprobs`.
+    #[error("`top_logprobs` needs `logprobs` set to true")]
+    TopLogprobsWithoutLogprobs,
+    /// `avg_turns` outside 1 to `max_turns` (as resolved).
+    #[error("`avg_turns` {avg_turns} must be from 1 to `max_turns` {max_turns}")]
+    AvgTurns {
+        /// The mean turn cap given.
+        avg_turns: f64,
+        /// The turn cap it must not pass.
+        max_turns: u32,
+    },
+}
+
+impl OptionError {
+    /// `value` is none of `choices`: the error naming the closest.
+    pub fn unknown_choice(what: &str, value: &str, choices: &[&str]) -> Self {
+        Self::UnknownChoice {
+            what: what.to_owned(),
+            value: value.to_owned(),
+            closest: crate::options::closest(value, choices).map(str::to_owned),
+            choices: choices.iter().map(|c| (*c).to_owned()).collect(),
+        }
+    }
+}
+
+/// `; did you mean `x`?`, or nothing without a near value.
+fn did_you_mean(closest: Option<&str>) -> String {
+    closest
+        .map(|c| format!("; did you mean `{c}`?"))
+        .unwrap_or_default()
+}
+
+/// The choices in backticks: `` `a`, `b` or `c` ``.
+fn either(choices: &[String]) -> String {
+    let list: Vec<String> = choices.iter().map(|c| format!("`{c}`")).collect();
+    match list.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => list.join(""),
     }
 }
 
@@ -86,8 +174,8 @@ macro_rules! vocabulary {
         }
 
         impl std::str::FromStr for $name {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
+            type Err = $crate::values::OptionError;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
                 <Self as $crate::values::Vocabulary>::parse(s)
             }
         }
@@ -114,11 +202,11 @@ macro_rules! value_traits {
         }
 
         impl FromStr for $name {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
+            type Err = OptionError;
+            fn from_str(s: &str) -> Result<Self, OptionError> {
                 s.trim()
                     .parse::<$inner>()
-                    .map_err(|_| Self::message())
+                    .map_err(|_| Self::out_of_range())
                     .and_then(Self::new)
             }
         }
@@ -158,22 +246,22 @@ macro_rules! bounded_int {
             pub const MAX: $inner = $max;
 
             /// Checks `value`.
-            pub fn new(value: $inner) -> Result<Self, String> {
+            pub fn new(value: $inner) -> Result<Self, OptionError> {
                 if (Self::MIN..=Self::MAX).contains(&value) {
                     Ok(Self(value))
                 } else {
-                    Err(Self::message())
+                    Err(Self::out_of_range())
                 }
             }
 
-            fn message() -> String {
-                format!("must be an integer from {} to {}", Self::MIN, Self::MAX)
+            fn out_of_range() -> OptionError {
+                OptionError::Integer { min: $min, max: $max }
             }
 
-            fn from_json(v: &Value) -> Result<Self, String> {
+            fn from_json(v: &Value) -> Result<Self, OptionError> {
                 v.as_u64()
                     .and_then(|n| <$inner>::try_from(n).ok())
-                    .map_or_else(|| Err(Self::message()), Self::new)
+                    .map_or_else(|| Err(Self::out_of_range()), Self::new)
             }
         }
 
@@ -196,23 +284,26 @@ macro_rules! bounded_float {
             pub const MAX: f64 = $max;
 
             /// Checks `value`.
-            pub fn new(value: f64) -> Result<Self, String> {
+            pub fn new(value: f64) -> Result<Self, OptionError> {
                 let above = if $open { value > Self::MIN } else { value >= Self::MIN };
                 if value.is_finite() && above && value <= Self::MAX {
                     Ok(Self(value))
                 } else {
-                    Err(Self::message())
+                    Err(Self::out_of_range())
                 }
             }
 
-            fn message() -> String {
-                let low = if $open { "above" } else { "from" };
-                let high = if $open { "and at most" } else { "to" };
-                format!("must be {} {low} {} {high} {}", $what, Self::MIN, Self::MAX)
+            fn out_of_range() -> OptionError {
+                OptionError::Number {
+                    what: $what,
+                    min: Self::MIN,
+                    max: Self::MAX,
+                    open: $open,
+                }
             }
 
-            fn from_json(v: &Value) -> Result<Self, String> {
-                v.as_f64().map_or_else(|| Err(Self::message()), Self::new)
+            fn from_json(v: &Value) -> Result<Self, OptionError> {
+                v.as_f64().map_or_else(|| Err(Self::out_of_range()), Self::new)
             }
         }
 

@@ -1,24 +1,42 @@
 //! A small arithmetic evaluator for `calculate` tools: numbers, `+ - * /`,
 //! unary minus and parentheses.
 
+/// Why an expression has no value.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum CalcError {
+    /// Nothing but whitespace.
+    #[error("the expression is empty")]
+    Empty,
+    /// Text where none can stand: the rest of the expression from there.
+    #[error("unexpected `{0}` in the expression")]
+    Unexpected(String),
+    /// Digits and dots that do not make a number.
+    #[error("`{0}` is not a number")]
+    NotANumber(String),
+    /// A `(` without its `)`.
+    #[error("a `(` is not closed")]
+    Unclosed,
+    /// A result that is not finite.
+    #[error("division by zero")]
+    DivisionByZero,
+}
+
 /// The value of `expression`, or why it has none.
-pub(crate) fn evaluate(expression: &str) -> Result<f64, String> {
+pub(crate) fn evaluate(expression: &str) -> Result<f64, CalcError> {
     let tokens: Vec<char> = expression.chars().filter(|c| !c.is_whitespace()).collect();
     if tokens.is_empty() {
-        return Err("the expression is empty".to_owned());
+        return Err(CalcError::Empty);
     }
     let mut p = Parser { tokens, at: 0 };
     let v = p.sum()?;
     if p.at != p.tokens.len() {
-        return Err(format!(
-            "unexpected `{}` in the expression",
-            p.tokens[p.at..].iter().collect::<String>()
-        ));
+        return Err(CalcError::Unexpected(p.tokens[p.at..].iter().collect()));
     }
     if v.is_finite() {
         Ok(v)
     } else {
-        Err("division by zero".to_owned())
+        Err(CalcError::DivisionByZero)
     }
 }
 
@@ -32,7 +50,7 @@ impl Parser {
         self.tokens.get(self.at).copied()
     }
 
-    fn sum(&mut self) -> Result<f64, String> {
+    fn sum(&mut self) -> Result<f64, CalcError> {
         let mut v = self.product()?;
         while let Some(op @ ('+' | '-')) = self.peek() {
             self.at += 1;
@@ -42,7 +60,7 @@ impl Parser {
         Ok(v)
     }
 
-    fn product(&mut self) -> Result<f64, String> {
+    fn product(&mut self) -> Result<f64, CalcError> {
         let mut v = self.unary()?;
         while let Some(op @ ('*' | '/')) = self.peek() {
             self.at += 1;
@@ -52,7 +70,7 @@ impl Parser {
         Ok(v)
     }
 
-    fn unary(&mut self) -> Result<f64, String> {
+    fn unary(&mut self) -> Result<f64, CalcError> {
         if self.peek() == Some('-') {
             self.at += 1;
             return Ok(-self.unary()?);
@@ -64,12 +82,12 @@ impl Parser {
         self.atom()
     }
 
-    fn atom(&mut self) -> Result<f64, String> {
+    fn atom(&mut self) -> Result<f64, CalcError> {
         if self.peek() == Some('(') {
             self.at += 1;
             let v = self.sum()?;
             if self.peek() != Some(')') {
-                return Err("a `(` is not closed".to_owned());
+                return Err(CalcError::Unclosed);
             }
             self.at += 1;
             return Ok(v);
@@ -80,8 +98,8 @@ impl Parser {
         }
         let text: String = self.tokens[start..self.at].iter().collect();
         text.parse::<f64>().map_err(|_| match self.peek() {
-            Some(c) if text.is_empty() => format!("unexpected `{c}` in the expression"),
-            _ => format!("`{text}` is not a number"),
+            Some(c) if text.is_empty() => CalcError::Unexpected(c.to_string()),
+            _ => CalcError::NotANumber(text),
         })
     }
 }
@@ -95,9 +113,21 @@ mod tests {
         assert!((evaluate("2 + 2").unwrap() - 4.0).abs() < 1e-9);
         assert!((evaluate("(10 - 4) * 3 / 2").unwrap() - 9.0).abs() < 1e-9);
         assert!((evaluate("-1.5 + 4").unwrap() - 2.5).abs() < 1e-9);
-        assert!(evaluate("1 / 0").is_err());
-        assert!(evaluate("2 +").is_err());
-        assert!(evaluate("rm -rf").is_err());
-        assert!(evaluate("(1").is_err());
+        assert_eq!(evaluate("1 / 0"), Err(CalcError::DivisionByZero));
+        assert_eq!(evaluate("2 +"), Err(CalcError::NotANumber(String::new())));
+        assert_eq!(
+            evaluate("rm -rf"),
+            Err(CalcError::Unexpected("r".to_owned()))
+        );
+        assert_eq!(evaluate("(1"), Err(CalcError::Unclosed));
+        assert_eq!(evaluate(" "), Err(CalcError::Empty));
+        assert_eq!(
+            evaluate("2)*3").unwrap_err().to_string(),
+            "unexpected `)*3` in the expression"
+        );
+        assert_eq!(
+            evaluate("1..2").unwrap_err().to_string(),
+            "`1..2` is not a number"
+        );
     }
 }

@@ -14,7 +14,7 @@ use crate::backends::Env;
 use crate::error::{Error, Result};
 use serde::Serialize;
 use sparring_engine::judge::{Judge, JudgeKind, JudgeSettings};
-pub use sparring_engine::stages::Combine;
+pub use sparring_engine::stages::{Combine, CombineError};
 use sparring_engine::stages::{Stages, grade_row_under, overturned};
 use sparring_io::command_agent::CommandAgent;
 use sparring_io::command_grader::{CommandGrader, FailFast};

@@ -20,8 +20,8 @@ use sparring_io::spec_file::load_spec;
 use sparring_llm::{BackendSpec, Limiter, Sampling};
 use sparring_types::values::Repeats;
 use sparring_types::{
-    Agent, Degraded, Grader, OptionsPatch, Row, RowCounter, RowSink, RunSummary, SimulateOptions,
-    Spec, ToolExecutor,
+    Agent, Degraded, Grader, OptionError, OptionsPatch, Row, RowCounter, RowSink, RunSummary,
+    SimulateOptions, Spec, ToolExecutor,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -416,15 +416,15 @@ impl Simulation {
         let person_spec = backends::role_spec("person", patch.person.as_deref())?;
         patch.writer = writer_spec.as_ref().map(BackendSpec::describe);
         patch.person = person_spec.as_ref().map(BackendSpec::describe);
-        patch.check().map_err(|m| {
-            let hint = if m.contains("logprobs") {
-                "add --logprobs"
-            } else if m.contains("avg_turns") {
-                "set --avg-turns from 1 to --max-turns, or raise --max-turns"
-            } else {
-                "add --budget N or --situations N"
+        patch.check().map_err(|e| {
+            let hint = match e {
+                OptionError::TopLogprobsWithoutLogprobs => "add --logprobs",
+                OptionError::AvgTurns { .. } => {
+                    "set --avg-turns from 1 to --max-turns, or raise --max-turns"
+                }
+                _ => "add --budget N or --situations N",
             };
-            Error::input(format!("{m}\nhint: {hint}"))
+            Error::input(format!("{e}\nhint: {hint}"))
         })?;
         let explicit_repeats = patch.repeats;
         let pinned = tasks

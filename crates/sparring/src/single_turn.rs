@@ -95,7 +95,7 @@ pub struct RecordedCall {
 
 enum Event {
     Call { tool: String, arguments: Value },
-    Done(Result<String, String>),
+    Done(Result<String, AgentError>),
 }
 
 /// The function's way to the world: every call goes through the engine and
@@ -308,7 +308,9 @@ impl<F: SingleTurn> SingleTurnAgent<F> {
         };
         let f = Arc::clone(&self.f);
         tokio::task::spawn_blocking(move || {
-            let result = f.play(ask_of(message, rollout), &tools);
+            let result = f
+                .play(ask_of(message, rollout), &tools)
+                .map_err(AgentError::agent);
             // The rollout may have ended already; nobody listens then.
             let _ = events_tx.send(Event::Done(result));
         });
@@ -366,7 +368,7 @@ impl<F: SingleTurn> SingleTurnAgent<F> {
             }
             Ok(None) => Err(AgentError::agent("the agent stopped without a reply")),
             Ok(Some(Event::Done(Ok(text)))) => Ok(self.reply(Message::text(Role::Assistant, text))),
-            Ok(Some(Event::Done(Err(e)))) => Err(AgentError::agent(e)),
+            Ok(Some(Event::Done(Err(e)))) => Err(e),
             Ok(Some(Event::Call { tool, arguments })) => {
                 session.calls += 1;
                 let call_id = if rollout.is_some() {

@@ -20,7 +20,7 @@ use sparring_types::Row;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-pub use sparring_io::export::Format;
+pub use sparring_io::export::{Format, FormatError};
 
 /// Where the rows come from and how they are cut; every knob `None` takes
 /// the cut's default (`sparring_select::defaults`).

@@ -93,7 +93,7 @@ pub enum RunError {
     /// The options contradict each other (a library caller's
     /// `SimulateOptions` that never went through `OptionsPatch::check`).
     #[error("invalid options: {0}")]
-    Options(String),
+    Options(sparring_types::OptionError),
     /// The situations could not be planned.
     #[error(transparent)]
     Plan(#[from] crate::plan::PlanError),

@@ -102,17 +102,29 @@ impl Format {
 }
 
 impl std::str::FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = FormatError;
+    fn from_str(s: &str) -> Result<Self, FormatError> {
         Self::ALL
             .iter()
             .copied()
             .find(|f| f.as_str() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Self::ALL.iter().map(|f| f.as_str()).collect();
-                format!("unknown format `{s}`; expected one of {}", names.join(", "))
-            })
+            .ok_or_else(|| FormatError::Unknown(s.to_owned()))
     }
+}
+
+/// Why a name is not a [`Format`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FormatError {
+    /// No format has this name.
+    #[error("unknown format `{}`; expected one of {}", .0, format_names())]
+    Unknown(String),
+}
+
+/// Every format's name, in order, for [`FormatError`].
+fn format_names() -> String {
+    let names: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();
+    names.join(", ")
 }
 
 /// Options of every export.
