@@ -43,7 +43,7 @@ fn format_of(path: &Path) -> Result<Format, Error> {
 /// Reads a file as a JSON value, by its extension.
 pub fn read_document(path: &Path) -> Result<Value, Error> {
     let format = format_of(path)?;
-    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
+    let text = crate::text::read_utf8(path)?;
     parse_document(path, &text, format)
 }
 

@@ -339,6 +339,11 @@ fn jsonl<T>(
     Ok(out)
 }
 
+/// What a first line that starts with a byte-order mark is told: JSON
+/// Lines text has none, and a JSON parser sees only "expected value at
+/// line 1 column 1".
+pub const BOM_MESSAGE: &str = "the file starts with a byte-order mark (U+FEFF), which JSON Lines does not allow (hint: save it as UTF-8 without a BOM)";
+
 /// One non-blank line as a JSON object. `torn`: the last line, with no
 /// newline after it; `resumable`: a rows file `simulate --resume` repairs.
 fn json_line(
@@ -349,6 +354,9 @@ fn json_line(
     resumable: bool,
 ) -> Result<Map<String, Value>, Error> {
     let value: Value = serde_json::from_str(line).map_err(|e| {
+        if number == 1 && line.starts_with('\u{feff}') {
+            return Error::invalid(path, "line 1", BOM_MESSAGE);
+        }
         let message = match (torn, resumable) {
             (true, true) => "the last line is incomplete (was the run killed while writing?); `simulate --resume` repairs it".to_owned(),
             (true, false) => format!("the last line is incomplete: {e}"),
