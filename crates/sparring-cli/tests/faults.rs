@@ -210,7 +210,9 @@ fn an_agent_replying_twice_across_tool_calls_costs_no_row() {
         let started = Instant::now();
         let o = fault_run_of(&agent, &out, "48").run();
         let o = outcome(&out, &o, started.elapsed().as_secs_f64());
-        o.print(&format!("agent: twice, {culprits} conversation(s) with tool calls"));
+        o.print(&format!(
+            "agent: twice, {culprits} conversation(s) with tool calls"
+        ));
         assert_eq!(o.exit, Some(0), "{culprits}: {}", o.stderr);
         assert_eq!((o.rows, o.lost), (48, 0), "{culprits}: {o:?}");
         assert_eq!((o.duplicates, o.invalid), (0, 0), "{culprits}: {o:?}");

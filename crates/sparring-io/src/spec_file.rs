@@ -316,12 +316,18 @@ mod tests {
             let e = parse_document(Path::new("spec.yaml"), &text, Format::Yaml)
                 .unwrap_err()
                 .to_string();
-            assert!(e.contains("lists and maps are nested more than 64 deep"), "{depth}: {e}");
+            assert!(
+                e.contains("lists and maps are nested more than 64 deep"),
+                "{depth}: {e}"
+            );
             let text = format!("{{\"tools\": {}{}}}", "[".repeat(depth), "]".repeat(depth));
             let json = parse_document(Path::new("spec.json"), &text, Format::Json);
             if depth > JSON_MAX_DEPTH {
                 let e = json.unwrap_err().to_string();
-                assert!(e.contains("lists and maps are nested more than 128 deep"), "{depth}: {e}");
+                assert!(
+                    e.contains("lists and maps are nested more than 128 deep"),
+                    "{depth}: {e}"
+                );
             }
         }
     }

@@ -52,8 +52,8 @@ pub(crate) fn for_each_line(
             Some(l) => l.strip_suffix(b"\r").unwrap_or(l),
             None => &buf,
         };
-        let line = std::str::from_utf8(line)
-            .map_err(|e| not_utf8(path, line, e.valid_up_to(), number))?;
+        let line =
+            std::str::from_utf8(line).map_err(|e| not_utf8(path, line, e.valid_up_to(), number))?;
         each(number, line, torn)?;
     }
 }
@@ -62,8 +62,12 @@ pub(crate) fn for_each_line(
 /// line `first_line` of the file), which is not UTF-8.
 fn not_utf8(path: &Path, bytes: &[u8], offset: usize, first_line: usize) -> Error {
     let before = &bytes[..offset.min(bytes.len())];
-    let line = first_line + before.iter().filter(|b| **b == b'\n').count();
-    let start = before.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    // The lines before the byte's own: one fewer than the pieces.
+    let line = first_line + before.split(|b| *b == b'\n').count() - 1;
+    let start = before
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1);
     let byte = bytes
         .get(offset)
         .map_or_else(String::new, |b| format!(" (byte 0x{b:02X})"));

@@ -53,12 +53,18 @@ fn spec() -> Value {
     })
 }
 
+/// A change to a spec.
+type Edit<'a> = Box<dyn Fn(&mut Value) + 'a>;
+
 #[test]
 fn spec_errors_quote_a_long_value_cut() {
     let big = "x".repeat(MB);
     let spaced = "a b".repeat(MB / 3);
-    let edits: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
-        ("tool name", Box::new(|s| s["tools"][0]["name"] = json!(big))),
+    let edits: Vec<(&str, Edit<'_>)> = vec![
+        (
+            "tool name",
+            Box::new(|s| s["tools"][0]["name"] = json!(big)),
+        ),
         (
             "tool name with spaces",
             Box::new(|s| s["tools"][0]["name"] = json!(spaced)),
@@ -142,7 +148,10 @@ fn rows_errors_quote_a_long_value_cut() {
         std::fs::write(&path, format!("{line}\n")).unwrap();
         let strict = read_rows(&path).err().map(|e| e.to_string());
         let lenient = read_score_rows(&path).err().map(|e| e.to_string());
-        assert!(strict.is_some() || lenient.is_some(), "{what}: both read it");
+        assert!(
+            strict.is_some() || lenient.is_some(),
+            "{what}: both read it"
+        );
         for error in [strict, lenient].into_iter().flatten() {
             for line in error.lines() {
                 assert!(line.len() < LINE_MAX, "{what}: {} bytes", line.len());

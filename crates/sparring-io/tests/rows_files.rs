@@ -42,7 +42,11 @@ fn a_byte_that_is_not_utf8_is_named_by_line_and_column_by_every_reader() {
     let (bytes, column) = bad_third_line();
     std::fs::write(&path, &bytes).unwrap();
     let labels = dir.path().join("labels.jsonl");
-    std::fs::write(&labels, b"{\"row_id\": \"r1\", \"label\": 1}\n{\"row_id\": \"r\xE9\"}\n").unwrap();
+    std::fs::write(
+        &labels,
+        b"{\"row_id\": \"r1\", \"label\": 1}\n{\"row_id\": \"r\xE9\"}\n",
+    )
+    .unwrap();
     let errors = [
         ("read_rows", read_rows(&path).err().map(|e| e.to_string())),
         (
@@ -51,7 +55,9 @@ fn a_byte_that_is_not_utf8_is_named_by_line_and_column_by_every_reader() {
         ),
         (
             "for_each_score_row",
-            for_each_score_row(&path, |_| {}).err().map(|e| e.to_string()),
+            for_each_score_row(&path, |_| {})
+                .err()
+                .map(|e| e.to_string()),
         ),
         ("count_file", count_file(&path).err().map(|e| e.to_string())),
     ];

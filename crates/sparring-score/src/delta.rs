@@ -316,7 +316,10 @@ pub fn render(d: &Delta) -> String {
         d.verdict
     );
     let width = crate::name_width(
-        d.by_category.keys().chain(d.markers.keys()).map(String::as_str),
+        d.by_category
+            .keys()
+            .chain(d.markers.keys())
+            .map(String::as_str),
         8,
     );
     // The columns a category and a marker row share, after the name.

@@ -41,9 +41,16 @@ fn rows() -> Vec<ScoreRow> {
 
 /// No line but the long value's own is stretched to its width.
 fn assert_short_lines_stay_short(text: &str) {
-    assert!(text.contains(&"x".repeat(LONG)), "the long value is shown whole");
+    assert!(
+        text.contains(&"x".repeat(LONG)),
+        "the long value is shown whole"
+    );
     for line in text.lines().filter(|l| !l.contains("xxxx")) {
-        assert!(line.chars().count() < 300, "a padded line: {} chars", line.len());
+        assert!(
+            line.chars().count() < 300,
+            "a padded line: {} chars",
+            line.len()
+        );
     }
 }
 

@@ -161,7 +161,10 @@ mod tests {
     #[test]
     fn a_long_value_is_cut_with_its_length() {
         let q = quote(&"é".repeat(1000));
-        assert_eq!(q.chars().count(), QUOTED_CHARS + 3 + " (1000 characters)".len());
+        assert_eq!(
+            q.chars().count(),
+            QUOTED_CHARS + 3 + " (1000 characters)".len()
+        );
         assert!(q.ends_with("é…` (1000 characters)"), "{q}");
     }
 
@@ -174,7 +177,10 @@ mod tests {
         let shown = message(&m);
         assert!(shown.len() < 1000, "{}", shown.len());
         assert!(shown.starts_with("at `/tools/0/yyy"), "{shown}");
-        assert!(shown.contains("…` (5009 characters): invalid type"), "{shown}");
+        assert!(
+            shown.contains("…` (5009 characters): invalid type"),
+            "{shown}"
+        );
         assert!(
             shown.ends_with("…\" (5003 characters), expected f64 at line 1 column 9000"),
             "{shown}"
@@ -187,7 +193,11 @@ mod tests {
         let shown = message(&m);
         let lines: Vec<&str> = shown.lines().collect();
         assert_eq!(lines.len(), 2);
-        assert!(lines[0].len() <= ERROR_LINE_BYTES + 40, "{}", lines[0].len());
+        assert!(
+            lines[0].len() <= ERROR_LINE_BYTES + 40,
+            "{}",
+            lines[0].len()
+        );
         assert!(lines[0].contains(" bytes cut) … "), "{}", lines[0]);
         assert_eq!(lines[1], "hint: do this");
         // Cut at character boundaries.

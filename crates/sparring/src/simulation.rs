@@ -743,11 +743,12 @@ impl Prepared {
         };
         let kept: u64 = done.values().map(|d| d.len() as u64).sum();
         // Kept to ask, once the run ends, what went wrong that cost no row.
-        let players: Vec<Arc<dyn Agent>> = [Some(&agent), writer_agent.as_ref(), person_agent.as_ref()]
-            .into_iter()
-            .flatten()
-            .cloned()
-            .collect();
+        let players: Vec<Arc<dyn Agent>> =
+            [Some(&agent), writer_agent.as_ref(), person_agent.as_ref()]
+                .into_iter()
+                .flatten()
+                .cloned()
+                .collect();
         let config = RunConfig {
             spec: Arc::new(spec),
             options,
