@@ -8,7 +8,7 @@ use sparring::engine::trust::{TrustOptions, judge_trust};
 use sparring::grading::{
     Combine, GradeSettings, Grading, attach_labels, grade_file, judge_same_model, start_judge,
 };
-use sparring::io::rows::{RowWriter, read_labels, read_rows, rows_path};
+use sparring::io::rows::{read_labels, read_rows, rows_path};
 use sparring::types::defaults;
 use sparring::types::values::Timeout;
 use std::path::PathBuf;
@@ -179,10 +179,7 @@ pub(crate) fn labels(command: &LabelsCommand) -> Result<ExitCode> {
         &args.kind,
         args.author.as_deref(),
     )?;
-    let mut writer = RowWriter::create(&args.out)?;
-    for row in &rows {
-        writer.write(row)?;
-    }
+    sparring::training::write_rows(&rows, &args.out)?;
     eprintln!(
         "labelled {labelled} of {} rows -> {}",
         rows.len(),

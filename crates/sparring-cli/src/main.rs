@@ -153,7 +153,12 @@ fn main() -> ExitCode {
                 })
                 || error.downcast_ref::<sparring::io::Error>().is_some()
                 || error.downcast_ref::<sparring::score::Error>().is_some();
-            eprintln!("error: {error}");
+            // Errors of the CLI's own (usage) quote arguments too: cut
+            // like the library's.
+            eprintln!(
+                "error: {}",
+                sparring::types::clip::message(&error.to_string())
+            );
             if usage {
                 ExitCode::from(2)
             } else {

@@ -112,10 +112,15 @@ const BUDGET: &str = "24";
 /// The example run of the fault tests with `agent` into `out`: seed 5,
 /// [`BUDGET`] rows, eight at a time.
 fn fault_run(agent: &str, out: &Path) -> Command {
+    fault_run_of(agent, out, BUDGET)
+}
+
+/// [`fault_run`] of `budget` rows.
+fn fault_run_of(agent: &str, out: &Path, budget: &str) -> Command {
     let mut c = simulate_cmd(example_spec(), agent, out);
     c.args([
         "--budget",
-        BUDGET,
+        budget,
         "--concurrency",
         "8",
         "--seed",
@@ -182,6 +187,48 @@ fn agent_faults_cost_their_own_row_only() {
         if expected == 1 {
             assert!(log.contains("restarting it"), "{mode}: {log}");
         }
+    }
+}
+
+/// The support-desk example agent (tool calls across several requests of
+/// one conversation) writing every reply of one, then four, conversations
+/// twice (`tests/agents/tools_twice.py`), 48 rows at concurrency 8: no row
+/// is lost, the agent is never restarted for it, and `run.json` warns.
+/// Before, each such request restarted the agent and the innocent requests
+/// in flight, sent again, met the next restart: 7 of 48 rows were lost with
+/// one culprit; with four the run stopped as `agent_unavailable` after 10.
+#[test]
+fn an_agent_replying_twice_across_tool_calls_costs_no_row() {
+    for culprits in [1, 4] {
+        let dir = tempfile::tempdir().unwrap();
+        let agent = format!(
+            "python3 {} {} {culprits}",
+            agent_script("tools_twice.py").display(),
+            dir.path().join("culprits").display()
+        );
+        let out = dir.path().join("run");
+        let started = Instant::now();
+        let o = fault_run_of(&agent, &out, "48").run();
+        let o = outcome(&out, &o, started.elapsed().as_secs_f64());
+        o.print(&format!(
+            "agent: twice, {culprits} conversation(s) with tool calls"
+        ));
+        assert_eq!(o.exit, Some(0), "{culprits}: {}", o.stderr);
+        assert_eq!((o.rows, o.lost), (48, 0), "{culprits}: {o:?}");
+        assert_eq!((o.duplicates, o.invalid), (0, 0), "{culprits}: {o:?}");
+        let chosen = std::fs::read_to_string(dir.path().join("culprits")).unwrap();
+        assert_eq!(chosen.lines().count(), culprits, "{chosen}");
+        let log = std::fs::read_to_string(out.join("run.log")).unwrap();
+        assert!(!log.contains("restarting it"), "{culprits}: {log}");
+        assert!(log.contains("the second reply was dropped"), "{log}");
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        let warned = summary["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("replied twice to"));
+        assert!(warned, "{culprits}: {}", summary["warnings"]);
     }
 }
 

@@ -8,11 +8,10 @@
 //! with the command line's secrets masked.
 //!
 //! A **fault** ends the process: it exits or closes stdout, prints a line that
-//! is not JSON or not UTF-8, replies without an id, with an id nobody asked
-//! for or twice to one id, does not read its input, or does not answer a
-//! request within the timeout (a hang). The process (its whole group) is
-//! killed and the next request starts a fresh one. A fault costs its own row
-//! only:
+//! is not JSON or not UTF-8, replies without an id or with an id nobody asked
+//! for, does not read its input, or does not answer a request within the
+//! timeout (a hang). The process (its whole group) is killed and the next
+//! request starts a fresh one. A fault costs its own row only:
 //! - a request the fault is known to belong to (the one that hung, the one
 //!   whose reply was not UTF-8) fails with the reason;
 //! - when the culprit is known, the other requests in flight were innocent
@@ -24,6 +23,14 @@
 //!
 //! A request sent again gets the full timeout again. Its second fault is
 //! final.
+//!
+//! A second reply to an id already answered is no fault: the first reply
+//! stands, the second is dropped where it arrives (a line in the run's log)
+//! and the process goes on, so nothing in flight is disturbed. A restart for
+//! it would cost other conversations: an agent that answers one
+//! conversation's every request twice would restart once per request, and
+//! an innocent request sent again would meet the next restart and fail.
+//! [`CommandAgent::warnings`] counts them for the run's warnings.
 
 use crate::Error;
 use crate::defaults::{AGENT_ANSWERED_IDS_KEPT, AGENT_EXIT_WAIT};
@@ -70,11 +77,18 @@ enum Fault {
 /// Whose fault ended a process.
 #[derive(Clone, Copy)]
 enum Culprit<'a> {
-    /// This request's (or, with `None`, no request in flight: a duplicate
-    /// reply to one already answered).
-    Known(Option<&'a str>),
+    /// This request's.
+    Known(&'a str),
     /// Any of the requests in flight.
     Unknown,
+}
+
+/// Second replies to ids already answered, dropped: how many, and the
+/// first id, for the run's warning. Shared by every process of an agent.
+#[derive(Default)]
+struct Dropped {
+    count: AtomicU64,
+    first: Mutex<Option<String>>,
 }
 
 /// Ids a process answered recently, to tell a duplicate reply from an id
@@ -112,6 +126,7 @@ struct Process {
     group: Mutex<Option<Group>>,
     log: StderrTo,
     role: &'static str,
+    dropped: Arc<Dropped>,
 }
 
 impl Process {
@@ -132,7 +147,7 @@ impl Process {
         };
         for (id, tx) in drained {
             let fault = match culprit {
-                Culprit::Known(Some(c)) if c == id => Fault::Own(reason.to_owned()),
+                Culprit::Known(c) if c == id => Fault::Own(reason.to_owned()),
                 Culprit::Known(_) => Fault::Innocent(reason.to_owned()),
                 Culprit::Unknown => Fault::Suspect(reason.to_owned()),
             };
@@ -192,6 +207,7 @@ pub struct CommandAgent {
     gate: RwLock<()>,
     starts: AtomicU64,
     retries: AtomicU64,
+    dropped: Arc<Dropped>,
 }
 
 impl std::fmt::Debug for CommandAgent {
@@ -238,6 +254,7 @@ impl CommandAgent {
             gate: RwLock::new(()),
             starts: AtomicU64::new(0),
             retries: AtomicU64::new(0),
+            dropped: Arc::new(Dropped::default()),
         };
         let process = agent.spawn()?;
         *agent.current.lock().await = Some(process);
@@ -252,6 +269,11 @@ impl CommandAgent {
     /// How many requests were sent again after a fault of another request.
     pub fn retries(&self) -> u64 {
         self.retries.load(Ordering::SeqCst)
+    }
+
+    /// How many second replies to an id already answered were dropped.
+    pub fn dropped_replies(&self) -> u64 {
+        self.dropped.count.load(Ordering::SeqCst)
     }
 
     fn spawn(&self) -> Result<Arc<Process>, Error> {
@@ -275,6 +297,7 @@ impl CommandAgent {
             group: Mutex::new(Some(group)),
             log: self.log.clone(),
             role,
+            dropped: Arc::clone(&self.dropped),
         });
         let reader = Arc::clone(&process);
         tokio::spawn(async move {
@@ -309,16 +332,14 @@ impl CommandAgent {
                             format!("the agent printed a line that is not UTF-8: `{shown}`");
                         let known =
                             id.filter(|id| reader.pending.lock().is_ok_and(|p| p.contains_key(id)));
-                        Err((reason, known.map(Some)))
+                        Err((reason, known))
                     }
                     ReplyLine::Violation(reason) => Err((reason, None)),
                 };
                 if let Err((reason, culprit)) = violation {
                     reader.fail(
                         &reason,
-                        culprit
-                            .as_ref()
-                            .map_or(Culprit::Unknown, |c| Culprit::Known(c.as_deref())),
+                        culprit.as_deref().map_or(Culprit::Unknown, Culprit::Known),
                     );
                     break;
                 }
@@ -385,7 +406,7 @@ impl CommandAgent {
                 let culprit = process.oldest_pending().unwrap_or_else(|| id.to_owned());
                 process.fail(
                     &format!("the agent did not answer `{culprit}` within {secs} s"),
-                    Culprit::Known(Some(&culprit)),
+                    Culprit::Known(&culprit),
                 );
                 match rx.await {
                     Ok(Err(Fault::Own(_))) | Err(_) => Err(Fault::Own(format!(
@@ -562,12 +583,12 @@ pub fn read_reply_line(bytes: &[u8]) -> ReplyLine {
     }
 }
 
-/// A protocol violation: the reason, and the culprit when known (`Some(None)`:
-/// no request in flight).
-type Violation = (String, Option<Option<String>>);
+/// A protocol violation: the reason, and the culprit when known.
+type Violation = (String, Option<String>);
 
-/// Hands a reply to the request waiting for it; a reply nobody waits for is
-/// a violation (a second reply to an answered id, or an unknown id).
+/// Hands a reply to the request waiting for it. A second reply to an id
+/// this process answered is dropped (logged and counted, the process goes
+/// on); a reply to an id nobody asked for is a violation.
 fn deliver(process: &Process, id: &str, reply: Reply) -> Result<(), Violation> {
     let sender = process
         .pending
@@ -577,7 +598,16 @@ fn deliver(process: &Process, id: &str, reply: Reply) -> Result<(), Violation> {
         .map(|(_, tx)| tx);
     let Some(sender) = sender else {
         if process.answered.lock().is_ok_and(|a| a.set.contains(id)) {
-            return Err((format!("the agent replied twice to `{id}`"), Some(None)));
+            process.log.line(&format!(
+                "{}[{}]: replied twice to `{id}`; the second reply was dropped",
+                process.role, process.pid
+            ));
+            if process.dropped.count.fetch_add(1, Ordering::SeqCst) == 0
+                && let Ok(mut first) = process.dropped.first.lock()
+            {
+                *first = Some(id.to_owned());
+            }
+            return Ok(());
         }
         return Err((format!("the agent replied with unknown id `{id}`"), None));
     };
@@ -595,6 +625,24 @@ impl Agent for CommandAgent {
 
     fn describe(&self) -> String {
         format!("command:{}", self.line.display)
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        let n = self.dropped_replies();
+        if n == 0 {
+            return Vec::new();
+        }
+        let first = self
+            .dropped
+            .first
+            .lock()
+            .ok()
+            .and_then(|f| f.clone())
+            .unwrap_or_default();
+        vec![format!(
+            "the {} replied twice to {n} request(s) (the first `{first}`); each second reply was dropped and the first kept (run.log has each)",
+            self.line.role
+        )]
     }
 }
 

@@ -41,5 +41,6 @@ pub mod redact;
 pub mod rows;
 pub mod spec_file;
 mod subprocess;
+mod text;
 
 pub use error::Error;

@@ -82,7 +82,7 @@ impl RowSink for RowWriter {
 /// Reads every row of a JSONL file. Blank lines are skipped; anything else
 /// that is not a row is an error naming its line.
 pub fn read_rows(path: &Path) -> Result<Vec<Row>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
+    let text = crate::text::read_utf8(path)?;
     parse_rows(path, &text)
 }
 
@@ -183,6 +183,9 @@ fn parse_line(
 fn line_error(path: &Path, text: &str, line: &str, number: usize, line_count: usize) -> Error {
     let value: serde_json::Value = match serde_json::from_str(line) {
         Ok(v) => v,
+        Err(_) if number == 1 && line.starts_with('\u{feff}') => {
+            return Error::invalid(path, "line 1", sparring_score::input::BOM_MESSAGE);
+        }
         Err(e) => {
             let torn = number == line_count && !text.ends_with('\n');
             let message = if torn {
@@ -379,21 +382,19 @@ pub fn repair_torn_line(path: &Path) -> Result<bool, Error> {
 /// Row counts of a rows file, read one line at a time so memory does not
 /// grow with the file. Lines that are not rows are errors naming the line.
 pub fn count_file(path: &Path) -> Result<Counts, Error> {
-    use std::io::BufRead as _;
-    let file = File::open(path).map_err(|e| Error::read(path, &e))?;
     let mut counter = RowCounter::default();
-    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| Error::read(path, &e))?;
+    crate::text::for_each_line(path, |number, line, _| {
         if line.trim().is_empty() {
-            continue;
+            return Ok(());
         }
-        let row = parse_rows(path, &line)
-            .map_err(|_| Error::invalid(path, format!("line {}", i + 1), "not a sparring row"))?
+        let row = parse_rows(path, line)
+            .map_err(|_| Error::invalid(path, format!("line {number}"), "not a sparring row"))?
             .pop();
         if let Some(row) = row {
             counter.add(&row);
         }
-    }
+        Ok(())
+    })?;
     Ok(counter.counts())
 }
 
@@ -450,8 +451,9 @@ pub fn read_labels(path: &Path) -> Result<Vec<Label>, Error> {
 /// Reads the rows of a JSONL file for scoring, leniently (only `task_id` and
 /// `reward` are required): [`sparring_score::input::parse_score_rows`].
 pub fn read_score_rows(path: &Path) -> Result<Vec<sparring_score::input::ScoreRow>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
-    Ok(sparring_score::input::parse_score_rows(path, &text)?)
+    let mut rows = Vec::new();
+    for_each_score_row(path, |row| rows.push(row))?;
+    Ok(rows)
 }
 
 /// Reads the rows of a JSONL file for scoring a line at a time, handing each
@@ -462,39 +464,20 @@ pub fn for_each_score_row(
     path: &Path,
     mut each: impl FnMut(sparring_score::input::ScoreRow),
 ) -> Result<u64, Error> {
-    use std::io::BufRead as _;
-    let file = File::open(path).map_err(|e| Error::read(path, &e))?;
-    let mut reader = std::io::BufReader::new(file);
     let mut lines = sparring_score::input::ScoreRowLines::new(path);
-    let mut buf = String::new();
-    let mut number = 0;
-    loop {
-        buf.clear();
-        if reader
-            .read_line(&mut buf)
-            .map_err(|e| Error::read(path, &e))?
-            == 0
-        {
-            break;
-        }
-        number += 1;
-        // As `str::lines`: the newline and a carriage return before it go.
-        let line = match buf.strip_suffix('\n') {
-            Some(l) => l.strip_suffix('\r').unwrap_or(l),
-            None => &buf,
-        };
-        let torn = line.len() == buf.len();
+    crate::text::for_each_line(path, |number, line, torn| {
         if let Some(row) = lines.line(number, line, torn)? {
             each(row);
         }
-    }
+        Ok(())
+    })?;
     Ok(lines.finish()?)
 }
 
 /// Reads a gold labels file for `judge-agreement`:
 /// [`sparring_score::input::parse_labels`].
 pub fn read_gold_labels(path: &Path) -> Result<Vec<sparring_score::input::Label>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
+    let text = crate::text::read_utf8(path)?;
     Ok(sparring_score::input::parse_labels(path, &text)?)
 }
 
@@ -503,7 +486,7 @@ pub fn read_holdout(
     path: &Path,
     n: usize,
 ) -> Result<(Vec<Row>, sparring_select::decontam::Reference), Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
+    let text = crate::text::read_utf8(path)?;
     let rows = parse_rows(path, &text)?;
     let reference =
         sparring_select::decontam::Reference::from_rows(&path.display().to_string(), &rows, n);
@@ -512,7 +495,7 @@ pub fn read_holdout(
 
 /// Reads a traces file (JSON Lines or JSON) as a decontamination reference.
 pub fn read_traces(path: &Path, n: usize) -> Result<sparring_select::decontam::Reference, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
+    let text = crate::text::read_utf8(path)?;
     Ok(sparring_select::decontam::Reference::from_json_text(
         &path.display().to_string(),
         &text,

@@ -43,17 +43,25 @@ fn format_of(path: &Path) -> Result<Format, Error> {
 /// Reads a file as a JSON value, by its extension.
 pub fn read_document(path: &Path) -> Result<Value, Error> {
     let format = format_of(path)?;
-    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
+    let text = crate::text::read_utf8(path)?;
     parse_document(path, &text, format)
 }
 
 fn parse_document(path: &Path, text: &str, format: Format) -> Result<Value, Error> {
     match format {
         Format::Json => serde_json::from_str(text).map_err(|e| {
+            let message = strip_location(&e.to_string());
+            let message = if text.starts_with('\u{feff}') {
+                "the file starts with a byte-order mark (U+FEFF), which JSON does not allow (hint: save it as UTF-8 without a BOM)".to_owned()
+            } else if message == "recursion limit exceeded" {
+                nested_too_deep(JSON_MAX_DEPTH)
+            } else {
+                message
+            };
             Error::invalid(
                 path,
                 format!("line {}, column {}", e.line(), e.column()),
-                format!("invalid JSON: {}", strip_location(&e.to_string())),
+                format!("invalid JSON: {message}"),
             )
         }),
         Format::Yaml => {
@@ -88,6 +96,18 @@ fn yaml_error(path: &Path, e: &serde_saphyr::Error) -> Error {
     }
     let message = match inner {
         serde_saphyr::Error::Budget { breach, .. } => budget_message(breach),
+        // The parser's own nesting limit (flow collections past 255 deep)
+        // trips before the budget's depth is counted: the same limit, said
+        // the same way.
+        serde_saphyr::Error::ExternalMessage { source, .. }
+            if matches!(
+                &**source,
+                serde_saphyr::ExternalMessageSource::Parser(scan)
+                    if matches!(scan.kind(), serde_saphyr::granit_parser::ErrorKind::RecursionLimitExceeded)
+            ) =>
+        {
+            nested_too_deep(serde_saphyr::Budget::default().max_depth)
+        }
         other => serde_saphyr::UserMessageFormatter
             .format_message(other)
             .into_owned(),
@@ -118,10 +138,7 @@ fn budget_message(breach: &serde_saphyr::budget::BudgetBreach) -> String {
             "the document has more than {} YAML events; a spec must be smaller",
             limits.max_events
         ),
-        B::Depth { .. } => format!(
-            "lists and maps are nested more than {} deep",
-            limits.max_depth
-        ),
+        B::Depth { .. } => nested_too_deep(limits.max_depth),
         B::Aliases { .. } | B::AliasAnchorRatio { .. } => {
             "the document uses too many aliases (`*name`); an alias bomb would take too long to expand".to_owned()
         }
@@ -143,6 +160,15 @@ fn budget_message(breach: &serde_saphyr::budget::BudgetBreach) -> String {
         _ => "the document is too large or too complex to be a spec".to_owned(),
     }
 }
+
+/// The one wording of a document nested deeper than a parser goes.
+fn nested_too_deep(limit: impl std::fmt::Display) -> String {
+    format!("lists and maps are nested more than {limit} deep")
+}
+
+/// serde_json's nesting limit, which it states as "recursion limit
+/// exceeded" (`serde_json::de`'s `remaining_depth`).
+const JSON_MAX_DEPTH: usize = 128;
 
 fn strip_location(message: &str) -> String {
     // "… at line 3 column 5" is said once, in the location.
@@ -274,10 +300,44 @@ mod tests {
         let deep = parse_document(path, &deep, Format::Yaml)
             .unwrap_err()
             .to_string();
-        assert!(deep.contains("nested more than"), "{deep}");
+        assert!(deep.contains("nested more than 64 deep"), "{deep}");
         for e in [&dup, &big, &deep] {
             assert!(!e.contains('\n'), "{e}");
         }
+    }
+
+    /// Past the parser's own limit (255 flow levels), the same words as
+    /// past the budget's 64; JSON past serde_json's 128 alike (issue 39:
+    /// "recursion limit exceeded").
+    #[test]
+    fn nesting_too_deep_is_said_alike_at_any_depth() {
+        for depth in [65, 300, 1_000, 100_000] {
+            let text = format!("tools: {}{}", "[".repeat(depth), "]".repeat(depth));
+            let e = parse_document(Path::new("spec.yaml"), &text, Format::Yaml)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("lists and maps are nested more than 64 deep"),
+                "{depth}: {e}"
+            );
+            let text = format!("{{\"tools\": {}{}}}", "[".repeat(depth), "]".repeat(depth));
+            let json = parse_document(Path::new("spec.json"), &text, Format::Json);
+            if depth > JSON_MAX_DEPTH {
+                let e = json.unwrap_err().to_string();
+                assert!(
+                    e.contains("lists and maps are nested more than 128 deep"),
+                    "{depth}: {e}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_named_in_json() {
+        let e = parse_document(Path::new("spec.json"), "\u{feff}{}", Format::Json)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("byte-order mark"), "{e}");
     }
 
     #[test]

@@ -85,12 +85,14 @@ fn faults(mode: &str, state: &Path) -> String {
     format!("python3 {} {mode} {}", script.display(), state.display())
 }
 
-/// Eight conversations in flight at once, one request each; returns each
-/// one's id and outcome, and the culprit the agent chose.
+/// Eight conversations in flight at once, `requests` requests each, one
+/// after another; returns each request's id and outcome, the culprit the
+/// agent chose, the processes started and the second replies dropped.
 async fn eight_in_flight(
     mode: &str,
     timeout: Duration,
-) -> (Vec<(String, Result<String, String>)>, String, u64) {
+    requests: usize,
+) -> (Vec<(String, Result<String, String>)>, String, u64, u64) {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("culprit");
     let agent = Arc::new(
@@ -102,35 +104,39 @@ async fn eight_in_flight(
     for c in 0..8 {
         let agent = Arc::clone(&agent);
         set.spawn(async move {
-            let id = format!("c{c}-0");
-            let reply = agent
-                .respond(AgentRequest {
-                    id: id.clone(),
-                    messages: vec![Message::text(Role::User, format!("conversation {c}"))],
-                    tools: Arc::new(Vec::new()),
-                })
-                .await;
-            (
-                id,
-                reply
-                    .map(|r| r.message.content_str().to_owned())
-                    .map_err(|e| e.message),
-            )
+            let mut out = Vec::new();
+            for r in 0..requests {
+                let id = format!("c{c}-{r}");
+                let reply = agent
+                    .respond(AgentRequest {
+                        id: id.clone(),
+                        messages: vec![Message::text(Role::User, format!("conversation {c}"))],
+                        tools: Arc::new(Vec::new()),
+                    })
+                    .await;
+                out.push((
+                    id,
+                    reply
+                        .map(|r| r.message.content_str().to_owned())
+                        .map_err(|e| e.message),
+                ));
+            }
+            out
         });
     }
     let mut out = Vec::new();
     while let Some(done) = set.join_next().await {
-        out.push(done.unwrap());
+        out.extend(done.unwrap());
     }
     out.sort();
     let culprit = std::fs::read_to_string(&state).unwrap_or_default();
-    (out, culprit, agent.starts())
+    (out, culprit, agent.starts(), agent.dropped_replies())
 }
 
-/// Every fault costs its own request only: the culprit fails (or, for a
-/// second reply to an answered id, nobody does), the seven innocent
-/// requests in flight with it are sent again and answered, and the process
-/// was restarted.
+/// Every fault costs its own request only: the culprit fails, the seven
+/// innocent requests in flight with it are sent again and answered, and the
+/// process was restarted. (A second reply to an answered id is no fault:
+/// [`a_second_reply_is_dropped_and_nothing_restarts`].)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fault_costs_its_own_request_only() {
     for (mode, needle) in [
@@ -140,27 +146,23 @@ async fn a_fault_costs_its_own_request_only() {
         ("unknown-id", "unknown id"),
         ("badutf8", "not UTF-8"),
         ("closeout", "closed its standard output"),
-        ("twice", ""),
     ] {
         // A hang costs its timeout, so it gets a short one; the other faults
         // restart Python processes, which a loaded machine starts slowly.
         let timeout = if mode == "hang" { 2 } else { 20 };
-        let (out, culprit, starts) = eight_in_flight(mode, Duration::from_secs(timeout)).await;
+        let (out, culprit, starts, _) =
+            eight_in_flight(mode, Duration::from_secs(timeout), 1).await;
         assert!(!culprit.is_empty(), "{mode}: the agent chose no culprit");
         let failed: Vec<_> = out.iter().filter(|(_, r)| r.is_err()).collect();
-        if mode == "twice" {
-            assert!(failed.is_empty(), "{mode}: {failed:?}");
-        } else {
-            assert_eq!(failed.len(), 1, "{mode}: {out:?}");
-            let (id, err) = failed[0];
-            assert_eq!(
-                id,
-                &format!("{culprit}-0"),
-                "{mode}: the wrong request failed"
-            );
-            let err = err.as_ref().unwrap_err();
-            assert!(err.contains(needle), "{mode}: {err}");
-        }
+        assert_eq!(failed.len(), 1, "{mode}: {out:?}");
+        let (id, err) = failed[0];
+        assert_eq!(
+            id,
+            &format!("{culprit}-0"),
+            "{mode}: the wrong request failed"
+        );
+        let err = err.as_ref().unwrap_err();
+        assert!(err.contains(needle), "{mode}: {err}");
         assert!(
             starts >= 2,
             "{mode}: the process was never restarted ({starts})"
@@ -171,6 +173,23 @@ async fn a_fault_costs_its_own_request_only() {
             }
         }
     }
+}
+
+/// A culprit conversation whose every reply comes twice, three requests of
+/// it and of seven others in flight: every request is answered, the second
+/// replies are dropped, and the process is never restarted. Before, each
+/// second reply restarted it and requests in flight failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_reply_is_dropped_and_nothing_restarts() {
+    let (out, culprit, starts, dropped) =
+        eight_in_flight("twice", Duration::from_secs(20), 3).await;
+    assert!(!culprit.is_empty(), "the agent chose no culprit");
+    assert_eq!(out.len(), 24);
+    for (id, r) in &out {
+        assert_eq!(r.as_deref(), Ok("Thanks, all noted."), "{id}");
+    }
+    assert_eq!(starts, 1, "the process was restarted");
+    assert_eq!(dropped, 3, "one second reply per request of the culprit");
 }
 
 /// An agent that never reads its stdin: once the pipe is full a write

@@ -315,14 +315,13 @@ pub fn render(d: &Delta) -> String {
         p(Some(d.p_value)),
         d.verdict
     );
-    let width = d
-        .by_category
-        .keys()
-        .chain(d.markers.keys())
-        .map(|k| k.chars().count())
-        .max()
-        .unwrap_or(8)
-        .max(8);
+    let width = crate::name_width(
+        d.by_category
+            .keys()
+            .chain(d.markers.keys())
+            .map(String::as_str),
+        8,
+    );
     // The columns a category and a marker row share, after the name.
     let cells = |n_paired: usize, delta, ci95, p_value| {
         format!(

@@ -31,10 +31,13 @@ impl Error {
         at: impl Into<String>,
         message: impl Into<String>,
     ) -> Self {
+        let (at, message) = (at.into(), message.into());
+        // The place and the message may quote the rows' own data, which
+        // can be megabytes long: cut, so the error stays one line.
         Self::Invalid {
             path: path.to_owned(),
-            at: at.into(),
-            message: message.into(),
+            at: sparring_types::clip::message(&at).into_owned(),
+            message: sparring_types::clip::message(&message).into_owned(),
         }
     }
 }

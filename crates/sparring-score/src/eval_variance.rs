@@ -73,13 +73,8 @@ pub fn eval_variance(rows: &[ScoreRow], name: &str) -> Result<EvalVarianceReport
 /// The spread as plain text.
 pub fn render(r: &EvalVarianceReport) -> String {
     let mut out = String::new();
-    let width = r
-        .runs
-        .iter()
-        .map(|l| l.eval_run.to_string().chars().count())
-        .max()
-        .unwrap_or(8)
-        .max(8);
+    let names: Vec<String> = r.runs.iter().map(|l| l.eval_run.to_string()).collect();
+    let width = crate::name_width(names.iter().map(String::as_str), 8);
     let _ = writeln!(
         out,
         "{:<width$}  {:>5}  {:>5}  {:>7}",

@@ -339,6 +339,11 @@ fn jsonl<T>(
     Ok(out)
 }
 
+/// What a first line that starts with a byte-order mark is told: JSON
+/// Lines text has none, and a JSON parser sees only "expected value at
+/// line 1 column 1".
+pub const BOM_MESSAGE: &str = "the file starts with a byte-order mark (U+FEFF), which JSON Lines does not allow (hint: save it as UTF-8 without a BOM)";
+
 /// One non-blank line as a JSON object. `torn`: the last line, with no
 /// newline after it; `resumable`: a rows file `simulate --resume` repairs.
 fn json_line(
@@ -349,6 +354,9 @@ fn json_line(
     resumable: bool,
 ) -> Result<Map<String, Value>, Error> {
     let value: Value = serde_json::from_str(line).map_err(|e| {
+        if number == 1 && line.starts_with('\u{feff}') {
+            return Error::invalid(path, "line 1", BOM_MESSAGE);
+        }
         let message = match (torn, resumable) {
             (true, true) => "the last line is incomplete (was the run killed while writing?); `simulate --resume` repairs it".to_owned(),
             (true, false) => format!("the last line is incomplete: {e}"),
@@ -437,10 +445,17 @@ fn row(path: &Path, line: usize, mut map: Map<String, Value>) -> Result<ScoreRow
     if scheduled_fault_missed(situation) {
         axes.insert(TOOL_CONDITION.to_owned(), NOT_FIRED.to_owned());
     }
-    let tier = situation
-        .and_then(|s| s.get("tier"))
-        .and_then(scalar_text)
-        .filter(|t| !t.is_empty());
+    // A tier is one of the closed vocabulary, as `grade` and `export` read
+    // it: a category no other stage accepts would be reported here alone.
+    let tier = match situation.and_then(|s| s.get("tier")) {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            serde_json::from_value::<sparring_types::Tier>(v.clone())
+                .map_err(|e| Error::invalid(path, at(), format!("`situation.tier`: {e}")))?
+                .as_str()
+                .to_owned(),
+        ),
+    };
     let rule_text = situation
         .and_then(|s| s.get("rule_text"))
         .and_then(Value::as_str)
@@ -669,6 +684,19 @@ mod tests {
         assert_eq!(r[1].reward, None);
         assert_eq!(r[1].eval_run, EvalRun::Index(0));
         assert!(r[1].categories().next().is_none());
+    }
+
+    #[test]
+    fn an_unknown_tier_is_refused_as_the_rows_reader_refuses_it() {
+        let e = rows(r#"{"task_id":"t","reward":1,"situation":{"tier":"legendary"}}"#).unwrap_err();
+        assert!(
+            e.contains("at line 1: `situation.tier`: unknown tier `legendary`"),
+            "{e}"
+        );
+        let e = rows(r#"{"task_id":"t","reward":1,"situation":{"tier":3}}"#).unwrap_err();
+        assert!(e.contains("must be a string"), "{e}");
+        let r = rows(r#"{"task_id":"t","reward":1,"situation":{"tier":null}}"#).unwrap();
+        assert_eq!(r[0].tier, None);
     }
 
     #[test]

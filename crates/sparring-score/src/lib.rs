@@ -119,6 +119,20 @@ pub(crate) fn stats(figure: &'static str) -> impl Fn(StatsError) -> Error {
     }
 }
 
+/// The width of a text table's name column: its longest name, at least
+/// `min` and at most [`defaults::NAME_COLUMN_MAX`] characters. A name is
+/// data, so its length is never a format width as it stands (past
+/// `u16::MAX` that panics, and every other row would be padded to it); a
+/// longer name is shown whole and shifts its own row's columns only.
+pub(crate) fn name_width<'a>(names: impl IntoIterator<Item = &'a str>, min: usize) -> usize {
+    names
+        .into_iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(min)
+        .clamp(min, defaults::NAME_COLUMN_MAX)
+}
+
 /// `12.3%`, or `-` when there is no value.
 pub(crate) fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_owned(), |p| format!("{:.1}%", p * 100.0))

@@ -374,13 +374,7 @@ pub fn render(report: &Report) -> String {
         );
     }
     if !report.by_category.is_empty() {
-        let width = report
-            .by_category
-            .keys()
-            .map(|k| k.chars().count())
-            .max()
-            .unwrap_or(8)
-            .max(8);
+        let width = crate::name_width(report.by_category.keys().map(String::as_str), 8);
         // With goals, the goal rate and the conduct rate stand beside
         // pass@1: which of the two a category fails on.
         let (head, cols) = if goals {

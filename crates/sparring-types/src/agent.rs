@@ -242,6 +242,13 @@ pub trait Agent: Send + Sync {
     /// A short description for rows and logs (`command:python3 agent.py`).
     /// It must never contain a secret.
     fn describe(&self) -> String;
+
+    /// What the agent did wrong that cost no row but belongs in the run's
+    /// warnings (a command agent's second replies to one request, dropped),
+    /// as the run ends. None by default.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// An in-process agent made from a closure: each request is passed to `f`,

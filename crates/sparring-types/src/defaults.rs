@@ -144,6 +144,13 @@ pub const JUDGE_TEMPERATURE: f64 = 0.0;
 /// Characters of a policy rule's text shown beside its id in `report`,
 /// `delta`, rows and the grid (`sparring_types::policy::short_text`).
 pub const POLICY_RULE_TEXT_CHARS: usize = 80;
+/// Errors: the characters a quoted value (a name, a key, a pointer, a
+/// parser's rendering of a value) keeps; a longer one is cut with its length
+/// said (`sparring_types::clip`).
+pub const QUOTED_CHARS: usize = 200;
+/// Errors: the bytes one line of an error message may take; a longer line
+/// keeps its start and end and says how much was cut (`sparring_types::clip`).
+pub const ERROR_LINE_BYTES: usize = 2048;
 
 /// Defaults of the sandbox world (`options.world`, [`crate::WorldOptions`]).
 /// `docs/options.md` lists them with their meaning.

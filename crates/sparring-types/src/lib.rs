@@ -33,6 +33,8 @@
 //! - [`seed`]: seed derivation by SHA-256 and the one random stream type,
 //!   [`seed::Stream`], so every draw is reproducible per seed.
 //! - [`hash`]: canonical JSON and SHA-256 for ids that are stable across runs.
+//! - [`clip`]: values quoted in error messages cut to a length one line
+//!   carries, with their length said.
 //! - [`policy`]: policy rule classes ([`RuleClass`]), a rule as data
 //!   ([`PolicyRule`]) and a spec's corrections to the reading
 //!   ([`PolicyRulesSpec`], `policy_rules`).
@@ -55,6 +57,7 @@
 
 pub mod agent;
 pub mod axes;
+pub mod clip;
 pub mod defaults;
 pub mod executor;
 mod expect;

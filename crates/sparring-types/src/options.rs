@@ -530,8 +530,16 @@ impl Default for SimulateOptions {
 /// The candidate closest to `word` by edit distance, when it is close enough
 /// to be a plausible misspelling.
 pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let len = word.chars().count();
     candidates
         .iter()
+        // The distance is at least the difference in length: a word that
+        // much longer (a megabyte-long key) is no misspelling, and its
+        // distance would take seconds to compute.
+        .filter(|c| {
+            let n = c.chars().count();
+            len.abs_diff(n) <= (n.max(len) / 3).max(1)
+        })
         .map(|c| (edit_distance(word, c), *c))
         .filter(|(d, c)| *d <= (c.len().max(word.len()) / 3).max(1))
         .min_by_key(|(d, _)| *d)

@@ -29,9 +29,13 @@ pub struct Error {
 impl Error {
     /// An error of `kind` with `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        let message = message.into();
+        // Every error a caller sees passes here: a value it quotes (a name,
+        // a key, a parser's rendering of the input) is cut, so no line of
+        // it is longer than `ERROR_LINE_BYTES`.
         Self {
             kind,
-            message: message.into(),
+            message: sparring_types::clip::message(&message).into_owned(),
         }
     }
 

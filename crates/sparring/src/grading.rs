@@ -466,6 +466,7 @@ pub async fn grade_file(
     let mut partial = out.as_os_str().to_owned();
     partial.push(".partial");
     let partial = PathBuf::from(partial);
+    crate::training::create_parent(out)?;
     let mut writer = sparring_io::rows::RowWriter::create(&partial)?;
     let summary = grade_rows(rows, grading, &mut writer).await;
     drop(writer);

@@ -751,6 +751,13 @@ impl Prepared {
             }
         };
         let kept: u64 = done.values().map(|d| d.len() as u64).sum();
+        // Kept to ask, once the run ends, what went wrong that cost no row.
+        let players: Vec<Arc<dyn Agent>> =
+            [Some(&agent), writer_agent.as_ref(), person_agent.as_ref()]
+                .into_iter()
+                .flatten()
+                .cloned()
+                .collect();
         let config = RunConfig {
             spec: Arc::new(spec),
             options,
@@ -780,6 +787,9 @@ impl Prepared {
         // The engine counted the rows this call wrote.
         let written = summary.counts.rows;
         summary.warnings.append(&mut warnings);
+        summary
+            .warnings
+            .extend(players.iter().flat_map(|p| p.warnings()));
         for d in degraded {
             summary.degrade(d);
         }

@@ -331,15 +331,26 @@ pub fn write_selection(selection: &Selection, path: &Path) -> Result<Option<Stri
     Ok(None)
 }
 
+/// Creates the folder an output file goes in, as `export` does for its
+/// own: every stage that writes a file takes `-o DIR/FILE` alike.
+///
+/// # Errors
+///
+/// When the folder cannot be created.
+pub(crate) fn create_parent(path: &Path) -> Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, &e))?;
+    }
+    Ok(())
+}
+
 /// Writes rows as a rows file, creating the parent directory.
 ///
 /// # Errors
 ///
 /// When the file cannot be written.
 pub fn write_rows(rows: &[Row], path: &Path) -> Result<()> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, &e))?;
-    }
+    create_parent(path)?;
     let mut writer = RowWriter::create(path)?;
     for row in rows {
         writer.write(row)?;

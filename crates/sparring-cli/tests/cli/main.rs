@@ -285,6 +285,7 @@ mod new_user;
 mod policy;
 mod report;
 mod resume;
+mod robustness;
 mod runs;
 mod score;
 mod spec_errors;

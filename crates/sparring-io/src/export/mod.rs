@@ -897,7 +897,7 @@ pub fn read_tools(path: &Path) -> Result<Vec<Value>, Error> {
             .map(sparring_types::ToolSpec::to_openai)
             .collect());
     }
-    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, &e))?;
+    let text = crate::text::read_utf8(path)?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| {
         Error::invalid(path, format!("line {}", e.line()), format!("not JSON: {e}"))
     })?;
