@@ -482,11 +482,13 @@ def _reward_of(label: Mapping[str, Any]) -> Any:
     return None
 
 
-def judge_agreement(rows: RowsLike, labels: Any) -> dict[str, Any]:
+def judge_agreement(rows: RowsLike, labels: Any = None) -> dict[str, Any]:
     """The rows' rewards against gold labels (``{"row_id", "label",
     "author"}`` dicts, a ``{row_id: label}`` dict or a labels file):
     agreement with a Wilson interval, Cohen's kappa, passes on gold fails.
     Without labels, the rows' own ``gold_reward`` (from ``attach_labels``)."""
+    if labels is None:
+        return json.loads(_native.judge_agreement(_jsonl(rows)))  # type: ignore[no-any-return]
     items = _labels(labels)
     text = "\n".join(json.dumps(x) for x in items) + "\n"
     return json.loads(_native.judge_agreement(_jsonl(rows), text))  # type: ignore[no-any-return]
@@ -590,7 +592,13 @@ def _cut_settings(function: str, kwargs: Mapping[str, Any], tmp: list[Any]) -> d
         settings["holdout"] = f.path
     if given.get("traces") is not None:
         traces = given["traces"]
-        traces = [traces] if isinstance(traces, (str, os.PathLike)) else list(traces)
+        # One source (a path, a run, a list of rows) or a list of sources.
+        if isinstance(traces, (str, os.PathLike, _Data)):
+            traces = [traces]
+        else:
+            traces = list(traces)
+            if traces and all(isinstance(t, Mapping) for t in traces):
+                traces = [traces]
         paths = []
         for t in traces:
             rows_file = _RowsFile(t)

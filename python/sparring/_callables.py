@@ -107,7 +107,9 @@ class Tools:
     ``tools.get_order(order_id="A1")``, ``tools.call("get_order", {...})``
     and ``tools("get_order", order_id="A1")`` all call the tool and return
     the world's answer, ``{"ok": True, "result": ...}`` or ``{"ok": False,
-    "error": {"kind", "message", "hint"}}``. Inside a coroutine agent the
+    "error": {"kind", "message", "hint"}}``; a ``malformed`` fault (an
+    answer that is not JSON) is ``{"ok": False, "error": {"kind":
+    "malformed", ...}, "raw": text}``. Inside a coroutine agent the
     call is awaitable (``await tools.get_order(...)``). ``tools.calls``
     records every call with its answer. The row's ``messages`` hold them
     too, as tool calls and tool results.
@@ -119,6 +121,20 @@ class Tools:
 
     def _blocking(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         answer = json.loads(self._native.call(name, json.dumps(arguments, default=str)))
+        if isinstance(answer, str):
+            # A `malformed` fault: the world's answer is text that is not
+            # JSON. It keeps the documented shape of a failed call, with the
+            # text the agent would have read as `raw`; the call may have been
+            # performed, as a malformed answer's is.
+            answer = {
+                "ok": False,
+                "error": {
+                    "kind": "malformed",
+                    "message": "the tool's answer is not JSON",
+                    "hint": "the call may have been performed; look before repeating it",
+                },
+                "raw": answer,
+            }
         self.calls.append({"tool": name, "arguments": arguments, "answer": answer})
         return answer  # type: ignore[no-any-return]
 

@@ -285,3 +285,24 @@ def test_a_seed_dict_with_expectations_is_its_rows_goal(spec_file):
 def test_a_seed_dict_with_a_misspelled_key_is_a_clear_error(spec_file):
     with pytest.raises(Exception, match=r"/seeds/0/expect/call`: unknown key `call`; did you mean `calls`\?"):
         sparring.simulate(shop.lookup, spec=spec_file, seeds=[{"ask": "hi", "expect": {"call": []}}])
+
+
+def test_a_malformed_answer_reaches_a_function_as_a_failed_call():
+    # Every call faults, and every fault is `malformed` (text that is not
+    # JSON): the function gets the documented failed-call shape with the text
+    # as `raw`, never a bare string; the row keeps the text it would read.
+    answers = []
+
+    def agent(message, tools):
+        answers.append(tools.get_order(order_id="#W1001"))
+        return "Done."
+
+    world = {"fault_rate": 1, "malformed_weight": 1, "timeout_weight": 0, "server_error_weight": 0}
+    world.update({"rate_limited_weight": 0, "empty_weight": 0})
+    spec = dict(shop.SPEC, options={"world": world})
+    data = sparring.simulate(agent, spec=spec, budget=3)
+    assert answers and all(isinstance(a, dict) for a in answers)
+    malformed = [a for a in answers if a.get("error", {}).get("kind") == "malformed"]
+    assert malformed and all(isinstance(a["raw"], str) and a["ok"] is False for a in malformed)
+    tool_texts = [m["content"] for r in data.rows for m in r["messages"] if m["role"] == "tool"]
+    assert any(t == a["raw"] for a in malformed for t in tool_texts)

@@ -68,6 +68,9 @@ def test_labels_agreement_and_hack_scan(graded):
     items = [{"row_id": k, "label": v, "author": "tester"} for k, v in labels.items()]
     agreement = sparring.judge_agreement(graded, items)
     assert agreement["n"] == 10 and agreement["agreement"] == 1.0
+    # The labels put on the rows are read when none are given, as the docstring says.
+    on_rows = sparring.judge_agreement(labelled)
+    assert on_rows["n"] == 10 and on_rows["agreement"] == 1.0
     with pytest.raises(ValueError, match="author"):
         sparring.attach_labels(graded, labels, author=" ")
     scan = sparring.hack_scan(graded)
@@ -103,6 +106,16 @@ def test_decontaminate_drops_near_copies_of_held_out_rows(graded):
     held_ids = {r["row_id"] for r in held}
     assert not held_ids & {r["row_id"] for r in kept.rows}
     assert len(kept.rows) < len(graded.rows)
+
+
+def test_decontaminate_takes_rows_as_traces(graded):
+    # A list of rows is one source of traces, as holdout= takes it; a list of
+    # sources (a path and a list of rows) is read source by source.
+    traced = sparring.decontaminate(graded, traces=graded.rows[:3])
+    assert traced.decontam["rows_in"] == len(graded.rows)
+    assert len(traced.rows) < len(graded.rows)
+    both = sparring.decontaminate(graded, traces=[graded.rows[:3], graded.rows[3:4]])
+    assert len(both.rows) <= len(traced.rows)
 
 
 def test_coverage_gap_names_what_no_ask_touches():

@@ -121,7 +121,7 @@ pub(crate) struct Args {
     /// Grade each row with the conduct checks
     #[arg(long)]
     pub(crate) grade: bool,
-    /// The world's fault rate, 0 to 1: `options.world.fault_rate` [default: 0.1]
+    /// The world's fault rate, 0 to 1: `options.world.fault_rate` [default: 0]
     #[arg(long)]
     pub(crate) fault_rate: Option<Share>,
     /// Pin a situation axis over the spec's `axes`: `AXIS=V1,V2` (repeatable) or a

@@ -324,6 +324,27 @@ fn holdout_tasks_and_near_copies_never_reach_training() {
     // The held-out rows are the Parquet holdout split.
     let e = entry(&report["exports"], "format", "parquet");
     assert_eq!(e["written"], d["rows_out"].as_u64().unwrap() + 1);
+    // A run directory is its rows.jsonl, for --holdout and --traces alike
+    // (before: "is a directory").
+    let run = dir.path().join("held-run");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::copy(&holdout, run.join("rows.jsonl")).unwrap();
+    let again = export_ok(
+        &rows,
+        "all",
+        &dir.path().join("ds2"),
+        &[
+            "--holdout",
+            run.to_str().unwrap(),
+            "--traces",
+            traces.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert_eq!(
+        stdout_json(&again)["decontaminate"]["dropped"],
+        d["dropped"]
+    );
 }
 
 #[test]

@@ -227,7 +227,14 @@ impl Axes {
             .iter()
             .map(|seed| {
                 let tool = seed_tool(seed, &models, spec, &world);
-                vec![Some(tool.unwrap_or(none)), None, Some(0), Some(0), Some(0)]
+                // A seed naming a record its tool's entity does not have
+                // ("Where is my order #W7777?") is played in a world
+                // without it: not found, never an existing record.
+                let state = tool
+                    .filter(|&t| names_absent_record(seed, &models[t], &world))
+                    .map_or(WorldState::Exists, |_| WorldState::Missing);
+                let state = WorldState::ALL.iter().position(|s| *s == state);
+                vec![Some(tool.unwrap_or(none)), None, Some(0), state, Some(0)]
             })
             .collect();
         let mut axes = Self {
@@ -503,6 +510,44 @@ fn action_words(model: &ToolModel) -> Vec<String> {
     words
 }
 
+/// Whether a seed ask names, by an id shaped like the ids of its tool's
+/// entity (`#W7777` beside `#W1001`: the same letters and punctuation, digits
+/// of any length), a record the world does not have. The id is the one the
+/// person repeats ([`crate::person::Facts::for_seed`]); an entity without
+/// records, or an id of another shape, says nothing.
+pub fn names_absent_record(seed: &str, model: &ToolModel, world: &World) -> bool {
+    let (Some(entity), Some(_)) = (&model.entity, &model.id_param) else {
+        return false;
+    };
+    let facts = crate::person::Facts::for_seed(seed, "");
+    let Some(id) = facts.known.get("id") else {
+        return false;
+    };
+    let ids = world.ids(entity);
+    world.record(entity, id).is_none() && ids.iter().any(|known| id_shape(known) == id_shape(id))
+}
+
+/// An id's shape: letters by case, punctuation as is, a run of digits as one
+/// `9` (`#W1001` → `#A9`, `ord_00412` → `aaa_9`).
+fn id_shape(id: &str) -> String {
+    let mut shape = String::new();
+    for c in id.chars() {
+        let mark = if c.is_ascii_digit() {
+            '9'
+        } else if c.is_uppercase() {
+            'A'
+        } else if c.is_alphabetic() {
+            'a'
+        } else {
+            c
+        };
+        if !(mark == '9' && shape.ends_with('9')) {
+            shape.push(mark);
+        }
+    }
+    shape
+}
+
 /// The tool a seed ask is about: the acting tool whose verb the ask uses
 /// (its name's, its description's first word, "Move money …"), the one on
 /// the records the ask names by id first; else a read of a record the ask
@@ -521,14 +566,27 @@ pub fn seed_tool(seed: &str, models: &[ToolModel], spec: &Spec, world: &World) -
         .map(|t| t.trim_end_matches(['.', ':']))
         .filter(|t| t.chars().any(|c| c.is_ascii_digit()))
         .collect();
-    let named: Vec<String> = world
-        .entities()
-        .into_iter()
-        .filter(|e| {
-            let ids = world.ids(e);
-            tokens.iter().any(|t| ids.iter().any(|id| id == t))
-        })
-        .collect();
+    // A token no record has, shaped like an entity's ids (`#W7777` beside
+    // `#W1001`), names a record of that entity the world lacks.
+    let entities = world.entities();
+    let ids: Vec<Vec<String>> = entities.iter().map(|e| world.ids(e)).collect();
+    let mut named: Vec<String> = Vec::new();
+    for t in &tokens {
+        let exact: Vec<usize> = (0..entities.len())
+            .filter(|&e| ids[e].iter().any(|id| id == t))
+            .collect();
+        let by_shape = || {
+            (0..entities.len())
+                .filter(|&e| ids[e].iter().any(|id| id_shape(id) == id_shape(t)))
+                .collect::<Vec<_>>()
+        };
+        let found = if exact.is_empty() { by_shape() } else { exact };
+        for e in found {
+            if !named.contains(&entities[e]) {
+                named.push(entities[e].clone());
+            }
+        }
+    }
     // A word that names a record ("my booking") is no use of the verb it
     // starts with (`book`).
     let nouns: Vec<String> = world.entities().iter().map(|e| singular(e)).collect();

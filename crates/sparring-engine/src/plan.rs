@@ -251,7 +251,10 @@ fn situation_count(options: &SimulateOptions, seeds: usize, grid_rows: usize) ->
     if options.unique_situations {
         match (options.situations, options.budget) {
             (Some(n), _) => cap(n),
-            (None, Some(budget)) => cap(budget.div_ceil(u64::from(options.phrasings.max(1)))),
+            // A situation gives at most `phrasings` tasks and may give one:
+            // as many as the budget could run and one more (drawn lazily),
+            // so the budget, not the count, ends the run (`budget_spent`).
+            (None, Some(budget)) => cap(budget.saturating_add(1)),
             (None, None) => grid_rows,
         }
     } else {
@@ -331,10 +334,12 @@ fn finish_plan(
                 facts.set_owner(&owner);
                 // The record the seed names, when it is one of its tool's:
                 // the goal is about that record.
+                // A record the world lacks (world state `missing`, read by
+                // the axes) is the goal's record too: not found.
                 if let Some(m) = model
                     && let (Some(param), Some(entity)) = (&m.id_param, &m.entity)
                     && let Some(id) = facts.known.get("id").cloned()
-                    && task_world.record(entity, &id).is_some()
+                    && (state == WorldState::Missing || task_world.record(entity, &id).is_some())
                 {
                     // Known under the tool's own name for it, the field the
                     // row's `persona.id_field` names.

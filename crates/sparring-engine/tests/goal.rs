@@ -662,6 +662,35 @@ fn seeds_are_about_the_tool_and_record_they_name() {
     }
 }
 
+/// A seed naming an order the world does not have, by an id shaped like
+/// its orders' ids, is played as `missing` with a `not_found` goal about
+/// that id (before: `exists`, and a goal any agent passed); a seed naming a
+/// real order keeps `exists`.
+#[test]
+fn a_seed_naming_an_absent_record_is_not_found() {
+    let mut doc = example("support-desk");
+    doc["seeds"] = json!(["Where is my order #W7777?", "Where is my order #W1002?"]);
+    let plan = plan_of(&doc);
+    let absent = seed_task(&plan, 0);
+    assert_eq!(
+        absent.situation.axes["world_state"], "missing",
+        "{:?}",
+        absent.situation.axes
+    );
+    let g = absent.situation.goal.as_ref().unwrap();
+    assert_eq!(
+        (g.kind, g.tool.as_deref(), g.record.as_deref()),
+        (GoalKind::NotFound, Some("get_order"), Some("#W7777")),
+        "{g:?}"
+    );
+    let real = seed_task(&plan, 1);
+    assert_eq!(real.situation.axes["world_state"], "exists");
+    assert_eq!(
+        real.situation.goal.as_ref().unwrap().record.as_deref(),
+        Some("#W1002")
+    );
+}
+
 /// "Cancel my booking": the booking is the record, not the verb of
 /// `create_booking` (whose description's verb is "book"); the renter who
 /// owns it is the person.

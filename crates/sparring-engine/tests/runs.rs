@@ -250,6 +250,18 @@ async fn situations_cap_distinct_worlds_and_leave_budget_unspent() {
     );
     assert_eq!(summary.stopped_because.as_str(), "situations_exhausted");
 
+    // With a budget and no count, the budget ends the run, whatever number
+    // of phrasings each situation gives.
+    let budget = grid * 3 + 1;
+    let spent = SimulateOptions {
+        budget: Some(budget),
+        unique_situations: true,
+        ..SimulateOptions::default()
+    };
+    let (rows, summary) = Call::new(ScriptedAgent::competent(), spent).go().await;
+    assert_eq!(rows.len() as u64, budget);
+    assert_eq!(summary.stopped_because.as_str(), "budget_spent");
+
     // Unique situations are drawn a piece at a time (at least `concurrency`
     // per piece); the pieces do not change what is drawn.
     let wide = SimulateOptions {

@@ -481,11 +481,14 @@ pub fn read_gold_labels(path: &Path) -> Result<Vec<sparring_score::input::Label>
     Ok(sparring_score::input::parse_labels(path, &text)?)
 }
 
-/// Reads a held-out rows file as a decontamination reference of `n`-grams.
+/// Reads held-out rows (a rows file or a run directory) as a decontamination
+/// reference of `n`-grams.
 pub fn read_holdout(
     path: &Path,
     n: usize,
 ) -> Result<(Vec<Row>, sparring_select::decontam::Reference), Error> {
+    // A run directory is its rows, as everywhere rows are read.
+    let path = &rows_path(path);
     let text = crate::text::read_utf8(path)?;
     let rows = parse_rows(path, &text)?;
     let reference =
@@ -495,6 +498,7 @@ pub fn read_holdout(
 
 /// Reads a traces file (JSON Lines or JSON) as a decontamination reference.
 pub fn read_traces(path: &Path, n: usize) -> Result<sparring_select::decontam::Reference, Error> {
+    let path = &rows_path(path);
     let text = crate::text::read_utf8(path)?;
     Ok(sparring_select::decontam::Reference::from_json_text(
         &path.display().to_string(),

@@ -191,11 +191,20 @@ fn eval_variance(rows: &str) -> PyResult<String> {
 
 /// `sparring judge-agreement`: the rows' rewards against gold labels.
 #[pyfunction]
-fn judge_agreement(rows: &str, labels: &str) -> PyResult<String> {
+#[pyo3(signature = (rows, labels=None))]
+fn judge_agreement(rows: &str, labels: Option<&str>) -> PyResult<String> {
     let rows = score_rows(rows)?;
-    let labels = sparring::score::input::parse_labels(Path::new("labels"), labels)
-        .map_err(|e| py_err(&e.into()))?;
-    let r = reports::judge_agreement(&rows, &labels, (Path::new("rows"), Path::new("labels")))
+    // Without labels, the gold labels on the rows (`attach_labels`), as the
+    // CLI reads them.
+    let (labels, from) = match labels {
+        Some(text) => (
+            sparring::score::input::parse_labels(Path::new("labels"), text)
+                .map_err(|e| py_err(&e.into()))?,
+            "labels",
+        ),
+        None => (sparring::score::input::labels_from_rows(&rows), "rows"),
+    };
+    let r = reports::judge_agreement(&rows, &labels, (Path::new("rows"), Path::new(from)))
         .map_err(|e| py_err(&e.into()))?;
     encode(&r)
 }

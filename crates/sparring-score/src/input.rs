@@ -688,12 +688,16 @@ mod tests {
 
     #[test]
     fn an_unknown_tier_is_refused_as_the_rows_reader_refuses_it() {
-        let e = rows(r#"{"task_id":"t","reward":1,"situation":{"tier":"legendary"}}"#).unwrap_err();
+        let e = rows(r#"{"task_id":"t","reward":1,"situation":{"tier":"legendary"}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("at line 1: `situation.tier`: unknown tier `legendary`"),
             "{e}"
         );
-        let e = rows(r#"{"task_id":"t","reward":1,"situation":{"tier":3}}"#).unwrap_err();
+        let e = rows(r#"{"task_id":"t","reward":1,"situation":{"tier":3}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("must be a string"), "{e}");
         let r = rows(r#"{"task_id":"t","reward":1,"situation":{"tier":null}}"#).unwrap();
         assert_eq!(r[0].tier, None);

@@ -4,10 +4,13 @@
 //! bootstrap bounds and Monte Carlo p-values, which depend on each side's
 //! random draws, to 0.02.
 //!
-//! The Python packages are pinned in `tests/oracle/requirements.txt`. When
-//! they (or `python3`) are missing the test fails with the pip command,
-//! unless `SPARRING_ORACLE_OPTIONAL=1` is set, in which case it prints why
-//! and passes.
+//! The Python packages are pinned in `tests/oracle/requirements.txt`; the
+//! test installs them itself into `target/oracle-venv` (made once, reused),
+//! so `cargo test --workspace` needs nothing but `python3` with `venv` and a
+//! package index. `SPARRING_ORACLE_PYTHON` names another interpreter that has
+//! them. When the environment cannot be built the test fails with the
+//! reason, unless `SPARRING_ORACLE_OPTIONAL=1` is set, in which case it
+//! prints why and passes.
 
 // These tests compare floats exactly on purpose: the values are exact.
 #![allow(clippy::float_cmp)]
@@ -27,7 +30,75 @@ use sparring_stats::{
 const EXACT: f64 = 1e-9;
 const RANDOM: f64 = 0.02;
 const OPTIONAL_VAR: &str = "SPARRING_ORACLE_OPTIONAL";
-const PIP: &str = "python3 -m pip install -r tests/oracle/requirements.txt";
+const PYTHON_VAR: &str = "SPARRING_ORACLE_PYTHON";
+/// What the oracle's interpreter must import.
+const READY: &str = "import numpy, scipy, sklearn, statsmodels";
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The oracle's interpreter: `SPARRING_ORACLE_PYTHON`, else
+/// `target/oracle-venv`, built here on first use with the pinned packages.
+/// Built once per test process (the tests of this file share it).
+fn oracle_python() -> Result<PathBuf, String> {
+    static PYTHON: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    PYTHON.get_or_init(build_oracle_python).clone()
+}
+
+fn build_oracle_python() -> Result<PathBuf, String> {
+    if let Ok(p) = std::env::var(PYTHON_VAR) {
+        return Ok(PathBuf::from(p));
+    }
+    let venv = workspace().join("target/oracle-venv");
+    let python = venv.join("bin/python");
+    let ready = |p: &Path| {
+        Command::new(p)
+            .args(["-c", READY])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if ready(&python) {
+        return Ok(python);
+    }
+    let reqs = workspace().join("tests/oracle/requirements.txt");
+    let steps: [Vec<String>; 2] = [
+        vec![
+            "python3".into(),
+            "-m".into(),
+            "venv".into(),
+            venv.display().to_string(),
+        ],
+        vec![
+            python.display().to_string(),
+            "-m".into(),
+            "pip".into(),
+            "install".into(),
+            "-q".into(),
+            "--disable-pip-version-check".into(),
+            "-r".into(),
+            reqs.display().to_string(),
+        ],
+    ];
+    for step in steps {
+        let o = Command::new(&step[0])
+            .args(&step[1..])
+            .output()
+            .map_err(|e| format!("cannot run `{}`: {e}", step[0]))?;
+        if !o.status.success() {
+            return Err(format!(
+                "`{}` failed: {}",
+                step.join(" "),
+                String::from_utf8_lossy(&o.stderr).trim()
+            ));
+        }
+    }
+    if ready(&python) {
+        Ok(python)
+    } else {
+        Err(format!("{} was built but cannot `{READY}`", venv.display()))
+    }
+}
 
 /// Deterministic case generator.
 struct Gen(StatsRng);
@@ -263,13 +334,6 @@ fn to_json(c: &Cases) -> Value {
 /// Runs the oracle; `None` when Python or its packages are missing and the
 /// test is optional.
 fn run_oracle(input: &Value) -> Option<Value> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/oracle/stats_oracle.py");
-    let dir = std::env::temp_dir().join(format!("sparring-stats-oracle-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path: PathBuf = dir.join("cases.json");
-    std::fs::write(&path, serde_json::to_vec(input).unwrap()).unwrap();
-    let output = Command::new("python3").arg(&script).arg(&path).output();
-    let _ = std::fs::remove_dir_all(&dir);
     let missing = |why: String| -> Option<Value> {
         if std::env::var(OPTIONAL_VAR).as_deref() == Ok("1") {
             eprintln!("skipping the stats oracle test: {why}\n{OPTIONAL_VAR}=1 is set");
@@ -277,12 +341,27 @@ fn run_oracle(input: &Value) -> Option<Value> {
         } else {
             panic!(
                 "the stats oracle test needs python3 with scipy, scikit-learn and statsmodels: {why}\n\
-                 hint: {PIP}\n(or set {OPTIONAL_VAR}=1 to skip this test)"
+                 hint: set {PYTHON_VAR} to an interpreter that has them, or {OPTIONAL_VAR}=1 to skip this test"
             );
         }
     };
+    let python = match oracle_python() {
+        Ok(p) => p,
+        Err(why) => return missing(why),
+    };
+    let script = workspace().join("tests/oracle/stats_oracle.py");
+    let dir = std::env::temp_dir().join(format!(
+        "sparring-stats-oracle-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path: PathBuf = dir.join("cases.json");
+    std::fs::write(&path, serde_json::to_vec(input).unwrap()).unwrap();
+    let output = Command::new(&python).arg(&script).arg(&path).output();
+    let _ = std::fs::remove_dir_all(&dir);
     match output {
-        Err(err) => missing(format!("cannot run `python3`: {err}")),
+        Err(err) => missing(format!("cannot run `{}`: {err}", python.display())),
         Ok(out) if out.status.code() == Some(3) => {
             // The script's first line names the missing module; its hint
             // repeats ours.
