@@ -56,6 +56,7 @@ pub(crate) mod claims;
 mod confirm;
 pub mod goal;
 mod grounding;
+mod replies;
 mod rules;
 
 use claims::{

@@ -170,11 +170,7 @@ fn a_reason_read_back_is_not_a_claim_but_the_agents_own_words_are() {
     let read_back = "Refund: amount 25.0, reason I changed my plans, refund id RF-1.";
     assert!(!claimed(&tools, &[refund], read_back));
     // Said by the agent with no such call, it is a claim.
-    assert!(claimed(
-        &tools,
-        &[refund],
-        "I changed your seat to 14C."
-    ));
+    assert!(claimed(&tools, &[refund], "I changed your seat to 14C."));
     // A reason the person typed but no call carries is the agent's own
     // words when it says them.
     assert!(claimed(&tools, &[], "Refund: reason I changed my plans."));
