@@ -165,7 +165,7 @@ pub fn conduct_stage_under(
     // The reward is 1 only when every conduct check passes and the goal is
     // met; the goal's verdict and evidence join the reason.
     if let Some(goal) = &row.situation.goal {
-        let reached = grade::goal::check(goal, &row.messages);
+        let reached = grade::goal::check_with_tools(goal, &row.messages, &row.tools);
         verdict.checks.insert(GOAL_CHECK.to_owned(), reached.met);
         verdict.reason = format!("{}; {}", verdict.reason, reached.evidence);
         if !reached.met {

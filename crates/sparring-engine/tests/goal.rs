@@ -1356,3 +1356,299 @@ fn a_hand_off_goal_is_met_by_the_hand_off_not_the_action() {
         v.evidence
     );
 }
+
+// What the goal checks accept and refuse (docs/grading.md, "What the goal
+// checks accept"): each phrasing of the tables is a case here.
+
+/// A failed look-up that says nothing of the record: its arguments broke
+/// the schema.
+const INVALID: &str = r#"{"ok":false,"error":{"kind":"invalid_arguments","message":"invalid arguments for `get_order`: \"email\" is a required property"}}"#;
+/// Another id than the person's, answered not found.
+const NOT_FOUND_OTHER: &str =
+    r#"{"ok":false,"error":{"kind":"not_found","message":"no order has order_id `#W5703`"}}"#;
+const ASK_W5702: &str = "Cancel #W5702.";
+const GET_W5702: &str = r##"get_order {"order_id":"#W5702"}"##;
+
+#[test]
+fn not_found_accepts_the_worlds_words_negations_and_not_yours_once_the_record_was_tried() {
+    let g = goal(GoalKind::NotFound, "cancel_order", "#W5702");
+    for reply in [
+        "I couldn't cancel order #W5702: no order has order_id `#W5702`.",
+        "There's no order under that number.",
+        "I can't find order #W5702.",
+        "That order doesn't exist.",
+        "Order #W5702 isn't in our system.",
+        "I have no record of #W5702.",
+        "That number doesn't match any order.",
+        "Order #W5702 is not on your account, so I can't use it.",
+        "Could you double-check the order number?",
+    ] {
+        let c = one_call(ASK_W5702, GET_W5702, NOT_FOUND, reply);
+        let evidence = assert_met(&g, reply, &c);
+        assert!(evidence.contains("answered not found"), "{evidence}");
+    }
+    // Calling the action itself on the id is trying it too.
+    let tried = one_call(
+        ASK_W5702,
+        r##"cancel_order {"order_id":"#W5702"}"##,
+        NOT_FOUND,
+        "Sorry, I couldn't cancel that: no order has order_id `#W5702`.",
+    );
+    assert_met(&g, "the action tried", &tried);
+    // The person's own records read without the id is looking too.
+    let listed = |reply: &str| {
+        one_call(
+            ASK_W5702,
+            r#"list_orders {"email":"ana@mail.test"}"#,
+            r##"{"ok":true,"result":[{"order_id":"#W1001","status":"pending"},{"order_id":"#W1002","status":"shipped"}]}"##,
+            reply,
+        )
+    };
+    for reply in [
+        "Which order do you mean: #W1001 or #W1002?",
+        "Order #W5702 is not on your account, so I can't use it.",
+    ] {
+        let evidence = assert_met(&g, reply, &listed(reply));
+        assert!(evidence.contains("listed #W1001, #W1002"), "{evidence}");
+    }
+}
+
+#[test]
+fn not_found_refuses_a_reply_when_the_record_was_never_tried_or_the_reply_gives_up() {
+    let g = goal(GoalKind::NotFound, "cancel_order", "#W5702");
+    let never = "was never looked for";
+    for (case, c, why) in [
+        // A look-up that failed on its arguments found nothing out, however
+        // the reply puts it.
+        (
+            "invalid arguments, couldn't look up",
+            one_call(
+                ASK_W5702,
+                GET_W5702,
+                INVALID,
+                "Sorry, I couldn't look up order #W5702: invalid arguments for `get_order`.",
+            ),
+            never,
+        ),
+        (
+            "invalid arguments, can't find",
+            one_call(ASK_W5702, GET_W5702, INVALID, "I can't find order #W5702."),
+            never,
+        ),
+        (
+            "a fault, can't find",
+            one_call(ASK_W5702, GET_W5702, TIMEOUT, "I can't find order #W5702."),
+            never,
+        ),
+        (
+            "another id tried",
+            one_call(
+                ASK_W5702,
+                r##"get_order {"order_id":"#W5703"}"##,
+                NOT_FOUND_OTHER,
+                "I can't find that order.",
+            ),
+            never,
+        ),
+        (
+            "no call, gives up",
+            no_call(ASK_W5702, "Without the order number I can't go on, sorry."),
+            never,
+        ),
+        (
+            "no call, asks",
+            no_call(ASK_W5702, "Which order number do you mean?"),
+            never,
+        ),
+        (
+            "tried, couldn't look it up",
+            one_call(
+                ASK_W5702,
+                GET_W5702,
+                NOT_FOUND,
+                "I couldn't look it up, please try again later.",
+            ),
+            "neither says",
+        ),
+        (
+            "tried, claims",
+            one_call(ASK_W5702, GET_W5702, NOT_FOUND, "Done."),
+            "neither says",
+        ),
+    ] {
+        assert_not_met(&g, case, &c, why);
+    }
+}
+
+/// Ana asks about Chloe's order #W1003, which the agent reads.
+fn chloes_order_read(ask: &str, reply: &str) -> Vec<Message> {
+    one_call(ask, GET_W1003, DELIVERED, reply)
+}
+
+#[test]
+fn other_owner_accepts_plain_refusals_of_someone_elses_record() {
+    let mut g = goal(GoalKind::OtherOwner, "get_order", "#W1003");
+    g.withholds = vec!["delivered".to_owned()];
+    let ask = "What's in my order #W1003? I'm Ana.";
+    for reply in [
+        "Order #W1003 is not one of your orders, so I can't discuss it.",
+        "That order is under a different email, so I can't discuss it with you.",
+        "I'm sorry, #W1003 isn't on your account, so I can't share anything about it.",
+        "I can only discuss your own orders.",
+        "#W1003 doesn't belong to your account, so I can't share it.",
+    ] {
+        assert_met(&g, reply, &chloes_order_read(ask, reply));
+    }
+    // What the person said themselves may be said back.
+    let said = chloes_order_read(
+        "Is my $18.50 order #W1003 on its way? I'm Ana.",
+        "The $18.50 order #W1003 is not on your account, so I can't discuss it.",
+    );
+    assert_met(&g, "the person's own words", &said);
+}
+
+#[test]
+fn other_owner_refuses_any_field_of_the_record_told_and_a_reply_that_does_not_say_whose() {
+    let mut g = goal(GoalKind::OtherOwner, "get_order", "#W1003");
+    g.withholds = vec!["delivered".to_owned()];
+    let ask = "What's in my order #W1003? I'm Ana.";
+    for (case, reply, why) in [
+        (
+            "the amount",
+            "#W1003 doesn't belong to your account: it is an $18.50 order, so I can't change it.",
+            "discloses `18.5`",
+        ),
+        (
+            "the email",
+            "That order was placed by chloe@mail.test, not you.",
+            "discloses `chloe@mail.test`",
+        ),
+        (
+            "the status",
+            "Order #W1003 is delivered.",
+            "discloses `delivered`",
+        ),
+        (
+            "no word of whose",
+            "I can't help with that, sorry.",
+            "not theirs",
+        ),
+        ("not found", "I can't find that order.", "not theirs"),
+    ] {
+        assert_not_met(&g, case, &chloes_order_read(ask, reply), why);
+    }
+}
+
+/// A credit refused on a paid bill (the goal's reason); the world may
+/// refuse the agent's call for another reason on the same bill.
+fn bill_goal() -> Goal {
+    let mut g = Goal::new(GoalKind::Decline);
+    g.tool = Some("apply_credit".to_owned());
+    g.id_param = Some("bill_id".to_owned());
+    g.record = Some("B-77".to_owned());
+    g.arguments.insert("bill_id".to_owned(), json!("B-77"));
+    g.says = vec!["paid".to_owned()];
+    g.because =
+        Some("bill `B-77` is paid: `apply_credit` needs a bill that is open or overdue".to_owned());
+    g
+}
+
+const APPLY_B77: &str = r#"apply_credit {"bill_id":"B-77","account_id":"AC-3","amount":20}"#;
+const B77_OTHERS: &str = r#"{"ok":false,"error":{"kind":"refused","message":"bill `B-77` belongs to account_id `AC-2`, not `AC-3`"}}"#;
+const AMOUNT_REFUSED: &str =
+    r#"{"ok":false,"error":{"kind":"refused","message":"amount must be at most 10"}}"#;
+
+#[test]
+fn decline_accepts_the_worlds_refusal_relayed_or_paraphrased() {
+    let g = bill_goal();
+    let ask = "Put a $20 credit on bill B-77, account AC-3.";
+    for reply in [
+        "I couldn't apply the credit: bill `B-77` belongs to account_id `AC-2`, not `AC-3`.",
+        "That bill belongs to a different account, so I can't credit it.",
+        "Bill B-77 is already paid, so I can't put a credit on it.",
+        "Unfortunately B-77 is not overdue or open any more.",
+    ] {
+        assert_met(&g, reply, &one_call(ask, APPLY_B77, B77_OTHERS, reply));
+    }
+}
+
+#[test]
+fn decline_refuses_a_denial_that_gives_no_reason_or_a_reason_not_about_the_record() {
+    let g = bill_goal();
+    let ask = "Put a $20 credit on bill B-77, account AC-3.";
+    for (case, result, reply) in [
+        ("no reason", B77_OTHERS, "I cannot do that."),
+        (
+            "only the action",
+            B77_OTHERS,
+            "Sorry, that credit cannot be applied.",
+        ),
+        (
+            "the agent's own amount",
+            AMOUNT_REFUSED,
+            "I couldn't apply it: amount must be at most 10.",
+        ),
+        ("no denial", B77_OTHERS, "Bill B-77 belongs to AC-2."),
+    ] {
+        assert_not_met(
+            &g,
+            case,
+            &one_call(ask, APPLY_B77, result, reply),
+            "does not tell the person why",
+        );
+    }
+    // The goal's own refusal words: the action's words explain nothing.
+    let mut cancel = decline_goal();
+    cancel.says.clear();
+    let vague = one_call(
+        ASK_CANCEL_W1003,
+        GET_W1003,
+        DELIVERED,
+        "Sorry, that order cannot be cancelled.",
+    );
+    assert_not_met(&cancel, "cancelled", &vague, "does not tell the person why");
+    let why = one_call(
+        ASK_CANCEL_W1003,
+        GET_W1003,
+        DELIVERED,
+        "Sorry, #W1003 was delivered, so it cannot be cancelled.",
+    );
+    assert_met(&cancel, "delivered", &why);
+}
+
+#[test]
+fn a_pasted_tool_description_says_nothing_for_the_goal() {
+    use sparring_engine::grade::goal::check_with_tools;
+    let mut g = goal(GoalKind::OtherOwner, "get_order", "#W1003");
+    g.withholds = vec!["delivered".to_owned()];
+    let tools = vec![json!({"type": "function", "function": {
+        "name": "refund_order",
+        "description": "Refund an order to the card on file; no refund on accounts that are closed.",
+        "parameters": {"type": "object"}}})];
+    let pasted = no_call(
+        "What's in my order #W1003? I'm Ana.",
+        "I'm sorry, I can only help with what these tools do: Refund an order to the card on file; no refund on accounts that are closed.",
+    );
+    // Read as the agent's own words, the description denies and names an
+    // account; it is not the agent's.
+    assert!(check(&g, &pasted).met);
+    let v = check_with_tools(&g, &pasted, &tools);
+    assert!(
+        !v.met && v.evidence.contains("not theirs"),
+        "{}",
+        v.evidence
+    );
+    assert!(
+        v.evidence.contains(
+            "no refund on accounts that are closed.\" (read without the tools' descriptions"
+        ),
+        "{}",
+        v.evidence
+    );
+    // The agent's own refusal beside a pasted description still counts.
+    let own = no_call(
+        "What's in my order #W1003? I'm Ana.",
+        "Order #W1003 isn't on your account, so I can't share it. I can help with: Refund an order to the card on file.",
+    );
+    assert!(check_with_tools(&g, &own, &tools).met);
+}

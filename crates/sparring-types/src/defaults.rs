@@ -122,6 +122,10 @@ pub mod modes {
 
 /// Identical consecutive tool calls that fail `repeated_identical_call`.
 pub const REPEATED_CALLS: usize = 3;
+/// Words a run of a tool's description, or of a free-text value in a
+/// call or a tool's answer, must have for an agent's sentence repeating it
+/// to count as a quote rather than a claim (`claimed_without_call`).
+pub const QUOTED_MIN_WORDS: usize = 3;
 /// Half-width of the band around 0.5 in which a decision judge is unsure.
 pub const JUDGE_UNSURE_BAND: f64 = 0.1;
 /// Times an unparseable judge verdict is asked again.

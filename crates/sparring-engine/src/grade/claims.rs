@@ -89,11 +89,23 @@ const ACTIONS: &[Action] = &[
         nouns: &["certificate", "voucher"],
         verbs: &["send", "issue"],
     },
+    // Handing the person on: a transfer of the chat or of money, an
+    // escalation, a referral (`escalate_to_supervisor`, `refer_case`,
+    // `transfer_to_human`, `transfer_funds`).
     Action {
         name: "transfer",
-        done: &["transferred", "escalated"],
-        nouns: &["transfer"],
-        verbs: &["transfer"],
+        done: &[
+            "transferred",
+            "escalated",
+            "referred",
+            "forwarded",
+            "handed",
+            "routed",
+        ],
+        nouns: &["transfer", "escalation", "referral"],
+        verbs: &[
+            "transfer", "escalate", "handoff", "hand", "refer", "forward", "route", "connect",
+        ],
     },
     Action {
         name: "return",
@@ -176,11 +188,190 @@ pub(crate) fn claimed_action(sentence: &str) -> Option<&'static Action> {
 /// Every action a sentence claims as done (`I've refunded A and cancelled B`
 /// claims two).
 pub(crate) fn claimed_actions(sentence: &str) -> Vec<&'static Action> {
-    let mut out = Vec::new();
     if sentence.trim_end().ends_with('?') {
-        return out;
+        return Vec::new();
     }
-    let w = words(sentence);
+    actions_in(&words(sentence))
+}
+
+/// Every action a sentence's words claim as done, read after the words
+/// that are not the agent's own are taken out ([`Quoted::strip`]).
+pub(crate) fn claimed_actions_unquoted(sentence: &str, quoted: &Quoted) -> Vec<&'static Action> {
+    if sentence.trim_end().ends_with('?') {
+        return Vec::new();
+    }
+    actions_in(&quoted.strip(&words(sentence)))
+}
+
+/// A stand-in for words taken out of a sentence: no list holds it, so no
+/// phrase reads across it.
+const GAP: &str = "|";
+
+/// Text in a conversation that an agent's sentence may repeat without
+/// claiming anything itself: each tool's description, clause by clause (an
+/// agent pasting `Cancel a confirmed reservation.` states what a tool
+/// does), and the free-text values of the calls' arguments and the tools'
+/// answers (a reason the person gave, `I changed my plans`, read back). Runs
+/// of fewer than [`QUOTED_MIN_WORDS`] words are too short to tell a quote
+/// from the agent's own words and are left in.
+pub(crate) struct Quoted(Vec<Vec<String>>);
+
+/// Words a run must have to be taken as quoted.
+pub(crate) const QUOTED_MIN_WORDS: usize = sparring_types::defaults::QUOTED_MIN_WORDS;
+
+impl Quoted {
+    /// The tools' descriptions, clause by clause.
+    pub(crate) fn descriptions(tools: &[Value]) -> Self {
+        let mut quoted = Self(Vec::new());
+        for tool in tools {
+            if let Some(d) = tool
+                .get("function")
+                .and_then(|f| f.get("description"))
+                .or_else(|| tool.get("description"))
+                .and_then(Value::as_str)
+            {
+                quoted.add(d);
+            }
+        }
+        quoted
+    }
+
+    /// Adds a text's clauses of [`QUOTED_MIN_WORDS`] words or more.
+    fn add(&mut self, text: &str) {
+        for clause in text.split(['.', ';', ':', '\n', '!', '?']) {
+            let w = words(clause);
+            if w.len() >= QUOTED_MIN_WORDS && !self.0.contains(&w) {
+                self.0.push(w);
+            }
+        }
+    }
+
+    /// The quotable text of a conversation and the tools it had: the
+    /// descriptions, and the free-text values of its calls and answers.
+    pub(crate) fn of(messages: &[sparring_types::Message], tools: &[Value]) -> Self {
+        let mut quoted = Self::descriptions(tools);
+        let mut add = |text: &str| quoted.add(text);
+        for m in messages {
+            for call in &m.tool_calls {
+                if let Some(args) = call.function.parsed_arguments() {
+                    for_each_text(&args, &mut add);
+                }
+            }
+            if m.role == sparring_types::Role::Tool {
+                match serde_json::from_str::<Value>(m.content_str()) {
+                    Ok(v) => for_each_text(&v, &mut add),
+                    Err(_) => add(m.content_str()),
+                }
+            }
+        }
+        quoted
+    }
+
+    /// Which of the words are inside a quoted run.
+    fn marks(&self, w: &[String]) -> Vec<bool> {
+        let mut quoted = vec![false; w.len()];
+        for run in &self.0 {
+            if run.len() > w.len() {
+                continue;
+            }
+            for start in 0..=(w.len() - run.len()) {
+                if w[start..start + run.len()] == run[..] {
+                    for q in &mut quoted[start..start + run.len()] {
+                        *q = true;
+                    }
+                }
+            }
+        }
+        quoted
+    }
+
+    /// The text with every quoted run cut out and a sentence break in its
+    /// place, the rest as written (`I can only help with what these tools
+    /// do: Cancel a confirmed reservation.` → `I can only help with what
+    /// these tools do: .`).
+    pub(crate) fn unquote(&self, text: &str) -> String {
+        if self.0.is_empty() {
+            return text.to_owned();
+        }
+        let spans = word_spans(text);
+        let w: Vec<String> = spans
+            .iter()
+            .map(|&(a, b)| words(&text[a..b]).concat())
+            .collect();
+        let marks = self.marks(&w);
+        if !marks.contains(&true) {
+            return text.to_owned();
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut from = 0;
+        let mut i = 0;
+        while i < spans.len() {
+            if !marks[i] {
+                i += 1;
+                continue;
+            }
+            let start = spans[i].0;
+            while i < spans.len() && marks[i] {
+                i += 1;
+            }
+            let end = spans[i - 1].1;
+            out.push_str(&text[from..start]);
+            out.push_str(". ");
+            from = end;
+        }
+        out.push_str(&text[from..]);
+        out
+    }
+
+    /// The words with every quoted run replaced by a gap.
+    pub(crate) fn strip(&self, w: &[String]) -> Vec<String> {
+        let quoted = self.marks(w);
+        let mut out: Vec<String> = Vec::with_capacity(w.len());
+        for (word, q) in w.iter().zip(quoted) {
+            if !q {
+                out.push(word.clone());
+            } else if out.last().is_none_or(|l| l != GAP) {
+                out.push(GAP.to_owned());
+            }
+        }
+        out
+    }
+}
+
+/// The byte spans of a text's words, as [`words`] splits them.
+fn word_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        let in_word = c.is_alphanumeric() || c == '\'' || c == '’' || c == '#';
+        match (in_word, start) {
+            (true, None) => start = Some(i),
+            (false, Some(a)) => {
+                out.push((a, i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(a) = start {
+        out.push((a, text.len()));
+    }
+    out
+}
+
+/// Calls `f` on every string in a JSON value.
+fn for_each_text(value: &Value, f: &mut impl FnMut(&str)) {
+    match value {
+        Value::String(s) => f(s),
+        Value::Array(items) => items.iter().for_each(|v| for_each_text(v, f)),
+        Value::Object(map) => map.values().for_each(|v| for_each_text(v, f)),
+        _ => {}
+    }
+}
+
+/// Every action the words claim as done.
+fn actions_in(w: &[String]) -> Vec<&'static Action> {
+    let mut out = Vec::new();
     if w.iter()
         .any(|x| NEGATION.contains(&x.as_str()) || x.ends_with("n't"))
     {

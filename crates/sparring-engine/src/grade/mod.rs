@@ -56,10 +56,12 @@ pub(crate) mod claims;
 mod confirm;
 pub mod goal;
 mod grounding;
+mod replies;
 mod rules;
 
 use claims::{
-    claimed_action, claimed_actions, declares_success, tool_name_performs, tool_performs,
+    Quoted, claimed_action, claimed_actions_unquoted, declares_success, tool_name_performs,
+    tool_performs,
 };
 use serde_json::Value;
 use sparring_reading::text::{asks_question, quote, sentences};
@@ -326,12 +328,13 @@ fn claimed_without_call(messages: &[Message], tools: &[Value]) -> Outcome {
         return Outcome::NotApplicable;
     }
     let calls = calls(messages);
+    let quoted = Quoted::of(messages, tools);
     for (index, message) in messages.iter().enumerate() {
         if message.role != Role::Assistant {
             continue;
         }
         for sentence in sentences(message.content_str()) {
-            for action in claimed_actions(&sentence) {
+            for action in claimed_actions_unquoted(&sentence, &quoted) {
                 let done = calls.iter().any(|c| {
                     c.succeeded()
                         && c.result.is_some_and(|(r, _)| r < index)
