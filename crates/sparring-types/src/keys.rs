@@ -438,7 +438,10 @@ mod tests {
     fn a_reference_a_persons_detail_and_another_entitys_id_are_not_ids() {
         let tools = [
             tool("get_booking", &["record_locator"]),
-            tool("issue_voucher", &["record_locator", "passenger_id", "amount", "reason"]),
+            tool(
+                "issue_voucher",
+                &["record_locator", "passenger_id", "amount", "reason"],
+            ),
             tool("send_copy", &["recipient", "address"]),
             tool("find_customer", &["email"]),
             tool("list_orders", &["customer_id"]),
