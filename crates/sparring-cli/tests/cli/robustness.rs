@@ -18,7 +18,7 @@ fn example_rows(dir: &Path) -> PathBuf {
 fn edited_rows(dir: &Path, name: &str, line: usize, edit: impl Fn(&mut Value)) -> PathBuf {
     let mut rows = read_rows(&example_rows(dir));
     edit(&mut rows[line - 1]);
-    let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
+    let text: String = rows.iter().map(|r| r.to_string() + "\n").collect();
     write(dir, name, &text)
 }
 
