@@ -2,20 +2,26 @@
 //!
 //! The person of a situation is the owner of its records, so its name,
 //! email, phone and the other identity fields come from the world, not from
-//! a list of stock names. [`owner_of`] finds a record's owner, in order:
+//! a list of stock names. Which entities are people and which fields point
+//! at whose records is read once, from the spec's structure, by
+//! [`sparring_reading::owners`] (the world holds it: [`World::owners`]);
+//! [`owner_of`] walks it, in order:
 //!
-//! 1. a field of the record that names another record by an owner-like id
-//!    (`customer_id`, `user_id`, `owner_id`, …): that record is the owner;
-//! 2. a record of an owner-like entity (`customers`, `users`, …) whose list
-//!    of ids holds the record's id (`payee_ids: [P-1]`);
-//! 3. a record that is itself a person (an owner-like entity, or a record
-//!    with a name or an email, such as an order that carries its buyer's
-//!    name): its own identity fields;
-//! 4. otherwise a record of an owner-like entity chosen by the record's
-//!    entity, its id and the run seed (not the situation's world seed, so
-//!    the same record has the same owner in every situation of a run), or a
-//!    generated person chosen the same way when the world has no such
-//!    entity.
+//! 1. a field of the record that points at a person's record, by id or by
+//!    email, whatever the field is called (`customer_id`, `account_number`
+//!    of a line whose accounts hold their holders, `contact_email`): that
+//!    record is the owner;
+//! 2. a person's record that lists the record's id (`payee_ids: [P-1]`) or
+//!    points at it (a passenger's `record_locator`);
+//! 3. a record that is itself a person (a person entity), or that carries
+//!    its person's identity (an order with a name and an email): its own
+//!    identity fields;
+//! 4. the owner of a record it points at (a claim's policy's holder), up to
+//!    three records away;
+//! 5. otherwise a person the world has, chosen by the record's entity, its
+//!    id and the run seed (not the situation's world seed, so the same
+//!    record has the same owner in every situation of a run), or a
+//!    generated person chosen the same way when the world has no one.
 //!
 //! Two records have the same owner exactly when their [`Owner::key`]s are
 //! equal, which is what `several` (several records of one owner) and
@@ -27,10 +33,12 @@ use sparring_types::singular;
 use sparring_world::World;
 use std::collections::BTreeMap;
 
-/// Whether an entity or id field's stem names a person who owns records
-/// (`customer`, `patient`, `profile`).
+/// Whether an entity or id field's stem is a person noun (`customer`,
+/// `patient`, `profile`): the words part of the owner rule, for a word
+/// with no records behind it (a tool's name, a possessive). An entity's
+/// records are read by [`sparring_reading::owners::Owners::is_person`].
 pub fn is_owner_stem(stem: &str) -> bool {
-    stem == "profile" || sparring_types::words::PERSON_NOUNS.contains(&stem)
+    sparring_reading::owners::is_person_noun(stem)
 }
 
 /// Fields of a record that say who a person is, as a person would give them.
@@ -94,10 +102,11 @@ impl Owner {
     }
 }
 
-/// Whether an entity or field stem names an owner (`customers`, `user_id`).
+/// Whether an entity or field stem names an owner by its words
+/// (`customers`, `user_id`): [`is_owner_stem`].
 pub fn is_owner_entity(entity: &str) -> bool {
-    let stem = singular(entity.trim_end_matches("_id").trim_end_matches("_ids"));
-    is_owner_stem(&stem)
+    let stem = entity.trim_end_matches("_ids").trim_end_matches("_id");
+    is_owner_stem(stem)
 }
 
 /// The owner of record `id` of `entity`, when the record exists. `seed` is
@@ -119,27 +128,26 @@ const OWNER_HOPS: usize = 3;
 /// The owner the world says a record has, if it says one.
 fn real_owner(world: &World, entity: &str, id: &str, hops: usize) -> Option<Owner> {
     let record = world.record(entity, id)?;
+    let owners = world.owners();
     let entities = world.entities();
-    // 1. An owner-like id field naming another record.
-    for (field, value) in &record {
-        let Some(stem) = field.strip_suffix("_id") else {
+    let links = owners.links_of(entity, &record, &entities);
+    // 1. A field pointing at a person's record.
+    for link in links
+        .iter()
+        .filter(|l| l.entity != entity && owners.is_person(&l.entity))
+    {
+        let Some(value) = record.get(&link.field).and_then(text) else {
             continue;
         };
-        let Some(value) = text(value) else { continue };
-        if !is_owner_stem(stem) || singular(entity) == stem {
-            continue;
-        }
-        if let Some(other) = entities.iter().find(|e| singular(e) == stem)
-            && let Some(owner) = world.record(other, &value)
-        {
-            return Some(from_record(other, &value, field, &owner));
+        if let Some((oid, owner)) = linked(world, link, &value) {
+            return Some(from_record(world, &link.entity, &oid, &owner));
         }
     }
-    // 2. An owner whose list of ids names the record.
+    // 2. A person whose record lists this one, or points at it.
     let wanted = Value::String(id.to_owned());
     for other in entities
         .iter()
-        .filter(|e| is_owner_entity(e) && *e != entity)
+        .filter(|e| *e != entity && owners.is_person(e))
     {
         for oid in world.ids(other) {
             let Some(owner) = world.record(other, &oid) else {
@@ -148,18 +156,21 @@ fn real_owner(world: &World, entity: &str, id: &str, hops: usize) -> Option<Owne
             let lists = owner
                 .iter()
                 .any(|(_, v)| v.as_array().is_some_and(|items| items.contains(&wanted)));
-            if lists {
-                let field = format!("{}_id", singular(other));
-                return Some(from_record(other, &oid, &field, &owner));
+            let points = || {
+                owners.links_of(other, &owner, &entities).iter().any(|l| {
+                    l.entity == entity && owner.get(&l.field).and_then(text).as_deref() == Some(id)
+                })
+            };
+            if lists || points() {
+                return Some(from_record(world, other, &oid, &owner));
             }
         }
     }
     // 3. The record is a person, or carries its person's identity.
-    let own = identity_of(&record);
-    if is_owner_entity(entity) {
-        let field = format!("{}_id", singular(entity));
-        return Some(from_record(entity, id, &field, &record));
+    if owners.is_person(entity) {
+        return Some(from_record(world, entity, id, &record));
     }
+    let own = identity_of(&record);
     // A name alone is the record's own ("Desk Lamp" of a product), not
     // its person's: a person's record carries more of who they are.
     if own.contains_key("email") || (own.contains_key("name") && own.len() > 1) {
@@ -174,19 +185,15 @@ fn real_owner(world: &World, entity: &str, id: &str, hops: usize) -> Option<Owne
         });
     }
     // 4. The owner of the record it belongs to (a claim's policy's holder):
-    // an id field naming a record of another entity that has an owner of its
-    // own, not a drawn one.
+    // a field pointing at a record of another entity that has an owner of
+    // its own, not a drawn one.
     if hops > 0 {
-        for (field, value) in &record {
-            let Some(stem) = field.strip_suffix("_id") else {
+        for link in links.iter().filter(|l| l.entity != entity) {
+            let Some(value) = record.get(&link.field).and_then(text) else {
                 continue;
             };
-            let Some(value) = text(value) else { continue };
-            if singular(entity) == stem {
-                continue;
-            }
-            if let Some(other) = entities.iter().find(|e| singular(e) == stem)
-                && let Some(owner) = real_owner(world, other, &value, hops - 1)
+            if let Some((oid, _)) = linked(world, link, &value)
+                && let Some(owner) = real_owner(world, &link.entity, &oid, hops - 1)
             {
                 return Some(owner);
             }
@@ -195,18 +202,41 @@ fn real_owner(world: &World, entity: &str, id: &str, hops: usize) -> Option<Owne
     None
 }
 
+/// The record a link's value points at: by its id (as people write ids),
+/// or the person whose email it is.
+fn linked(
+    world: &World,
+    link: &sparring_reading::owners::Link,
+    value: &str,
+) -> Option<(String, serde_json::Map<String, Value>)> {
+    match link.by {
+        sparring_reading::owners::LinkBy::Id => {
+            let oid = world.resolve(&link.entity, value)?;
+            let record = world.record(&link.entity, &oid)?;
+            Some((oid, record))
+        }
+        sparring_reading::owners::LinkBy::Email => {
+            let wanted = value.trim().to_lowercase();
+            world.ids(&link.entity).into_iter().find_map(|oid| {
+                let record = world.record(&link.entity, &oid)?;
+                (sparring_reading::owners::email_of(&record).as_deref() == Some(wanted.as_str()))
+                    .then_some((oid, record))
+            })
+        }
+    }
+}
+
 /// Someone the world has, chosen by the record and the run seed; or a
 /// generated person: the owner of a record the world gives none.
 fn drawn_owner(world: &World, seed: u64, entity: &str, id: &str) -> Owner {
     let entities = world.entities();
     let mut stream = Stream::derive(seed, "identity/owner", &[fnv(entity), fnv(id)]);
-    if let Some(other) = entities.iter().find(|e| is_owner_entity(e)) {
+    if let Some(other) = entities.iter().find(|e| world.owners().is_person(e)) {
         let ids = world.ids(other);
         if let Some(oid) = stream.pick(&ids)
             && let Some(owner) = world.record(other, oid)
         {
-            let field = format!("{}_id", singular(other));
-            return from_record(other, oid, &field, &owner);
+            return from_record(world, other, oid, &owner);
         }
     }
     let name = stream.pick(NAMES).copied().unwrap_or("Sam Doe");
@@ -249,6 +279,18 @@ pub fn owner_named_in(world: &World, seed: u64, text: &str) -> Option<Owner> {
     None
 }
 
+/// The word for the person's own record when the person is a record of
+/// the world (`employee` for the owner `employees/EMP-1`): a phrase
+/// about such a record is about the person (`writer::in_own_words`).
+pub fn own_word(world: &World, owner_key: Option<&str>) -> Option<String> {
+    let (entity, _) = owner_key?.split_once('/')?;
+    world
+        .entities()
+        .iter()
+        .any(|e| e == entity)
+        .then(|| singular(entity).replace('_', " "))
+}
+
 /// A generated person with a stock name (no record of the world owns them).
 pub fn generated(name: &str) -> Owner {
     let identity = complete(BTreeMap::from([("name".to_owned(), name.to_owned())]), name);
@@ -274,7 +316,7 @@ pub fn draw_owner(world: &World, seed: u64, stream: &mut Stream) -> Owner {
     let people: Vec<(String, String)> = world
         .entities()
         .into_iter()
-        .filter(|e| is_owner_entity(e))
+        .filter(|e| world.owners().is_person(e))
         .flat_map(|e| world.ids(&e).into_iter().map(move |id| (e.clone(), id)))
         .collect();
     stream
@@ -310,18 +352,24 @@ pub fn owned_by(world: &World, seed: u64, entity: &str, owner: &Owner) -> Vec<St
         .collect()
 }
 
+/// The owner who is record `id` of `entity`: their identity, and their id
+/// under the field the world keys them by (`customer_id`,
+/// `account_number`).
 fn from_record(
+    world: &World,
     entity: &str,
     id: &str,
-    field: &str,
     record: &serde_json::Map<String, Value>,
 ) -> Owner {
+    let field = world
+        .id_field(entity)
+        .map_or_else(|| format!("{}_id", singular(entity)), str::to_owned);
     let mut identity = complete(identity_of(record), id);
-    identity.insert(field.to_owned(), id.to_owned());
+    identity.insert(field.clone(), id.to_owned());
     Owner {
         key: format!("{entity}/{id}"),
         record: Some((entity.to_owned(), id.to_owned())),
-        id_field: Some((field.to_owned(), id.to_owned())),
+        id_field: Some((field, id.to_owned())),
         identity,
     }
 }
@@ -381,6 +429,20 @@ pub fn identity_of(record: &serde_json::Map<String, Value>) -> BTreeMap<String, 
     }
     if let Some(p) = out.get("phone_number").cloned() {
         out.entry("phone".to_owned()).or_insert(p);
+    }
+    // A person's email or phone under another word (`work_email`,
+    // `contact_email`, `mobile`), when the record has no plain one.
+    for (field, value) in record {
+        let kind = sparring_types::words::person_field(field)
+            .or_else(|| sparring_types::words::contact_field(field));
+        let key = match kind {
+            Some(sparring_types::words::PersonField::Email) => "email",
+            Some(sparring_types::words::PersonField::Phone) => "phone",
+            _ => continue,
+        };
+        if let Some(v) = text(value) {
+            out.entry(key.to_owned()).or_insert(v);
+        }
     }
     out
 }

@@ -376,10 +376,15 @@ fn finish_plan(
         let thing = model
             .and_then(|m| m.entity.as_deref())
             .map_or_else(|| "account".to_owned(), writer::thing_of);
+        // A person who is a record of the world speaks of it as theirs
+        // ("reset my password", not "my employee's password").
+        let own = identity::own_word(&task_world, facts.owner.as_deref());
         let need = model
             .and_then(|m| spec.tool(&m.name))
             .map(|t| writer::need_phrase(&t.description, &t.name))
+            .map(|n| writer::in_own_words(&n, own.as_deref()))
             .unwrap_or_default();
+        facts.goal = writer::in_own_words(&facts.goal, own.as_deref());
         let schema = |p: &str| {
             model
                 .and_then(|m| spec.tool(&m.name))

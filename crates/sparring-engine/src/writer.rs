@@ -181,6 +181,57 @@ pub fn thing_of(entity: &str) -> String {
     sparring_types::singular(entity).replace('_', " ")
 }
 
+/// A phrase in the words of the person it is about, when the person is a
+/// record of the world (`employee` for a person who is `employees/EMP-1`):
+/// that record is "my" record, its fields "my" fields (`reset my
+/// employee's password` → `reset my password`, `update the employee's
+/// address` → `update my address`, `get my employee record` → `get my
+/// record`), never those of someone the person speaks for.
+pub fn in_own_words(phrase: &str, person: Option<&str>) -> String {
+    let Some(word) = person.filter(|w| !w.is_empty()) else {
+        return phrase.to_owned();
+    };
+    let mut out = phrase.to_owned();
+    for owner in ["my", "the", "a", "an", "their", "this"] {
+        for (from, to) in [
+            (format!("{owner} {word}'s "), "my ".to_owned()),
+            (format!("{owner} {word}'s"), "my".to_owned()),
+            (format!("{owner} {word} record"), "my record".to_owned()),
+            (format!("{owner} {word} profile"), "my profile".to_owned()),
+        ] {
+            out = replace_words(&out, &from, &to);
+        }
+    }
+    out
+}
+
+/// `text` with every `from` that starts at a word replaced by `to`,
+/// matched without case.
+fn replace_words(text: &str, from: &str, to: &str) -> String {
+    let lower = text.to_lowercase();
+    let from = from.to_lowercase();
+    if from.is_empty() || lower.len() != text.len() {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while let Some(found) = lower[at..].find(&from) {
+        let start = at + found;
+        let end = start + from.len();
+        let starts_word = start == 0 || !lower[..start].ends_with(char::is_alphanumeric);
+        let ends_word = from.ends_with(' ') || !lower[end..].starts_with(char::is_alphanumeric);
+        out.push_str(&text[at..start]);
+        if starts_word && ends_word {
+            out.push_str(to);
+        } else {
+            out.push_str(&text[start..end]);
+        }
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
 /// What a tool does, in a customer's words, from the first sentence of its
 /// description: `Move money from one account to another.` → `move money
 /// from my account to another`; `Cancel a pending order. …` → `cancel my
@@ -902,6 +953,40 @@ pub fn trigram_overlap(a: &str, b: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A person who is a record of the world speaks of that record and its
+    /// fields as theirs; another person's noun, or the word inside another
+    /// word, stays.
+    #[test]
+    fn a_person_speaks_of_their_own_record_as_theirs() {
+        let own = Some("employee");
+        assert_eq!(
+            in_own_words("reset my employee's password", own),
+            "reset my password"
+        );
+        assert_eq!(
+            in_own_words("update the employee's home address", own),
+            "update my home address"
+        );
+        assert_eq!(in_own_words("get my employee record", own), "get my record");
+        // Someone else's word, or a word inside another, stays.
+        assert_eq!(
+            in_own_words("add a dependent to my plan", own),
+            "add a dependent to my plan"
+        );
+        assert_eq!(
+            in_own_words("list my student's enrollments", Some("dent")),
+            "list my student's enrollments"
+        );
+        assert_eq!(
+            in_own_words("list my student's enrollments", None),
+            "list my student's enrollments"
+        );
+        assert_eq!(
+            in_own_words("list my student's enrollments", Some("student")),
+            "list my enrollments"
+        );
+    }
 
     /// A hand-off is asked for by whom it reaches, not in the tool's words;
     /// a tool that moves money is none.

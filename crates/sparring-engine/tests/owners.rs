@@ -265,6 +265,62 @@ fn a_claim_belongs_to_its_policys_holder() {
     }
 }
 
+/// Records point at their owner by whatever field the desk keeps: a line
+/// by its account's `account_number` (an account that holds its holder),
+/// a claim by its policy's `policy_number`, a booking by the first
+/// passenger who names its `record_locator` (a booking holds several, so
+/// the locator keys no passenger); and the person knows their own number.
+#[test]
+fn owners_are_found_through_any_reference() {
+    let tool = |name: &str, param: &str| {
+        json!({"name": name, "description": "Look it up.", "inputSchema": {"type": "object",
+            "properties": {param: {"type": "string"}}, "required": [param]}})
+    };
+    let spec = Spec::from_value(&json!({
+        "name": "desk",
+        "system_prompt": "You help callers.",
+        "tools": [
+            tool("get_line", "msisdn"), tool("get_account", "account_number"),
+            tool("get_claim", "claim_number"), tool("get_policy", "policy_number"),
+            tool("get_booking", "record_locator"),
+        ],
+        "fixtures": {
+            "accounts": [
+                {"account_number": "BW-1", "holder_name": "Priya Shah", "date_of_birth": "1986-04-12", "email": "priya.shah@mail.test"},
+                {"account_number": "BW-2", "holder_name": "Tom Reed", "date_of_birth": "1970-01-02", "email": "tom.reed@mail.test"},
+                {"account_number": "BW-3", "holder_name": "Ana Lima", "date_of_birth": "1990-05-05", "email": "ana.lima@mail.test"}],
+            "lines": [
+                {"msisdn": "07700 900123", "account_number": "BW-2"},
+                {"msisdn": "07700 900456", "account_number": "BW-3"}],
+            "policyholders": [
+                {"policyholder_id": "PH-1", "name": "Rosa Delgado", "email": "rosa@mail.test"},
+                {"policyholder_id": "PH-2", "name": "Ken Ito", "email": "ken@mail.test"}],
+            "policies": [
+                {"policy_number": "HO-1", "policyholder_id": "PH-2"},
+                {"policy_number": "HO-2", "policyholder_id": "PH-1"}],
+            "claims": [{"claim_number": "CLM-1", "policy_number": "HO-1"}],
+            "bookings": [{"record_locator": "KDZRTA", "status": "ticketed"}, {"record_locator": "PLNVUC", "status": "ticketed"}],
+            "passengers": [
+                {"passenger_id": "P-1", "record_locator": "PLNVUC", "first_name": "Aiko", "last_name": "Tanaka", "date_of_birth": "1990-01-01"},
+                {"passenger_id": "P-2", "record_locator": "KDZRTA", "first_name": "Elena", "last_name": "Petrov", "date_of_birth": "1986-03-09"},
+                {"passenger_id": "P-3", "record_locator": "KDZRTA", "first_name": "Marco", "last_name": "Petrov", "date_of_birth": "1984-07-21"}],
+        },
+    }))
+    .unwrap();
+    let world = sparring_world::World::new(&spec, 0);
+    let owner = |entity: &str, id: &str| {
+        sparring_engine::identity::owner_of(&world, 0, entity, id).unwrap()
+    };
+    let line = owner("lines", "07700 900123");
+    assert_eq!(line.key, "accounts/BW-2");
+    assert_eq!(line.identity["account_number"], "BW-2");
+    assert_eq!(line.identity["email"], "tom.reed@mail.test");
+    assert_eq!(owner("lines", "07700 900456").key, "accounts/BW-3");
+    assert_eq!(owner("claims", "CLM-1").name(), "Ken Ito");
+    assert_eq!(owner("bookings", "KDZRTA").name(), "Elena Petrov");
+    assert_eq!(owner("bookings", "PLNVUC").name(), "Aiko Tanaka");
+}
+
 /// A tool whose rules refuse every record the world has can play no
 /// success: the plan says so once, naming the tool and the refusal.
 #[test]

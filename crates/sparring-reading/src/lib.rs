@@ -5,7 +5,9 @@
 //! reads them. [`tool`] reads what each tool does from its name and
 //! parameters (an [`Operation`] on an entity, the money it moves, the fields it
 //! reads); [`precondition`] reads what a real backend would enforce from the
-//! descriptions and the policy, sentence by sentence ([`Reading`]).
+//! descriptions and the policy, sentence by sentence ([`Reading`]);
+//! [`owners`] reads who owns a record ([`Owners`]: which entities are people,
+//! which fields point at whose records).
 //!
 //! [`SpecReading::of`] reads a whole spec once into a plain value: the
 //! tool models ([`models`]), the preconditions the descriptions and the
@@ -26,6 +28,7 @@
 //! ```
 
 pub mod models;
+pub mod owners;
 pub mod policy;
 pub mod precondition;
 pub mod text;
@@ -34,10 +37,12 @@ pub mod tool;
 use sparring_types::Spec;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+pub use owners::{Link, LinkBy, Owners};
 pub use policy::{Policy, PolicyError};
 pub use precondition::{Precondition, Reading, RuleReader, Source, preconditions};
 pub use tool::{
-    Money, Operation, ToolModel, infer_tool, is_write_tool, name_words, plural, status_after,
+    KeyFields, Money, Operation, ToolModel, infer_tool, infer_tool_keyed, is_write_tool,
+    key_fields, name_words, plural, status_after,
 };
 
 /// Why a spec could not be read: a correction of its `policy_rules` names a

@@ -3,7 +3,7 @@
 //! declares and by what the descriptions, the policy and the fixtures show.
 
 use crate::precondition::{Reading, RuleReader};
-use crate::tool::{Operation, ToolModel, infer_tool, name_words, plural};
+use crate::tool::{Operation, ToolModel, infer_tool_keyed, name_words, plural};
 use serde_json::Value;
 use sparring_types::world_spec::{ToolWorld, without_role};
 use sparring_types::{Spec, ToolSpec, singular};
@@ -14,10 +14,11 @@ use std::collections::{BTreeMap, BTreeSet};
 /// [`refine`]d by the words and fixtures.
 pub fn tool_models(spec: &Spec) -> Vec<ToolModel> {
     let fixture_keys: Vec<String> = spec.fixtures.keys().cloned().collect();
+    let keyed = crate::tool::key_fields(spec);
     let mut models: Vec<ToolModel> = spec
         .tools
         .iter()
-        .map(|t| infer_tool(t, &fixture_keys))
+        .map(|t| infer_tool_keyed(t, &fixture_keys, &keyed))
         .collect();
     for (model, tool) in models.iter_mut().zip(&spec.tools) {
         if let Some(declared) = spec.world.tool(&tool.name) {

@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 use sparring_types::world_spec::{ROLE_PREFIXES, without_role};
 use sparring_types::{ToolSpec, singular};
+use std::collections::BTreeMap;
 
 /// What a tool does to the world, read from its verb.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -311,13 +312,18 @@ fn verb_of(words: &[String], money: bool) -> Option<(usize, Operation, String)> 
 /// rest of the name names the record an id parameter carries
 /// (`refill_prescription(prescription_id)` → `refill`): the tool acts on
 /// that record, so the record's state rules apply to it.
-fn unknown_verb(tool: &ToolSpec, words: &[String]) -> Option<String> {
+fn unknown_verb(tool: &ToolSpec, words: &[String], keyed: &KeyFields) -> Option<String> {
     let (first, rest) = words.split_first()?;
     if rest.is_empty() || GENERIC.contains(&first.as_str()) || first.len() < 3 {
         return None;
     }
     let rest_nouns: Vec<String> = rest.iter().map(|w| singular(w)).collect();
     tool.parameter_names().into_iter().find_map(|p| {
+        if let Some(entity) = keyed.get(without_role(p)) {
+            return rest_nouns
+                .contains(&singular(entity))
+                .then(|| first.clone());
+        }
         let pw = name_words(p);
         let (last, stem) = pw.split_last()?;
         (last == "id" && !stem.is_empty() && *first != stem[0])
@@ -338,9 +344,19 @@ fn entity_for(stem: &str, entities: &[String]) -> String {
 }
 
 /// An id parameter: its stem (`order` for `order_id`), or `None` for a bare
-/// `id`.
+/// `id`. A parameter named like the id field of an entity's fixtures
+/// (`rx_number` for prescriptions keyed by it, `msisdn` for lines) names
+/// that entity, whatever its words.
 #[allow(clippy::option_option)] // None: not an id; Some(None): a bare `id`.
-fn id_stem(param: &str, schema: Option<&Value>, nouns: &[String]) -> Option<Option<String>> {
+fn id_stem(
+    param: &str,
+    schema: Option<&Value>,
+    nouns: &[String],
+    keyed: &KeyFields,
+) -> Option<Option<String>> {
+    if let Some(entity) = keyed.get(without_role(param)).or_else(|| keyed.get(param)) {
+        return Some(Some(singular(entity)));
+    }
     let pw = name_words(param);
     let last = pw.last()?;
     if pw.len() == 1 {
@@ -368,15 +384,38 @@ fn id_stem(param: &str, schema: Option<&Value>, nouns: &[String]) -> Option<Opti
     None
 }
 
+/// The id fields of the fixtures' entities, each with its entity
+/// (`policy_number` → `policies`, `msisdn` → `lines`): a parameter of that
+/// name names a record of that entity. A bare `id` is never one.
+pub type KeyFields = BTreeMap<String, String>;
+
+/// The [`KeyFields`] of a spec: each entity's id field (`Spec::id_fields`)
+/// other than a bare `id`.
+pub fn key_fields(spec: &sparring_types::Spec) -> KeyFields {
+    spec.id_fields()
+        .into_iter()
+        .filter_map(|(entity, field)| {
+            let key = field.keys.first()?.clone();
+            (key != "id").then_some((key, entity))
+        })
+        .collect()
+}
+
 /// Reads a tool's operation, entity, id parameter and more; `entities` are
 /// the spec's fixture keys.
 pub fn infer_tool(tool: &ToolSpec, entities: &[String]) -> ToolModel {
+    infer_tool_keyed(tool, entities, &KeyFields::new())
+}
+
+/// [`infer_tool`], with the fields that key the fixtures' entities.
+#[allow(clippy::too_many_lines)]
+pub fn infer_tool_keyed(tool: &ToolSpec, entities: &[String], keyed: &KeyFields) -> ToolModel {
     let name_words = name_words(&tool.name);
     let mut why = Vec::new();
     let amount = amount_param(tool);
     let (verb_at, operation, verb) = match verb_of(&name_words, amount.is_some()) {
         Some(found) => found,
-        None => match unknown_verb(tool, &name_words) {
+        None => match unknown_verb(tool, &name_words, keyed) {
             Some(v) => (0, Operation::Other, v),
             None => (usize::MAX, Operation::Other, String::new()),
         },
@@ -443,13 +482,24 @@ pub fn infer_tool(tool: &ToolSpec, entities: &[String]) -> ToolModel {
     // Id parameters and the entity each names.
     let mut ids: Vec<(String, Option<String>)> = Vec::new();
     for p in tool.parameter_names() {
-        if let Some(stem) = id_stem(p, tool.parameter(p), &all_nouns) {
+        if let Some(stem) = id_stem(p, tool.parameter(p), &all_nouns, keyed) {
             ids.push((p.to_owned(), stem));
         }
     }
     // Only the object phrase names the target: in `get_bills_for_customer`
-    // the customer is the owner, the bills are what is read.
-    let stem_in_name = |stem: &str| nouns.iter().any(|n| singular(n) == stem || n == stem);
+    // the customer is the owner, the bills are what is read. A stem of
+    // several words is in the name when its words are
+    // (`get_access_request(request_number)`, requests keyed by it).
+    let joined: Vec<String> = nouns.iter().map(|n| singular(n)).collect();
+    let joined = joined.join("_");
+    let stem_in_name = |stem: &str| {
+        nouns.iter().any(|n| singular(n) == stem || n == stem)
+            || (stem.contains('_')
+                && (joined == stem
+                    || joined.ends_with(&format!("_{stem}"))
+                    || joined.starts_with(&format!("{stem}_"))
+                    || joined.contains(&format!("_{stem}_"))))
+    };
     let mut id_param = None;
     let mut entity = None;
     let mut any_entity = false;
@@ -481,17 +531,35 @@ pub fn infer_tool(tool: &ToolSpec, entities: &[String]) -> ToolModel {
     if id_param.is_none() && !any_entity && operation != Operation::Create {
         // The id whose entity the name mentions; else, for a tool that acts
         // on a record (not a read), the last id (`customer_id, line_id`
-        // acts on the line).
-        let named = stems.iter().find(|(_, s)| stem_in_name(s)).or_else(|| {
-            let head_is_entity = head
-                .as_ref()
-                .is_some_and(|h| stems.iter().any(|(_, s)| singular(h) == *s));
-            if operation == Operation::Read || head_is_entity {
-                None
-            } else {
-                stems.last()
-            }
-        });
+        // acts on the line). An id of the value a call sets (`new_`,
+        // `old_`) is not what it acts on while another id is:
+        // `change_plan(msisdn, new_plan_code)` changes the line.
+        let plain: Vec<&(String, String)> = stems.iter().filter(|(p, _)| !value_role(p)).collect();
+        let named_value = stems
+            .iter()
+            .find(|(p, s)| value_role(p) && stem_in_name(s))
+            .is_some();
+        let named = plain
+            .iter()
+            .copied()
+            .find(|(_, s)| stem_in_name(s))
+            .or_else(|| {
+                (named_value && !plain.is_empty())
+                    .then(|| plain.last().copied())
+                    .flatten()
+            });
+        let named = named
+            .or_else(|| stems.iter().find(|(_, s)| stem_in_name(s)))
+            .or_else(|| {
+                let head_is_entity = head
+                    .as_ref()
+                    .is_some_and(|h| stems.iter().any(|(_, s)| singular(h) == *s));
+                if operation == Operation::Read || head_is_entity {
+                    None
+                } else {
+                    stems.last()
+                }
+            });
         if let Some((p, s)) = named {
             let e = entity_for(s, entities);
             if stem_in_name(s) {
@@ -599,6 +667,15 @@ pub fn infer_tool(tool: &ToolSpec, entities: &[String]) -> ToolModel {
         head,
         why,
     }
+}
+
+/// Whether a parameter is the value a call sets or replaces rather than
+/// the record it acts on (`new_plan_code`, `old_flight_number`).
+fn value_role(param: &str) -> bool {
+    param
+        .split('_')
+        .next()
+        .is_some_and(|w| matches!(w, "new" | "old" | "original" | "current"))
 }
 
 /// Whether a parameter starts with a role word (`to_account_id`).
@@ -810,6 +887,107 @@ mod tests {
         let m = infer_tool(&tool("resume_line", &["customer_id", "line_id"]), &none);
         assert_eq!(m.operation, Operation::StateChange("resume".into()));
         assert_eq!(m.entity.as_deref(), Some("lines"));
+    }
+
+    #[test]
+    fn a_parameter_named_like_a_fixtures_id_field_names_its_entity() {
+        let entities: Vec<String> = [
+            "lines",
+            "plans",
+            "prescriptions",
+            "access_requests",
+            "bookings",
+            "flights",
+            "policies",
+            "claims",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let keyed: KeyFields = [
+            ("rx_number", "prescriptions"),
+            ("msisdn", "lines"),
+            ("plan_code", "plans"),
+            ("request_number", "access_requests"),
+            ("record_locator", "bookings"),
+            ("flight_number", "flights"),
+            ("policy_number", "policies"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .into_iter()
+        .collect();
+        let m = infer_tool(&tool("get_prescription", &["rx_number"]), &entities);
+        assert_eq!(m.id_param, None, "`rx` is no noun of the name");
+        let m = infer_tool_keyed(&tool("get_prescription", &["rx_number"]), &entities, &keyed);
+        assert_eq!(m.id_param.as_deref(), Some("rx_number"));
+        assert_eq!(m.entity.as_deref(), Some("prescriptions"));
+        let m = infer_tool_keyed(
+            &tool("refill_prescription", &["rx_number"]),
+            &entities,
+            &keyed,
+        );
+        assert_eq!(m.verb, "refill");
+        assert_eq!(m.entity.as_deref(), Some("prescriptions"));
+        let m = infer_tool_keyed(&tool("get_line", &["msisdn"]), &entities, &keyed);
+        assert_eq!(m.id_param.as_deref(), Some("msisdn"));
+        let m = infer_tool_keyed(
+            &tool("get_access_request", &["request_number"]),
+            &entities,
+            &keyed,
+        );
+        assert_eq!(m.entity.as_deref(), Some("access_requests"));
+        assert_eq!(m.id_param.as_deref(), Some("request_number"));
+        // A claim is filed on the policy its number names.
+        let m = infer_tool_keyed(
+            &tool("submit_claim", &["policy_number", "description"]),
+            &entities,
+            &keyed,
+        );
+        assert_eq!(m.operation, Operation::Create);
+        assert_eq!(m.entity.as_deref(), Some("claims"));
+        assert_eq!(
+            m.references,
+            [("policy_number".to_owned(), "policies".to_owned())]
+        );
+    }
+
+    #[test]
+    fn the_value_a_call_sets_is_not_the_record_it_acts_on() {
+        let entities: Vec<String> = ["lines", "plans", "bookings", "flights"]
+            .map(str::to_owned)
+            .to_vec();
+        let keyed: KeyFields = [
+            ("msisdn", "lines"),
+            ("record_locator", "bookings"),
+            ("flight_number", "flights"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .into_iter()
+        .collect();
+        let m = infer_tool_keyed(
+            &tool("change_plan", &["msisdn", "new_plan_code"]),
+            &entities,
+            &keyed,
+        );
+        assert_eq!(m.operation, Operation::Update);
+        assert_eq!(m.entity.as_deref(), Some("lines"));
+        assert_eq!(m.id_param.as_deref(), Some("msisdn"));
+        assert_eq!(
+            m.references,
+            [("new_plan_code".to_owned(), "plans".to_owned())]
+        );
+        let m = infer_tool_keyed(
+            &tool(
+                "change_flight",
+                &["record_locator", "old_flight_number", "new_flight_number"],
+            ),
+            &entities,
+            &keyed,
+        );
+        assert_eq!(m.entity.as_deref(), Some("bookings"));
+        assert_eq!(m.id_param.as_deref(), Some("record_locator"));
+        // With no other id, the new one is still the record's.
+        let m = infer_tool(&tool("get_plan", &["new_plan_code"]), &entities);
+        assert_eq!(m.entity.as_deref(), Some("plans"));
     }
 
     #[test]

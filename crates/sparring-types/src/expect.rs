@@ -158,7 +158,7 @@ fn parse_expect(
         }
     }
     if let Some(state) = map.get("state") {
-        expect.state = parse_state(state, fixtures, &format!("{pointer}/state"))?;
+        expect.state = parse_state(state, tools, fixtures, &format!("{pointer}/state"))?;
     }
     if let Some(says) = map.get("says") {
         let at = format!("{pointer}/says");
@@ -226,6 +226,7 @@ fn parse_call(value: &Value, tools: &[ToolSpec], pointer: &str) -> Result<Expect
 
 fn parse_state(
     value: &Value,
+    tools: &[ToolSpec],
     fixtures: &BTreeMap<String, Vec<Value>>,
     pointer: &str,
 ) -> Result<ExpectedState, SpecError> {
@@ -242,11 +243,14 @@ fn parse_state(
             };
             return Err(err(at, format!("unknown entity `{entity}`{hint}")));
         };
-        let id_keys = crate::spec::id_keys(entity);
+        let id_field = crate::keys::id_fields(tools, fixtures)
+            .0
+            .remove(entity)
+            .unwrap_or_else(|| crate::IdField::default_for(entity));
         let ids: Vec<String> = fixture
             .iter()
             .filter_map(|r| r.as_object())
-            .filter_map(|r| crate::spec::record_id(r, &id_keys))
+            .filter_map(|r| id_field.id_of(r))
             .collect();
         let records = object(records, &at, "an entity's expected records (id → fields)")?;
         let mut by_id = BTreeMap::new();

@@ -66,6 +66,7 @@ mod goal;
 pub mod grader;
 pub mod hash;
 mod introspect;
+pub mod keys;
 mod log;
 mod message;
 mod options;
@@ -93,6 +94,7 @@ pub use expect::{Expect, ExpectedCall, ExpectedState};
 pub use fault::{FaultKind, FaultRecord, FaultSource};
 pub use goal::Goal;
 pub use grader::{Grader, GraderError, GraderReplyError, GraderVerdict};
+pub use keys::{IdField, IdSource, id_fields};
 pub use log::LogSink;
 pub use message::{FunctionCall, Message, Role, ToolCall};
 pub use options::{

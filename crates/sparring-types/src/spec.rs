@@ -233,7 +233,7 @@ impl Spec {
         }
         let fixtures = match top.get("fixtures") {
             None => BTreeMap::new(),
-            Some(v) => parse_fixtures(v)?,
+            Some(v) => parse_fixtures(v, &tools)?,
         };
         // Seeds come after fixtures: an expected state names their records.
         let (seeds, seed_expects) = match top.get("seeds") {
@@ -295,6 +295,13 @@ impl Spec {
         self.axes.pins.extend(given.pins);
         self.axes.forbid.extend(given.forbid);
         Ok(())
+    }
+
+    /// The id field of every entity of the fixtures (`docs/spec.md`,
+    /// [`crate::keys`]); an entity no field keys (fixtures set after
+    /// validation) has the default, `<singular>_id` or `id`.
+    pub fn id_fields(&self) -> BTreeMap<String, crate::IdField> {
+        crate::keys::id_fields(&self.tools, &self.fixtures).0
     }
 
     /// The tool called `name`.
@@ -609,37 +616,44 @@ fn no_stray_nulls(schema: &Value, pointer: &str) -> Result<(), SpecError> {
     Ok(())
 }
 
-fn parse_fixtures(value: &Value) -> Result<BTreeMap<String, Vec<Value>>, SpecError> {
+fn parse_fixtures(
+    value: &Value,
+    tools: &[ToolSpec],
+) -> Result<BTreeMap<String, Vec<Value>>, SpecError> {
     let map = object(value, "/fixtures", "`fixtures` (entity name → records)")?;
     let mut out = BTreeMap::new();
     for (entity, records) in map {
         let pointer = format!("/fixtures/{}", escape(entity));
         let items = as_list(records, &pointer, "must be a list of records")?;
-        let id_keys = id_keys(entity);
-        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
         for (i, record) in items.iter().enumerate() {
-            let rpointer = format!("{pointer}/{i}");
-            let fields = object(record, &rpointer, "a record")?;
-            let Some(id) = record_id(fields, &id_keys) else {
-                return Err(err(
-                    rpointer,
-                    format!(
-                        "a record needs an id field ({})",
-                        quoted(&id_keys.iter().map(String::as_str).collect::<Vec<_>>())
-                    ),
-                ));
-            };
-            if let Some(first) = seen.insert(id.clone(), i) {
-                return Err(err(
-                    rpointer,
-                    format!("id `{id}` is used twice (also `{pointer}/{first}`)"),
-                ));
-            }
+            object(record, &format!("{pointer}/{i}"), "a record")?;
         }
         out.insert(entity.clone(), items.clone());
     }
-    Ok(out)
+    // Every entity's id field at once, so a spec is fixed in one round.
+    let (_, missing) = crate::keys::id_fields(tools, &out);
+    match missing.as_slice() {
+        [] => Ok(out),
+        [one] => Err(err(
+            format!("/fixtures/{}", escape(&one.entity)),
+            format!("{}; {ID_FIELD_HINT}", one.describe()),
+        )),
+        many => Err(err(
+            "/fixtures",
+            format!(
+                "{}; {ID_FIELD_HINT}",
+                many.iter()
+                    .map(crate::keys::NoIdField::describe)
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        )),
+    }
 }
+
+/// What an entity without an id field needs, after the names tried.
+const ID_FIELD_HINT: &str = "a record needs an id field, unique within its entity: the \
+    field a tool takes for it (`claim_number`, `msisdn`), else `<singular>_id` or `id`";
 
 /// The singular of an entity name (`orders` → `order`, `addresses` →
 /// `address`, `companies` → `company`).
@@ -710,6 +724,30 @@ mod tests {
         // Keywords that may be null, and unknown keys with a value, stand.
         let fine = json!({"type": ["string", "null"], "default": null, "x-note": "kept"});
         assert!(Spec::from_value(&doc(&tools(fine))).is_ok());
+    }
+
+    #[test]
+    fn fixtures_load_keyed_by_the_field_the_tools_name_and_every_keyless_entity_is_named() {
+        let tools = json!([{"name": "get_policy", "inputSchema": {"type": "object",
+            "properties": {"policy_number": {"type": "string"}}}}]);
+        let ok = json!({"tools": tools,
+            "fixtures": {"policies": [{"policy_number": "HO-1"}, {"policy_number": "HO-2"}]}});
+        let spec = Spec::from_value(&doc(&ok)).unwrap();
+        assert_eq!(spec.id_fields()["policies"].keys, ["policy_number"]);
+        // Two entities without an id field: one error names both, and the
+        // names tried.
+        let bad = json!({"tools": tools, "fixtures": {
+            "policies": [{"policy_number": "HO-1"}, {"status": "active"}],
+            "notes": [{"text": "hello"}]}});
+        let e = Spec::from_value(&doc(&bad)).unwrap_err();
+        assert_eq!(e.pointer, "/fixtures");
+        assert!(e.message.contains("`notes` has no id field"), "{e}");
+        assert!(
+            e.message
+                .contains("`policies` has no id field (tried `policy_number`: missing in record 1"),
+            "{e}"
+        );
+        assert!(e.message.contains("`policy_id`, `id`: in no record"), "{e}");
     }
 
     #[test]

@@ -93,7 +93,7 @@ fn digits(text: &str, len: usize) -> Option<u32> {
         .flatten()
 }
 
-fn is_date(text: &str) -> bool {
+pub(crate) fn is_date(text: &str) -> bool {
     let mut parts = text.split('-');
     let (Some(y), Some(m), Some(d), None) = (
         parts.next().and_then(|p| digits(p, 4)),

@@ -84,6 +84,59 @@ pub const SPEECH_VERBS: &[&str] = &[
     "guarantee",
 ];
 
+/// A part of who a person is, as records and parameters hold it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PersonField {
+    /// `name`, `full_name`.
+    Name,
+    /// `first_name`.
+    FirstName,
+    /// `last_name`.
+    LastName,
+    /// `email`, `email_address`.
+    Email,
+    /// `phone`, `phone_number`, `mobile`, `telephone`.
+    Phone,
+    /// `dob`, `date_of_birth`, `birth_date`.
+    BirthDate,
+    /// `zip`, `zip_code`, `postal_code`, `postcode`.
+    PostalCode,
+}
+
+impl PersonField {
+    /// Whether the field names the person (a name or part of one).
+    pub fn is_name(self) -> bool {
+        matches!(self, Self::Name | Self::FirstName | Self::LastName)
+    }
+}
+
+/// The part of a person's identity a field holds, by its plain name (the
+/// general English spellings; a prefixed `contact_email` is
+/// [`contact_field`]).
+pub fn person_field(field: &str) -> Option<PersonField> {
+    Some(match field {
+        "name" | "full_name" => PersonField::Name,
+        "first_name" => PersonField::FirstName,
+        "last_name" => PersonField::LastName,
+        "email" | "email_address" => PersonField::Email,
+        "phone" | "phone_number" | "mobile" | "mobile_number" | "telephone" => PersonField::Phone,
+        "dob" | "date_of_birth" | "birth_date" | "birthdate" => PersonField::BirthDate,
+        "zip" | "zip_code" | "postal_code" | "postcode" => PersonField::PostalCode,
+        _ => return None,
+    })
+}
+
+/// The email or phone of someone a record names by role (`contact_email`,
+/// `work_email`, `guest_phone`): a person's detail under another word.
+pub fn contact_field(field: &str) -> Option<PersonField> {
+    let (_, last) = field.rsplit_once('_')?;
+    match last {
+        "email" => Some(PersonField::Email),
+        "phone" | "mobile" => Some(PersonField::Phone),
+        _ => None,
+    }
+}
+
 /// Whether `word` names the person served, in any number or possessive
 /// (`patient`, `Patients`, `customer's`, `users'`).
 pub fn names_person(word: &str) -> bool {

@@ -39,6 +39,7 @@
 mod calc;
 mod fault;
 mod generate;
+mod matching;
 mod refuse;
 mod result;
 mod rulebook;
@@ -48,6 +49,7 @@ mod world;
 
 pub use fault::{fault_error, fault_garble};
 pub use generate::name_in_id;
+pub use matching::same_identifier;
 pub use refuse::PLACEHOLDERS;
 pub use result::{ErrorKind, Records, ToolResult};
 pub use shape::{IdShape, description_example};

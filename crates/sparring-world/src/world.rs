@@ -9,11 +9,12 @@ use crate::rulebook::{self, ToolRules};
 use crate::shape::{IdShape, description_example};
 use serde_json::{Map, Value, json};
 use sparring_reading::SpecReading;
+use sparring_reading::owners::Owners;
 use sparring_reading::tool::{Operation, ToolModel, status_after};
 use sparring_types::defaults::world::SHARED_OWNER_SHARE;
 use sparring_types::seed::Stream;
 use sparring_types::{
-    FaultKind, FaultRecord, FaultSource, Spec, ToolSpec, WorldOptions, id_keys, record_id, singular,
+    FaultKind, FaultRecord, FaultSource, IdField, Spec, ToolSpec, WorldOptions, singular,
 };
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -120,6 +121,9 @@ struct Shared {
     rules: Vec<ToolRules>,
     /// Status values each entity (singular) has, as the rules learned them.
     statuses: BTreeMap<String, Vec<String>>,
+    /// Who owns what: which entities are people, which fields point at
+    /// whose records.
+    owners: Owners,
 }
 
 /// Worlds built from a spec since the process started ([`World::built`]).
@@ -232,22 +236,21 @@ impl World {
         let mut fixtures: BTreeMap<String, BTreeMap<String, Arc<Record>>> = BTreeMap::new();
         let mut known_values = HashSet::new();
         let mut entities: BTreeMap<String, Entity> = BTreeMap::new();
+        let id_fields = spec.id_fields();
         for (entity, items) in &spec.fixtures {
-            let keys = id_keys(entity);
+            let field = id_fields
+                .get(entity)
+                .cloned()
+                .unwrap_or_else(|| IdField::default_for(entity));
             let store = fixtures.entry(entity.clone()).or_default();
-            let mut id_key = keys[0].clone();
+            let id_key = field.field_in(items).to_owned();
             let mut first_id = None;
             for item in items {
                 if let Some(fields) = item.as_object()
-                    && let Some(id) = record_id(fields, &keys)
+                    && let Some(id) = field.id_of(fields)
                 {
                     if first_id.is_none() {
                         first_id = Some(id.clone());
-                        id_key = keys
-                            .iter()
-                            .find(|k| fields.contains_key(*k))
-                            .cloned()
-                            .unwrap_or(id_key);
                     }
                     collect_values(item, &mut known_values);
                     store.insert(id, Arc::new(fields.clone()));
@@ -404,7 +407,9 @@ impl World {
             .enumerate()
             .map(|(i, t)| (t.name.clone(), i))
             .collect();
+        let owners = Owners::read(spec);
         let shared = Arc::new(Shared {
+            owners,
             tools: spec.tools.clone(),
             models,
             by_name,
@@ -503,6 +508,16 @@ impl World {
         &self.shared.models
     }
 
+    /// Who owns what in this world (`sparring_reading::owners`).
+    pub fn owners(&self) -> &Owners {
+        &self.shared.owners
+    }
+
+    /// The field an entity's records hold their id in (`policy_number`).
+    pub fn id_field(&self, entity: &str) -> Option<&str> {
+        self.shared.entities.get(entity).map(|e| e.id_key.as_str())
+    }
+
     /// The names of every entity the world knows, sorted.
     pub fn entities(&self) -> Vec<String> {
         self.shared.entities.keys().cloned().collect()
@@ -588,6 +603,19 @@ impl World {
         scratch
             .unnamed_refusal(index, model, &args)?
             .into_error_message()
+    }
+
+    /// The id of `entity`'s record that `given` names as people write ids
+    /// (`07700900123` or `+44 7700 900123` for `07700 900123`, `bw-4001`
+    /// for `BW-4001`; [`crate::same_identifier`]): `given` itself when a
+    /// record has it.
+    pub fn resolve(&self, entity: &str, given: &str) -> Option<String> {
+        if self.exists(entity, given) {
+            return Some(given.to_owned());
+        }
+        self.ids(entity)
+            .into_iter()
+            .find(|id| crate::matching::same_identifier(given, id))
     }
 
     fn exists(&self, entity: &str, id: &str) -> bool {
@@ -742,10 +770,34 @@ impl World {
                 );
             }
         }
-        if let Some(refusal) = self.echo_refusal(index, model, args) {
+        // Ids as the person wrote them, read as the records hold them.
+        let args = self.canonical_ids(model, args);
+        if let Some(refusal) = self.echo_refusal(index, model, &args) {
             return refusal;
         }
-        self.perform(index, model, args)
+        self.perform(index, model, &args)
+    }
+
+    /// The arguments with each id that names a record only as people write
+    /// it (`07700900123` for the line `07700 900123`) replaced by the
+    /// record's own id; unchanged, and not copied, when every id is exact.
+    fn canonical_ids<'a>(&self, model: &ToolModel, args: &'a Record) -> Cow<'a, Record> {
+        let mut out = Cow::Borrowed(args);
+        for (param, value) in args {
+            let Some(entity) = model.entity_of(param) else {
+                continue;
+            };
+            let Value::String(given) = value else {
+                continue;
+            };
+            if self.exists(entity, given) {
+                continue;
+            }
+            if let Some(id) = self.resolve(entity, given) {
+                out.to_mut().insert(param.clone(), Value::String(id));
+            }
+        }
+        out
     }
 
     fn echo_refusal(&self, index: usize, model: &ToolModel, args: &Record) -> Option<ToolResult> {
@@ -894,9 +946,10 @@ impl World {
             if !self.exists(entity, &id) {
                 return Some(self.not_found(entity, param, &id));
             }
+            let owner_param = self.shared.owners.is_person(entity);
             // An update may change what a record points at (its payment
             // method); who owns the record it never changes.
-            let ownership = model.operation != Operation::Update || is_owner(param);
+            let ownership = model.operation != Operation::Update || owner_param;
             if ownership
                 && let Some(target) = target
                 && let Some(owner) = target.get(param).and_then(id_text)
@@ -910,7 +963,7 @@ impl World {
             }
             // The owner lists what it owns (`customer.line_ids`): a target
             // not on the list is someone else's.
-            if is_owner(param)
+            if owner_param
                 && let (Some(target), Some(target_entity)) = (target, model.entity.as_deref())
             {
                 let key = self.shared.entities.get(target_entity).map_or_else(
@@ -947,17 +1000,27 @@ impl World {
                     ));
                 }
             }
-            if sparring_reading::precondition::is_destination(param) || is_owner(param) {
+            if sparring_reading::precondition::is_destination(param) || owner_param {
                 continue;
             }
+            let entities = self.entities();
+            let shared = Arc::clone(&self.shared);
             let Some(referenced) = self.peek(entity, &id) else {
                 continue;
             };
-            let owners: Vec<(&str, Option<String>)> = OWNER_FIELDS
-                .iter()
-                .map(|f| (*f, referenced.get(*f).and_then(id_text)))
+            // Who the referenced record says owns it (`user_id` of a
+            // payment method), against who owns the target.
+            let owners: Vec<(String, Option<String>)> = shared
+                .owners
+                .owner_fields(entity, referenced, &entities)
+                .into_iter()
+                .map(|f| {
+                    let theirs = referenced.get(&f).and_then(id_text);
+                    (f, theirs)
+                })
                 .collect();
             for (field, theirs) in owners {
+                let field = field.as_str();
                 let ours = target
                     .and_then(|t| t.get(field))
                     .and_then(id_text)
@@ -1005,7 +1068,9 @@ impl World {
                             sparring_reading::precondition::bare_stem(&stem),
                             &world.fixture_keys(),
                         );
-                        if world.shared.fixtures.contains_key(&e) && !world.exists(&e, &id) {
+                        if world.shared.fixtures.contains_key(&e)
+                            && world.resolve(&e, &id).is_none()
+                        {
                             let found = world.not_found(&e, k, &id);
                             return Some(match found {
                                 ToolResult::Err {
@@ -1444,7 +1509,7 @@ impl World {
                 return ToolResult::Ok(json!({"status": "done"}));
             };
             for entity in self.entities() {
-                if self.exists(&entity, &id) {
+                if let Some(id) = self.resolve(&entity, &id) {
                     return match self.materialise(&entity, &id) {
                         Some(r) => ToolResult::Records(Records::one(Arc::clone(r))),
                         None => {
@@ -1562,7 +1627,7 @@ impl World {
                 // a change replaces the old items with the new ones.
                 let replaces = !matches!(model.verb.as_str(), "exchange" | "return" | "request");
                 if model.money.is_none() {
-                    set_fields(record, args, model, replaces);
+                    set_fields(record, args, model, &shared.owners, replaces);
                 }
                 self.after_effects(index, model, args, Some((&entity, &id)));
                 self.record_answer(&entity, &id, &param)
@@ -1600,7 +1665,7 @@ impl World {
             record.insert("status".to_owned(), Value::String(done));
         }
         if matches!(model.operation, Operation::StateChange(_)) {
-            set_fields(record, args, model, false);
+            set_fields(record, args, model, &shared.owners, false);
         }
         self.after_effects(index, model, args, Some((entity, id)));
         self.record_answer(entity, id, param)
@@ -1929,14 +1994,13 @@ impl World {
     /// from its own stream so no other value moves. Records of an entity
     /// that is itself a person (`users`) or names no person keep their own.
     fn share_owner(&self, entity: &str, e: &Entity, id: &str, record: &mut Record) {
-        let stem = singular(entity);
-        if OWNERS.contains(&stem.split('_').next().unwrap_or(&stem)) {
+        if self.shared.owners.is_person(entity) {
             return;
         }
         let owner_fields: Vec<&str> = e
             .owners
             .iter()
-            .filter(|(field, _)| is_owner(field))
+            .filter(|(_, other)| self.shared.owners.is_person(other))
             .map(|(field, _)| field.as_str())
             .collect();
         let shared: Vec<String> = record
@@ -2101,17 +2165,6 @@ fn collect_values(value: &Value, out: &mut HashSet<String>) {
     }
 }
 
-/// Whether a parameter names who owns a record (`customer_id`, `user_id`).
-fn is_owner(param: &str) -> bool {
-    let first = param.split('_').next().unwrap_or(param);
-    OWNERS.contains(&first)
-}
-
-/// Stems of parameters that name a record's owner.
-const OWNERS: &[&str] = &[
-    "customer", "user", "account", "owner", "client", "member", "patient", "person", "tenant",
-];
-
 /// A record's answer: the whole record (shared), or for a read of fields
 /// (`get_balance`) the id and those fields.
 fn answer_record(id_key: Option<&str>, model: &ToolModel, record: &Arc<Record>) -> ToolResult {
@@ -2140,15 +2193,6 @@ fn article(noun: &str) -> String {
     format!("{} {noun}", if vowel { "an" } else { "a" })
 }
 
-/// Fields that say who owns a record.
-const OWNER_FIELDS: &[&str] = &[
-    "customer_id",
-    "user_id",
-    "owner_id",
-    "client_id",
-    "member_id",
-];
-
 /// A record's balance: the field `balance` or `*_balance` holding a number.
 fn balance_of(record: &Record) -> Option<(String, f64)> {
     let field = record
@@ -2164,7 +2208,13 @@ fn balance_of(record: &Record) -> Option<(String, f64)> {
 /// has is replaced; a field only a nested object has (`address.zip`) is
 /// replaced there; `new_item_ids` beside `item_ids` replaces those items
 /// in the record's list of items (when `replaces`); anything else is added.
-fn set_fields(record: &mut Record, args: &Record, model: &ToolModel, replaces: bool) {
+fn set_fields(
+    record: &mut Record,
+    args: &Record,
+    model: &ToolModel,
+    owners: &Owners,
+    replaces: bool,
+) {
     let mut done: Vec<&String> = Vec::new();
     if replaces {
         for (k, new) in args {
@@ -2183,7 +2233,10 @@ fn set_fields(record: &mut Record, args: &Record, model: &ToolModel, replaces: b
         }
     }
     for (k, v) in args {
-        let owner_ref = model.references.iter().any(|(p, _)| p == k) && is_owner(k);
+        let owner_ref = model
+            .references
+            .iter()
+            .any(|(p, e)| p == k && owners.is_person(e));
         if Some(k) == model.id_param.as_ref() || owner_ref || done.contains(&k) {
             continue;
         }
@@ -2317,9 +2370,16 @@ fn plain(value: &Value) -> String {
     }
 }
 
+/// Whether a search's value matches a record's: equal but for case and
+/// spaces, and an identifier (a phone number, a reference) in any way
+/// people write it ([`crate::same_identifier`]).
 fn loosely_equal(field: &Value, given: &Value) -> bool {
     match (field, given) {
-        (Value::String(a), Value::String(b)) => a.trim().eq_ignore_ascii_case(b.trim()),
+        (Value::String(a), Value::String(b)) => {
+            a.trim().eq_ignore_ascii_case(b.trim())
+                || (crate::matching::looks_like_identifier(a)
+                    && crate::matching::same_identifier(b, a))
+        }
         (a, b) => plain(a) == plain(b),
     }
 }
