@@ -692,8 +692,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.to_string()
-                .contains("at line 1: `situation.tier`: unknown tier `legendary`"),
+            e.contains("at line 1: `situation.tier`: unknown tier `legendary`"),
             "{e}"
         );
         let e = rows(r#"{"task_id":"t","reward":1,"situation":{"tier":3}}"#)
