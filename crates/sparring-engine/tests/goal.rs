@@ -327,6 +327,22 @@ fn not_found_met_when_nothing_is_done_and_the_agent_says_so_or_asks() {
         "Done.",
     );
     assert_not_met(&g, "claimed", &claimed, "");
+    // Asking for the id before looking is careful while the person has not
+    // given it; once they have, the agent must look before it answers.
+    let asks = "Which order number do you mean?";
+    assert_met(
+        &g,
+        "asked first",
+        &no_call("Cancel my order, please.", asks),
+    );
+    assert_not_met(
+        &g,
+        "given, never looked",
+        &no_call("Cancel #W5702.", asks),
+        "",
+    );
+    let denied = no_call("Cancel #w-5702.", "That order doesn't exist.");
+    assert_not_met(&g, "denied unlooked", &denied, "");
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! `fuzz/artifacts/<target>/`), then runs a bounded number of random inputs: corpus
 //! entries with random edits, or arbitrary bytes. A few seconds in all in a
 //! normal `cargo test`; `SPARRING_FUZZ_CASES=N` runs N per target for a
-//! longer hunt. A failing input is saved by proptest beside this file
+//! longer hunt (`SPARRING_FUZZ_SEED=N` for other inputs than the fixed
+//! ones). A failing input is saved by proptest beside this file
 //! (`fuzz.proptest-regressions`) and replayed first on the next run; add it
 //! to the target's corpus once fixed. The libFuzzer driver of the same
 //! targets is `fuzz/` (`.ci/run`).
@@ -90,11 +91,21 @@ fn inputs(corpus: &[(PathBuf, Vec<u8>)]) -> impl Strategy<Value = Vec<u8>> + use
     ]
 }
 
+/// The random inputs of a `cargo test` are the same on every run (seed
+/// [`DEFAULT_SEED`]), so a test run passes or fails by the code, not by the
+/// draw; `SPARRING_FUZZ_SEED=N` draws others for a hunt.
+const DEFAULT_SEED: u64 = 39;
+
 fn runner(cases: u32) -> TestRunner {
+    let seed = std::env::var("SPARRING_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(DEFAULT_SEED);
     TestRunner::new(Config {
         cases,
         // Failures are saved beside this file.
         source_file: Some(file!()),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed),
         ..Config::default()
     })
 }

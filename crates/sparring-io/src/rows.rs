@@ -191,7 +191,7 @@ fn line_error(path: &Path, text: &str, line: &str, number: usize, line_count: us
             let message = if torn {
                 "the last line is incomplete (was the run killed while writing?); `simulate --resume` repairs it".to_owned()
             } else {
-                format!("not JSON: {e}")
+                format!("not JSON: {}", sparring_types::clip::json_error(&e))
             };
             return Error::invalid(path, format!("line {number}"), message);
         }

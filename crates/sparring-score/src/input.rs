@@ -360,7 +360,7 @@ fn json_line(
         let message = match (torn, resumable) {
             (true, true) => "the last line is incomplete (was the run killed while writing?); `simulate --resume` repairs it".to_owned(),
             (true, false) => format!("the last line is incomplete: {e}"),
-            (false, _) => format!("not JSON: {e}"),
+            (false, _) => format!("not JSON: {}", sparring_types::clip::json_error(&e)),
         };
         Error::invalid(path, format!("line {number}"), message)
     })?;

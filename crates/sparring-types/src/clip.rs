@@ -40,22 +40,45 @@ pub fn quote(value: &str) -> String {
 /// [`ERROR_LINE_BYTES`] cut in the middle (its start and end kept, the
 /// bytes cut counted). A short message comes back as it is.
 pub fn message(text: &str) -> Cow<'_, str> {
-    if text.len() <= QUOTED_CHARS {
-        return Cow::Borrowed(text);
+    let flat = flat_spans(text);
+    if flat.len() <= QUOTED_CHARS {
+        return flat;
     }
-    let mut out = String::with_capacity(text.len().min(2 * ERROR_LINE_BYTES));
-    for (i, line) in text.split('\n').enumerate() {
+    let mut out = String::with_capacity(flat.len().min(2 * ERROR_LINE_BYTES));
+    for (i, line) in flat.split('\n').enumerate() {
         if i > 0 {
             out.push('\n');
         }
         let quoted = spans(line);
         out.push_str(&cut_middle(&quoted));
     }
-    if out == text {
-        Cow::Borrowed(text)
-    } else {
-        Cow::Owned(out)
+    if out == *flat { flat } else { Cow::Owned(out) }
+}
+
+/// `text` with the line breaks inside its backtick spans written `\n` and
+/// `\r`: a quoted value (a parser quoting a string of the input) never
+/// breaks an error into lines that are not its own.
+fn flat_spans(text: &str) -> Cow<'_, str> {
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut at = 0;
+    while let Some(open) = text[at..].find('`').map(|i| at + i) {
+        let Some(close) = text[open + 1..].find('`').map(|i| open + 1 + i) else {
+            break;
+        };
+        let body = &text[open + 1..close];
+        if body.contains(['\n', '\r']) {
+            out.push_str(&text[copied..=open]);
+            out.push_str(&body.replace('\n', "\\n").replace('\r', "\\r"));
+            copied = close;
+        }
+        at = close + 1;
     }
+    if copied == 0 {
+        return Cow::Borrowed(text);
+    }
+    out.push_str(&text[copied..]);
+    Cow::Owned(out)
 }
 
 /// One line with its long quoted spans cut. A span opens with `` ` `` or
@@ -209,5 +232,58 @@ mod tests {
     fn an_unclosed_quote_leaves_the_line_to_the_line_cut() {
         let m = format!("oops `{}", "z".repeat(10_000));
         assert!(message(&m).len() <= ERROR_LINE_BYTES + 40);
+    }
+}
+
+/// serde_json's nesting limit, which it states as "recursion limit
+/// exceeded" (`serde_json::de`'s `remaining_depth`).
+pub const JSON_MAX_DEPTH: usize = 128;
+
+/// A JSON parser's error in the words every reader uses: serde_json's
+/// "recursion limit exceeded" (its own internals) is said as how deep the
+/// input is nested, with the place; any other error as serde_json words it.
+pub fn json_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    if text.starts_with("recursion limit exceeded") {
+        format!(
+            "lists and maps are nested more than {JSON_MAX_DEPTH} deep at line {} column {}",
+            e.line(),
+            e.column()
+        )
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod json_tests {
+    #![allow(clippy::unwrap_used)]
+
+    #[test]
+    fn a_quoted_value_never_breaks_the_error_into_lines() {
+        let said = super::message("unknown variant `sys\ntem\r\nx`, expected `user`\nhint: fix it");
+        assert_eq!(
+            said,
+            "unknown variant `sys\\ntem\\r\\nx`, expected `user`\nhint: fix it"
+        );
+        let plain = "line `a`\nhint: `b`";
+        assert!(matches!(
+            super::message(plain),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn a_json_error_never_says_recursion_limit() {
+        let deep = "[".repeat(200);
+        let e = serde_json::from_str::<serde_json::Value>(&deep).unwrap_err();
+        assert!(e.to_string().contains("recursion limit"));
+        let said = super::json_error(&e);
+        assert!(
+            said.starts_with("lists and maps are nested more than 128 deep at line 1"),
+            "{said}"
+        );
+        let e = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
+        assert_eq!(super::json_error(&e), e.to_string());
     }
 }

@@ -439,9 +439,16 @@ fn not_found<'a>(
     };
     // A reply that the record cannot be found is true only once the agent
     // has looked: a look-up that failed for another reason (its arguments,
-    // a fault) found nothing out.
-    let Some(looked) = looked_for(goal, messages, calls) else {
-        return Err(Miss::NeverLookedFor { record });
+    // a fault) found nothing out. Asking for the id is the careful step
+    // before looking, while the person has not given it yet.
+    let looked = match looked_for(goal, messages, calls) {
+        Some(looked) => looked,
+        None if !id_given(messages, record) && asks_for_id(goal, text) => {
+            return Ok(format!(
+                "nothing done to `{record}`, which the person has not given yet, and the final reply (message {at}) asks for the id"
+            ));
+        }
+        None => return Err(Miss::NeverLookedFor { record }),
     };
     if says_not_found(text) || denies_yours(text) || asks_for_id(goal, text) {
         Ok(format!(
@@ -450,6 +457,18 @@ fn not_found<'a>(
     } else {
         Err(Miss::NotToldNotFound { at, reply: text })
     }
+}
+
+/// Whether a message of the person's names `record` (as people write ids:
+/// any case, with or without separators).
+fn id_given(messages: &[Message], record: &str) -> bool {
+    messages.iter().filter(|m| m.role == Role::User).any(|m| {
+        m.content_str()
+            .split(|c: char| {
+                c.is_whitespace() || matches!(c, ',' | '?' | '!' | '(' | ')' | ';' | ':')
+            })
+            .any(|w| same_id(w, record))
+    })
 }
 
 /// How the agent looked for the goal's record, when it did: a call naming

@@ -899,7 +899,11 @@ pub fn read_tools(path: &Path) -> Result<Vec<Value>, Error> {
     }
     let text = crate::text::read_utf8(path)?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| {
-        Error::invalid(path, format!("line {}", e.line()), format!("not JSON: {e}"))
+        Error::invalid(
+            path,
+            format!("line {}", e.line()),
+            format!("not JSON: {}", sparring_types::clip::json_error(&e)),
+        )
     })?;
     let list = match &doc {
         Value::Array(items) => items.clone(),
