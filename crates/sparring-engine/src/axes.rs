@@ -28,6 +28,7 @@
 //! becomes `ok`; a pin without `ok` makes every situation with a tool draw
 //! one of the pinned conditions.
 
+use crate::person::same_shape;
 use sparring_grid::{CoveringArray, Effort, GridError, GridProblem};
 use sparring_types::{AxesSpec, Spec, ToolCondition, Vocabulary, WorldState, singular};
 pub use sparring_world::TERMINAL_STATUSES;
@@ -511,8 +512,8 @@ fn action_words(model: &ToolModel) -> Vec<String> {
 }
 
 /// Whether a seed ask names, by an id shaped like the ids of its tool's
-/// entity (`#W7777` beside `#W1001`: the same letters and punctuation, digits
-/// of any length), a record the world does not have. The id is the one the
+/// entity (`#W7777` beside `#W1001`: [`crate::person::same_shape`]), a
+/// record the world does not have. The id is the one the
 /// person repeats ([`crate::person::Facts::for_seed`]); an entity without
 /// records, or an id of another shape, says nothing.
 pub fn names_absent_record(seed: &str, model: &ToolModel, world: &World) -> bool {
@@ -524,28 +525,7 @@ pub fn names_absent_record(seed: &str, model: &ToolModel, world: &World) -> bool
         return false;
     };
     let ids = world.ids(entity);
-    world.record(entity, id).is_none() && ids.iter().any(|known| id_shape(known) == id_shape(id))
-}
-
-/// An id's shape: letters by case, punctuation as is, a run of digits as one
-/// `9` (`#W1001` → `#A9`, `ord_00412` → `aaa_9`).
-fn id_shape(id: &str) -> String {
-    let mut shape = String::new();
-    for c in id.chars() {
-        let mark = if c.is_ascii_digit() {
-            '9'
-        } else if c.is_uppercase() {
-            'A'
-        } else if c.is_alphabetic() {
-            'a'
-        } else {
-            c
-        };
-        if !(mark == '9' && shape.ends_with('9')) {
-            shape.push(mark);
-        }
-    }
-    shape
+    world.record(entity, id).is_none() && ids.iter().any(|known| same_shape(known, id))
 }
 
 /// The tool a seed ask is about: the acting tool whose verb the ask uses
@@ -577,7 +557,7 @@ pub fn seed_tool(seed: &str, models: &[ToolModel], spec: &Spec, world: &World) -
             .collect();
         let by_shape = || {
             (0..entities.len())
-                .filter(|&e| ids[e].iter().any(|id| id_shape(id) == id_shape(t)))
+                .filter(|&e| ids[e].iter().any(|id| same_shape(id, t)))
                 .collect::<Vec<_>>()
         };
         let found = if exact.is_empty() { by_shape() } else { exact };

@@ -908,7 +908,7 @@ fn show_number(n: f64) -> String {
 
 /// Whether two ids look alike: the same letters in the same places, digits
 /// anywhere digits are (`#W1001` and `#W1009`).
-fn same_shape(a: &str, b: &str) -> bool {
+pub(crate) fn same_shape(a: &str, b: &str) -> bool {
     let shape = |s: &str| -> String {
         s.trim_start_matches('#')
             .chars()

@@ -72,7 +72,8 @@ pub fn corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
         for entry in entries.flatten() {
             let path = entry.path();
             if path.is_file() {
-                let bytes = std::fs::read(&path).unwrap();
+                let bytes =
+                    std::fs::read(&path).expect("a corpus file the listing just found is readable");
                 out.push((path, bytes));
             }
         }
@@ -88,14 +89,16 @@ pub struct Scratch(PathBuf);
 impl Scratch {
     /// Files go in `dir`, created if needed.
     pub fn new(dir: PathBuf) -> Self {
-        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&dir)
+            .expect("the scratch directory can be made (a test harness: failing is the signal)");
         Self(dir)
     }
 
     /// Writes `bytes` as the file `name` in it.
     pub fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
         let path = self.0.join(name);
-        std::fs::write(&path, bytes).unwrap();
+        std::fs::write(&path, bytes)
+            .expect("a scratch file can be written (a test harness: failing is the signal)");
         path
     }
 }
@@ -234,7 +237,8 @@ pub fn protocol(bytes: &[u8]) {
     for line in bytes.split_inclusive(|b| *b == b'\n') {
         match read_reply_line(line) {
             ReplyLine::Reply { id, .. } => {
-                let value: serde_json::Value = serde_json::from_slice(line).unwrap();
+                let value: serde_json::Value = serde_json::from_slice(line)
+                    .expect("a line read as a reply is JSON (the property under test)");
                 assert_eq!(value["id"].as_str(), Some(id.as_str()));
             }
             ReplyLine::Violation(reason) => {
@@ -277,21 +281,22 @@ pub fn report(bytes: &[u8]) {
     match report::report(&rows, &options) {
         Ok(r) => {
             let _ = report::render(&r);
-            serde_json::to_string(&r).unwrap();
+            serde_json::to_string(&r).expect("a report serialises (the property under test)");
         }
         Err(e) => unscorable(e),
     }
     match delta::delta(&rows, &rows, ("a", "b"), &delta::DeltaOptions::default()) {
         Ok(d) => {
             let _ = delta::render(&d);
-            serde_json::to_string(&d).unwrap();
+            serde_json::to_string(&d).expect("a delta serialises (the property under test)");
         }
         Err(e) => unscorable(e),
     }
     match eval_variance::eval_variance(&rows, "rows.jsonl") {
         Ok(v) => {
             let _ = eval_variance::render(&v);
-            serde_json::to_string(&v).unwrap();
+            serde_json::to_string(&v)
+                .expect("an eval-variance report serialises (the property under test)");
         }
         Err(e) => unscorable(e),
     }
