@@ -3,7 +3,6 @@
 
 use crate::UsageError;
 use anyhow::Result;
-use serde_json::json;
 use sparring::engine::policy::Policy;
 use sparring::load_spec;
 use sparring::types::RuleClass;
@@ -15,7 +14,7 @@ use std::process::ExitCode;
 pub(crate) struct Args {
     /// The spec whose policy to read (its `policy_rules` corrections applied)
     spec: PathBuf,
-    /// Print JSON: `{"spec", "rules": [{id, class, check, text, tools, reads}], "classes"}`
+    /// Print JSON: `{"spec", "rules": [{id, class, check, text, tools, reads, detail}], "classes"}`
     #[arg(long)]
     json: bool,
 }
@@ -29,16 +28,9 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         *classes.entry(r.class.as_str()).or_default() += 1;
     }
     if args.json {
-        let rules: Vec<_> = policy
-            .rules()
-            .iter()
-            .map(sparring::engine::policy::Rule::to_json)
-            .collect();
         println!(
             "{}",
-            serde_json::to_string_pretty(
-                &json!({"spec": spec.name, "rules": rules, "classes": classes})
-            )?
+            serde_json::to_string_pretty(&policy.to_json(&spec.name))?
         );
         return Ok(ExitCode::SUCCESS);
     }

@@ -45,6 +45,14 @@ fn lists_every_rule_with_id_class_check_and_tools() {
             "get_order succeeds before refund_order, cancel_order, update_shipping_address"
         ])
     );
+    // And as data, for the calibration agents to act on.
+    assert_eq!(
+        order["detail"],
+        serde_json::json!({
+            "first": ["get_order"],
+            "then": ["refund_order", "cancel_order", "update_shipping_address"]
+        })
+    );
 }
 
 #[test]

@@ -44,6 +44,7 @@
 //! ```
 
 mod classify;
+mod data;
 mod read;
 mod words;
 
@@ -346,10 +347,12 @@ pub struct Rule {
 
 impl Rule {
     /// The rule as `sparring policy --json` shows it: its id, class, the
-    /// check that enforces it, its sentence, its tools and what it reads.
+    /// check that enforces it, its sentence, its tools, what it reads in
+    /// words (`reads`) and as data (`detail`, [`Detail::to_json`]).
     pub fn to_json(&self) -> Value {
         serde_json::json!({"id": self.id, "class": self.class, "check": self.class.check(),
-                           "text": self.text, "tools": self.tools, "reads": self.details()})
+                           "text": self.text, "tools": self.tools, "reads": self.details(),
+                           "detail": self.detail.to_json()})
     }
 
     /// The rule as data (`run.json`, `sparring policy --json`).
