@@ -13,8 +13,9 @@ pub(crate) struct Args {
     /// The spec to calibrate
     spec: PathBuf,
     /// Directory of the calibration agents do_nothing.py, reckless.py, careful.py
-    #[arg(long, default_value = "examples/agents")]
-    agents: PathBuf,
+    /// [default: the built-in agents]
+    #[arg(long)]
+    agents: Option<PathBuf>,
     /// Run seed [default: the spec's]
     #[arg(long)]
     seed: Option<u64>,
@@ -30,7 +31,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         seed: args.seed,
         ..OptionsPatch::default()
     };
-    let c = calibrate(&args.spec, &args.agents, &options)?;
+    let c = calibrate(&args.spec, args.agents.as_deref(), &options)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&c)?);
     } else {

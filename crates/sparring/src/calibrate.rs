@@ -2,7 +2,9 @@
 //!
 //! [`calibrate`] runs a spec against the three calibration agents of
 //! `examples/agents/` (`do_nothing`, `reckless`, `careful`; protocol v1,
-//! generic over any spec's tools), grades every row with the conduct checks
+//! generic over any spec's tools; built into the binary,
+//! [`BUILT_IN_AGENTS`], and handed the policy as the checks read it,
+//! [`POLICY_READING_ENV`]), grades every row with the conduct checks
 //! and the goal check, and compares their pass@1. The eval ranks them when
 //! each pass@1 interval lies wholly above the next one's
 //! (`careful > reckless > do_nothing`). When it does not, [`Calibration::why`]
@@ -12,6 +14,7 @@
 //! person's answers that said they knew nothing more.
 
 use crate::{Error, Output, Result, Simulation};
+use sparring_engine::policy::Policy;
 use serde::Serialize;
 use sparring_score::Estimate;
 use sparring_score::input::{ScoreRow, parse_score_rows};
@@ -53,17 +56,60 @@ pub struct Calibration {
     pub why: Vec<String>,
 }
 
-/// Runs `spec` against each calibration agent in `agents_dir` (`python3
-/// <dir>/<agent>.py`) with `options` over the spec's, the rows graded and
-/// kept in memory; without `budget` or `situations` each agent plays
-/// `CALIBRATION_SITUATIONS` fresh situations.
-pub fn calibrate(spec: &Path, agents_dir: &Path, options: &OptionsPatch) -> Result<Calibration> {
+/// The environment variable that hands the calibration agents the policy
+/// as the conduct checks read it: the path of a JSON file holding what
+/// `sparring policy SPEC --json` prints ([`Policy::to_json`]). Only
+/// `sparring calibrate` sets it; a real agent never gets it.
+pub const POLICY_READING_ENV: &str = "SPARRING_POLICY_READING";
+
+/// The calibration agents, built into the binary so `sparring calibrate`
+/// runs from any directory: file name and text (`examples/agents/`).
+pub const BUILT_IN_AGENTS: &[(&str, &str)] = &[
+    (
+        "calibration.py",
+        include_str!("../../../examples/agents/calibration.py"),
+    ),
+    (
+        "do_nothing.py",
+        include_str!("../../../examples/agents/do_nothing.py"),
+    ),
+    (
+        "reckless.py",
+        include_str!("../../../examples/agents/reckless.py"),
+    ),
+    (
+        "careful.py",
+        include_str!("../../../examples/agents/careful.py"),
+    ),
+];
+
+/// Runs `spec` against each calibration agent (`python3 <dir>/<agent>.py`,
+/// the built-in agents unless `agents_dir` names a directory of them) with
+/// `options` over the spec's, the rows graded and kept in memory; without
+/// `budget` or `situations` each agent plays `CALIBRATION_SITUATIONS` fresh
+/// situations. Each agent gets the policy as the checks read it in
+/// [`POLICY_READING_ENV`]; the built-in agents and that file live in a
+/// temporary directory removed when the calibration ends.
+pub fn calibrate(
+    spec: &Path,
+    agents_dir: Option<&Path>,
+    options: &OptionsPatch,
+) -> Result<Calibration> {
+    let scratch = tempfile::Builder::new()
+        .prefix("sparring-calibrate-")
+        .tempdir()
+        .map_err(|e| Error::io("make a directory in", &std::env::temp_dir(), &e))?;
+    let dir: PathBuf = match agents_dir {
+        Some(d) => d.to_owned(),
+        None => write_built_in(scratch.path())?,
+    };
+    let reading = policy_reading(spec, scratch.path())?;
     let mut scores = Vec::new();
     for agent in AGENTS {
-        let script: PathBuf = agents_dir.join(format!("{agent}.py"));
+        let script: PathBuf = dir.join(format!("{agent}.py"));
         if !script.is_file() {
             return Err(Error::input(format!(
-                "calibration agent `{}` not found; hint: pass --agents DIR, the directory holding do_nothing.py, reckless.py and careful.py (examples/agents in the repository)",
+                "calibration agent `{}` not found\nhint: pass --agents DIR, the directory holding do_nothing.py, reckless.py and careful.py, or leave it out for the built-in agents",
                 script.display()
             )));
         }
@@ -72,13 +118,48 @@ pub fn calibrate(spec: &Path, agents_dir: &Path, options: &OptionsPatch) -> Resu
             ..options.clone()
         });
         let result = Simulation::from_file(spec)?
-            .agent(format!("python3 {}", script.display()))
+            .agent(format!(
+                "env {POLICY_READING_ENV}={} python3 {}",
+                quoted(&reading),
+                quoted(&script)
+            ))
             .options(patch)
             .output(Output::Memory)
             .run_blocking()?;
         scores.push(score(agent, &result.rows)?);
     }
     Ok(verdict(scores))
+}
+
+/// Writes the built-in agents into `scratch/agents` and returns that
+/// directory.
+fn write_built_in(scratch: &Path) -> Result<PathBuf> {
+    let dir = scratch.join("agents");
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io("make", &dir, &e))?;
+    for (name, text) in BUILT_IN_AGENTS {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| Error::io("write", &path, &e))?;
+    }
+    Ok(dir)
+}
+
+/// Writes the policy of `spec` as the checks read it ([`Policy::to_json`]) to
+/// `scratch/policy.json` and returns its path.
+fn policy_reading(spec: &Path, scratch: &Path) -> Result<PathBuf> {
+    let loaded = crate::load_spec(spec)?;
+    let policy = Policy::of_spec(&loaded)
+        .map_err(|e| Error::input(format!("`{}`: {e}", spec.display())))?;
+    let path = scratch.join("policy.json");
+    let text = serde_json::to_string_pretty(&policy.to_json(&loaded.name))
+        .map_err(|e| Error::input(format!("the policy does not serialise: {e}")))?;
+    std::fs::write(&path, text).map_err(|e| Error::io("write", &path, &e))?;
+    Ok(path)
+}
+
+/// A path as one word of a command line (single quotes, as a shell and
+/// the agent command's splitter read them).
+fn quoted(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
 }
 
 /// The options with the calibration's own size when the caller set none:

@@ -15,15 +15,16 @@ use sparring_types::values::Situations;
 const SITUATIONS: u64 = 100;
 
 fn run(example: &str, situations: u64) -> Vec<AgentScore> {
-    let root = sparring_testkit::workspace();
     let options = OptionsPatch {
         situations: Situations::new(situations).ok(),
         unique_situations: Some(true),
         ..OptionsPatch::default()
     };
+    let root = sparring_testkit::workspace();
+    // The built-in agents: the scripts of examples/agents as compiled in.
     let c = calibrate(
         &root.join("examples").join(example).join("spec.yaml"),
-        &root.join("examples/agents"),
+        None,
         &options,
     )
     .unwrap();

@@ -84,7 +84,7 @@ fn served_domains_meet_the_bar() {
             continue;
         }
         let spec = root.join("tests/domains").join(&d).join("spec.yaml");
-        let c = calibrate(&spec, &root.join("examples/agents"), &options).unwrap();
+        let c = calibrate(&spec, None, &options).unwrap();
         let text = render(&c);
         assert!(c.ranked, "{d} is not ranked:\n{text}");
         let [idle, reckless, careful] = c.agents.as_slice() else {

@@ -274,6 +274,7 @@ fn cargo_run_finds_one_binary() {
 
 mod agents;
 mod bank;
+mod calibrate;
 mod docs;
 mod evaluate;
 mod example;
