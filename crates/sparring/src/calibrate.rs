@@ -14,8 +14,8 @@
 //! person's answers that said they knew nothing more.
 
 use crate::{Error, Output, Result, Simulation};
-use sparring_engine::policy::Policy;
 use serde::Serialize;
+use sparring_engine::policy::Policy;
 use sparring_score::Estimate;
 use sparring_score::input::{ScoreRow, parse_score_rows};
 use sparring_score::report::{ReportOptions, report};
@@ -147,8 +147,8 @@ fn write_built_in(scratch: &Path) -> Result<PathBuf> {
 /// `scratch/policy.json` and returns its path.
 fn policy_reading(spec: &Path, scratch: &Path) -> Result<PathBuf> {
     let loaded = crate::load_spec(spec)?;
-    let policy = Policy::of_spec(&loaded)
-        .map_err(|e| Error::input(format!("`{}`: {e}", spec.display())))?;
+    let policy =
+        Policy::of_spec(&loaded).map_err(|e| Error::input(format!("`{}`: {e}", spec.display())))?;
     let path = scratch.join("policy.json");
     let text = serde_json::to_string_pretty(&policy.to_json(&loaded.name))
         .map_err(|e| Error::input(format!("the policy does not serialise: {e}")))?;

@@ -131,7 +131,10 @@ mod tests {
         );
         let data = policy.to_json("gym");
         assert_eq!(data["spec"], "gym");
-        let rules = data["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let rules = data["rules"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         let detail = |class: &str| {
             rules
                 .iter()
