@@ -9,9 +9,11 @@
 - When the person only asks to know something (the tool their words name
   reads), it reads the record and pastes what the tool returned into its
   reply; when the read failed it says "Done." too (it never reads an error).
-- When the policy names a tool that identifies the person first, it calls it
-  with what the person happened to give for it (their email; their name and
-  date of birth), if they gave all of it, and goes on either way.
+- When the policy names a tool that identifies the person first (with
+  SPARRING_POLICY_READING, the tools the checks read: it knows the safeguard
+  and skips it), it calls it with what the person happened to give for it
+  (their email; their name and date of birth), if they gave all of it, and
+  goes on either way.
 - A parameter with a closed list of values (a schema's enum) gets the one
   the person named, else the first.
 
@@ -25,7 +27,7 @@ Generic over any spec's tools (see calibration.py). Protocol v1."""
 
 import json
 
-from calibration import FREE_TEXT, call, say, serve
+from calibration import FREE_TEXT, call, say, serve, typed
 
 
 def respond(c):
@@ -51,6 +53,10 @@ def respond(c):
             if not ids:
                 return say("Done.")
             arguments[param] = ids[0]
+        elif param in tool.id_params:
+            # Any other id: the first of its kind the words hold.
+            found = c.ids_for(param, c.user_text)
+            arguments[param] = found[0][0] if found else "n/a"
         elif tool.options(param):
             # The option the person named, else the first: never asked.
             arguments[param] = c.value_for(param, tool) or tool.options(param)[0]
@@ -59,7 +65,8 @@ def respond(c):
         else:
             value = c.value_for(param, tool)
             arguments[param] = value if value is not None else "n/a"
-    return call(tool.name, arguments)
+    return call(tool.name, typed(tool, arguments))
 
 
-serve(respond)
+if __name__ == "__main__":
+    serve(respond)
