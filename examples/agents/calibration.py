@@ -259,7 +259,10 @@ def id_shapes(example, several):
     if re.fullmatch(r"[a-z]+(?:_[a-z]+)*_\d+", example):
         head = example.rsplit("_", 1)[0]
         if several:
-            return [(re.escape(head) + r"_\d+", False, False)]
+            # The words the examples list first; any words as general, since
+            # examples ("such as") never list every kind.
+            return [(re.escape(head) + r"_\d+", False, False),
+                    (r"[a-z]+(?:_[a-z]+)*_\d+", True, False)]
         return [(r"[a-z]+(?:_[a-z]+){%d}_\d+" % head.count("_"), True, False)]
     if example.isalpha():
         n = len(example)

@@ -259,9 +259,10 @@ def act(c):
             record = found
 
     # A part the record lists must be one of its own (a line item of the
-    # order read: `items[].line_item_id`).
+    # order read: `items[].line_item_id`); a value the person's own profile
+    # holds (a payment method of theirs the order never used) is theirs.
     for param, value in ids.items():
-        if param == primary:
+        if param == primary or (who is not None and holds(who, str(value))):
             continue
         listed_ids = [str(e.get(param)) for v in record.values() if isinstance(v, list)
                       for e in v if isinstance(e, dict) and e.get(param) is not None]
@@ -676,7 +677,7 @@ def object_list(c, tool, param, arguments, record):
     for name in fields:
         if name.endswith("_id"):
             mine = profile_ids(record or {}, name)
-            said = [v for v, _ in c.ids_for(name, c.user_text)] if c.pattern_for(name)[1] else []
+            said = [v for v, _ in c.ids_for(name, c.user_text)] if c.kind_for(name).known else []
             if said or mine:
                 found[name] = (said or mine)[0]
                 continue
@@ -721,6 +722,15 @@ def object_list(c, tool, param, arguments, record):
     if c.asked(f"what {label}"):
         return say(f"Without the {label} I can't go on, sorry.")
     return Ask(f"What {label} would you like?")
+
+
+def holds(data, value):
+    """Whether a value is anywhere in some data, as a key or a value."""
+    if isinstance(data, dict):
+        return any(str(k) == value or holds(v, value) for k, v in data.items())
+    if isinstance(data, list):
+        return any(holds(v, value) for v in data)
+    return str(data) == value
 
 
 def label_of(param, c=None):

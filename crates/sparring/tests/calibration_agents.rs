@@ -338,3 +338,29 @@ fn never_shows_what_a_never_reveal_rule_protects() {
     let shown = said(&reply("careful", None, &Value::Array(messages), &gym()));
     assert!(shown.contains("90817"), "{shown}");
 }
+
+/// Examples given "such as" name some kinds of an id, not every kind: a
+/// `paypal_…` id is read where the description shows only gift and credit
+/// cards.
+#[test]
+fn reads_an_id_of_a_kind_the_examples_do_not_list() {
+    let tools = json!([tool(
+        "get_payment_method",
+        "Get a payment method of the member.",
+        &json!({"payment_method_id": {"type": "string",
+            "description": "The payment method id, such as 'gift_card_0000000' or 'credit_card_0000000'."}})
+    )]);
+    let m = reply(
+        "careful",
+        None,
+        &conversation(&[("user", "What's on my payment method paypal_3022415?")]),
+        &tools,
+    );
+    assert_eq!(
+        called(&m),
+        (
+            "get_payment_method".to_owned(),
+            json!({"payment_method_id": "paypal_3022415"})
+        )
+    );
+}
