@@ -291,6 +291,33 @@ pub fn own_word(world: &World, owner_key: Option<&str>) -> Option<String> {
         .then(|| singular(entity).replace('_', " "))
 }
 
+/// What a person knows of how it is identified: for each parameter an
+/// identifying tool takes (`badge_number`, `date_of_birth`, `zip_code`),
+/// the value its own record holds (the owner `employees/E1`'s record), else
+/// the value `also` holds (the record of the situation, when it is the
+/// person's), as anyone knows their own badge or ZIP code. Parameters with
+/// no such field are left out.
+pub fn credentials(
+    world: &World,
+    owner_key: &str,
+    also: Option<&serde_json::Map<String, Value>>,
+    params: &[String],
+) -> Vec<(String, String)> {
+    let own = owner_key
+        .split_once('/')
+        .and_then(|(entity, id)| world.record(entity, id));
+    params
+        .iter()
+        .filter_map(|p| {
+            [own.as_ref(), also]
+                .into_iter()
+                .flatten()
+                .find_map(|r| r.get(p).and_then(text))
+                .map(|v| (p.clone(), v))
+        })
+        .collect()
+}
+
 /// A generated person with a stock name (no record of the world owns them).
 pub fn generated(name: &str) -> Owner {
     let identity = complete(BTreeMap::from([("name".to_owned(), name.to_owned())]), name);

@@ -359,6 +359,27 @@ fn finish_plan(
                 facts
             }
         };
+        // The person can prove who it is: it knows the values its own
+        // records hold for what the policy's identifying tools take.
+        if let Some(owner_key) = facts.owner.clone() {
+            let record = (state != WorldState::SomeoneElse)
+                .then(|| {
+                    model
+                        .and_then(|m| m.entity.as_ref())
+                        .zip(facts.id.as_ref())
+                        .and_then(|(e, (_, id))| task_world.record(e, id))
+                })
+                .flatten();
+            let params: Vec<String> = identifying_params(spec, &axes.rules)
+                .into_iter()
+                .filter(|p| !facts.known.contains_key(p))
+                .collect();
+            for (param, value) in
+                identity::credentials(&task_world, &owner_key, record.as_ref(), &params)
+            {
+                facts.known.insert(param, value);
+            }
+        }
         if let Some(bound) = &pinned_bound {
             facts.hold(&bound.param, &bound.value());
         }
@@ -1264,6 +1285,25 @@ fn record_values(
 
 /// Whether a tool finds a person by who they are: it takes no id, only
 /// identity fields, and its name says whom (`find_user_id_by_email`).
+/// The parameters of the tools the policy identifies a person with (an
+/// authentication rule's `via`), in rule and schema order, each once.
+fn identifying_params(spec: &Spec, rules: &[sparring_reading::policy::Rule]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for rule in rules {
+        let sparring_reading::policy::Detail::Auth { via } = &rule.detail else {
+            continue;
+        };
+        for tool in via.iter().filter_map(|t| spec.tool(t)) {
+            for p in tool.parameter_names() {
+                if !out.iter().any(|o| o == p) {
+                    out.push(p.to_owned());
+                }
+            }
+        }
+    }
+    out
+}
+
 fn is_person_finder(tool: &sparring_types::ToolSpec) -> bool {
     let params = tool.parameter_names();
     !params.is_empty()

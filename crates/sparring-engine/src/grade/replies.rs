@@ -151,6 +151,8 @@ const OWNER_WORDS: &[&str] = &[
     "matches",
     "verify",
     "verified",
+    "identify",
+    "identity",
     "authorised",
     "authorized",
     "access",
@@ -374,6 +376,8 @@ mod tests {
             "I'm sorry, L-1 doesn't belong to your library account.",
             "The email doesn't match the order, so I can't act on it.",
             "I can't verify that the order is yours.",
+            "I can't identify you without those details, so I can't go on, sorry.",
+            "The badge number doesn't match that employee, so I can't confirm your identity.",
             "That booking belongs to someone else's profile, so I can't change it.",
         ] {
             assert!(tells_not_theirs(yes), "should say not theirs: {yes}");

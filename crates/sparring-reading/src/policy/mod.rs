@@ -548,6 +548,37 @@ const FIELDS: &[(&str, &[&str])] = &[
 
 /// The fields an authentication rule names as the means of identifying
 /// the person (`via email, or via name + zip code`), as parameter names.
+/// Words right before a tool's name that make it the means of what the
+/// sentence asks (`with `verify_employee``, `against `get_profile``).
+const MEANS_MARKERS: &[&str] = &[
+    "with", "using", "via", "against", "through", "by", "call", "calling",
+];
+
+/// Whether `text` names tool `name` as the means of an identification:
+/// the name (in backticks or bare) right after a word of
+/// [`MEANS_MARKERS`], a `the` between allowed.
+fn names_as_means(text: &str, name: &str) -> bool {
+    let lower = text.to_lowercase();
+    let name = name.to_lowercase();
+    lower.match_indices(&name).any(|(at, _)| {
+        let after = lower[at + name.len()..].chars().next();
+        if after.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            return false;
+        }
+        let before: Vec<&str> = lower[..at]
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .rev()
+            .take(2)
+            .collect();
+        match before.as_slice() {
+            [w, ..] if MEANS_MARKERS.contains(w) => true,
+            ["the", w, ..] => MEANS_MARKERS.contains(w),
+            _ => false,
+        }
+    })
+}
+
 fn means(text: &str) -> Vec<&'static str> {
     let p = Plain::new(text);
     let after = |marker: &str| -> Option<String> {
@@ -628,16 +659,37 @@ impl Policy {
                 }
             }
         }
-        let via: Vec<String> = self
+        // A tool an authentication rule names as its means (`verify the
+        // caller with `verify_employee``, `check them against
+        // `get_employee_profile``) is how the person is identified, and the
+        // only way: the rule said which.
+        let named: Vec<String> = self
             .tools
             .iter()
-            .filter(|t| t.looks_up_person() && !t.escalates())
             .filter(|t| {
-                fields.is_empty() && t.model.operation == Operation::Read
-                    || t.param_names().iter().any(|p| fields.contains(&p.as_str()))
+                !t.escalates() && matches!(t.model.operation, Operation::Read | Operation::Other)
+            })
+            .filter(|t| {
+                self.rules
+                    .iter()
+                    .filter(|r| r.class == RuleClass::AuthenticateFirst)
+                    .any(|r| names_as_means(&r.text, &t.spec.name))
             })
             .map(|t| t.spec.name.clone())
             .collect();
+        let via: Vec<String> = if named.is_empty() {
+            self.tools
+                .iter()
+                .filter(|t| t.looks_up_person() && !t.escalates())
+                .filter(|t| {
+                    fields.is_empty() && t.model.operation == Operation::Read
+                        || t.param_names().iter().any(|p| fields.contains(&p.as_str()))
+                })
+                .map(|t| t.spec.name.clone())
+                .collect()
+        } else {
+            named
+        };
         for r in &mut self.rules {
             if r.class == RuleClass::AuthenticateFirst {
                 r.tools.retain(|t| !via.contains(t));
