@@ -87,6 +87,10 @@ pub struct Owner {
     pub key: String,
     /// The owner's own record (entity, id), when the owner is one.
     pub record: Option<(String, String)>,
+    /// The record that holds the owner's identity (entity, id): its own
+    /// record, or a record that carries its name and email (an order with
+    /// the buyer's details); what it knows of itself is read there.
+    pub identity_record: Option<(String, String)>,
     /// The field that holds the owner's id and its value (`customer_id`,
     /// `C-100`), when the owner is a record.
     pub id_field: Option<(String, String)>,
@@ -180,6 +184,7 @@ fn real_owner(world: &World, entity: &str, id: &str, hops: usize) -> Option<Owne
         return Some(Owner {
             key,
             record: None,
+            identity_record: Some((entity.to_owned(), id.to_owned())),
             id_field: None,
             identity: complete(own, id),
         });
@@ -293,19 +298,17 @@ pub fn own_word(world: &World, owner_key: Option<&str>) -> Option<String> {
 
 /// What a person knows of how it is identified: for each parameter an
 /// identifying tool takes (`badge_number`, `date_of_birth`, `zip_code`),
-/// the value its own record holds (the owner `employees/E1`'s record), else
-/// the value `also` holds (the record of the situation, when it is the
-/// person's), as anyone knows their own badge or ZIP code. Parameters with
-/// no such field are left out.
+/// the value the record holding its identity has (`own`, the owner's
+/// [`Owner::identity_record`]), else the value `also` has (the record of
+/// the situation, when it is the person's), as anyone knows their own
+/// badge or ZIP code. Parameters with no such field are left out.
 pub fn credentials(
     world: &World,
-    owner_key: &str,
+    own: Option<&(String, String)>,
     also: Option<&serde_json::Map<String, Value>>,
     params: &[String],
 ) -> Vec<(String, String)> {
-    let own = owner_key
-        .split_once('/')
-        .and_then(|(entity, id)| world.record(entity, id));
+    let own = own.and_then(|(entity, id)| world.record(entity, id));
     params
         .iter()
         .filter_map(|p| {
@@ -324,6 +327,7 @@ pub fn generated(name: &str) -> Owner {
     Owner {
         key: format!("generated/{name}"),
         record: None,
+        identity_record: None,
         id_field: None,
         identity,
     }
@@ -396,6 +400,7 @@ fn from_record(
     Owner {
         key: format!("{entity}/{id}"),
         record: Some((entity.to_owned(), id.to_owned())),
+        identity_record: Some((entity.to_owned(), id.to_owned())),
         id_field: Some((field, id.to_owned())),
         identity,
     }

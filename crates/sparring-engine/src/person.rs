@@ -88,6 +88,9 @@ pub struct Facts {
     pub lacks: Vec<String>,
     /// Who the person is: the owner key of [`identity::Owner`](crate::identity::Owner).
     pub owner: Option<String>,
+    /// The record that holds the person's identity:
+    /// [`Owner::identity_record`](crate::identity::Owner::identity_record).
+    pub identity_record: Option<(String, String)>,
 }
 
 impl Facts {
@@ -153,6 +156,7 @@ impl Facts {
             self.known.insert(k.clone(), v.clone());
         }
         self.owner = Some(owner.key.clone());
+        self.identity_record.clone_from(&owner.identity_record);
     }
 
     /// The person holds `value` for the goal tool's `param` (an amount past

@@ -361,7 +361,7 @@ fn finish_plan(
         };
         // The person can prove who it is: it knows the values its own
         // records hold for what the policy's identifying tools take.
-        if let Some(owner_key) = facts.owner.clone() {
+        {
             let record = (state != WorldState::SomeoneElse)
                 .then(|| {
                     model
@@ -374,9 +374,12 @@ fn finish_plan(
                 .into_iter()
                 .filter(|p| !facts.known.contains_key(p))
                 .collect();
-            for (param, value) in
-                identity::credentials(&task_world, &owner_key, record.as_ref(), &params)
-            {
+            for (param, value) in identity::credentials(
+                &task_world,
+                facts.identity_record.as_ref(),
+                record.as_ref(),
+                &params,
+            ) {
                 facts.known.insert(param, value);
             }
         }
@@ -701,6 +704,8 @@ fn pinned_task(index: usize, row: &sparring_types::Row) -> Task {
             .collect(),
         lacks: persona.lacks.clone(),
         owner: persona.owner.clone(),
+        // A replayed person knows what its row says it knows.
+        identity_record: None,
         known,
     };
     // Only the scheduled faults are the situation's; random ones are drawn

@@ -353,3 +353,67 @@ fn a_tool_that_can_act_on_no_record_is_warned_about() {
     assert_eq!(warned(&spec("Cancel a booking that is not confirmed.")), 1);
     assert_eq!(warned(&spec("Cancel a booking.")), 0);
 }
+
+/// A desk that identifies callers with a tool taking a badge number, which
+/// only the employees' records hold.
+fn badge_desk() -> Spec {
+    let employee = id_input("employee", "E-1001");
+    Spec::from_value(&json!({
+        "name": "badge-desk",
+        "system_prompt": "Always verify the caller with `verify_employee` before you reset or unlock anything.",
+        "tools": [
+            {"name": "verify_employee", "description": "Verify a caller by employee id and badge number.",
+             "inputSchema": {"type": "object", "properties": {
+                 "employee_id": {"type": "string", "description": "Employee id, such as 'E-1001'."},
+                 "badge_number": {"type": "string", "description": "The 6-digit badge number."}},
+                 "required": ["employee_id", "badge_number"]}},
+            {"name": "reset_password", "description": "Reset an employee's password.", "inputSchema": employee},
+            {"name": "unlock_account", "description": "Unlock an employee's account.", "inputSchema": employee},
+        ],
+        "fixtures": {
+            "employees": [
+                {"employee_id": "E-1001", "name": "Ana Lima", "email": "ana.lima@mail.test", "badge_number": "381204"},
+                {"employee_id": "E-1002", "name": "Ben Okafor", "email": "ben.okafor@mail.test", "badge_number": "229871"},
+                {"employee_id": "E-1003", "name": "Chloe Martin", "email": "chloe.martin@mail.test", "badge_number": "570316"},
+            ],
+        },
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_person_knows_what_identifies_them_on_their_own_record() {
+    let spec = badge_desk();
+    let badges: BTreeMap<&str, &str> = [
+        ("E-1001", "381204"),
+        ("E-1002", "229871"),
+        ("E-1003", "570316"),
+    ]
+    .into_iter()
+    .collect();
+    let mut checked = 0;
+    for task in tasks(&spec, &SimulateOptions::default()) {
+        let Some(badge) = task
+            .facts
+            .identity_record
+            .as_ref()
+            .and_then(|(_, id)| badges.get(id.as_str()))
+        else {
+            continue;
+        };
+        // A situation about the identifying tool itself gives its badge as
+        // the goal's argument.
+        if task.situation.axes.get("tool").map(String::as_str) == Some("verify_employee") {
+            continue;
+        }
+        // Their own badge, also when they ask about someone else's record.
+        assert_eq!(
+            task.facts.known.get("badge_number").map(String::as_str),
+            Some(*badge),
+            "{:?}",
+            task.facts
+        );
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} people are employees");
+}

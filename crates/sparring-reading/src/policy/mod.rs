@@ -556,10 +556,13 @@ const MEANS_MARKERS: &[&str] = &[
 
 /// Whether `text` names tool `name` as the means of an identification:
 /// the name (in backticks or bare) right after a word of
-/// [`MEANS_MARKERS`], a `the` between allowed.
-fn names_as_means(text: &str, name: &str) -> bool {
+/// [`MEANS_MARKERS`] (a `the` between allowed), or after `or`/`and` and
+/// another tool of `names` that is (`with `find_by_email` or
+/// `find_by_phone``).
+fn names_as_means(text: &str, name: &str, names: &[String]) -> bool {
     let lower = text.to_lowercase();
     let name = name.to_lowercase();
+    let names: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
     lower.match_indices(&name).any(|(at, _)| {
         let after = lower[at + name.len()..].chars().next();
         if after.is_some_and(|c| c.is_alphanumeric() || c == '_') {
@@ -569,12 +572,14 @@ fn names_as_means(text: &str, name: &str) -> bool {
             .split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .filter(|w| !w.is_empty())
             .rev()
-            .take(2)
             .collect();
-        match before.as_slice() {
-            [w, ..] if MEANS_MARKERS.contains(w) => true,
-            ["the", w, ..] => MEANS_MARKERS.contains(w),
-            _ => false,
+        let mut i = 0;
+        loop {
+            match before.get(i..).unwrap_or_default() {
+                ["the", w, ..] | [w, ..] if MEANS_MARKERS.contains(w) => return true,
+                ["or" | "and", tool, ..] if names.iter().any(|n| n == tool) => i += 2,
+                _ => return false,
+            }
         }
     })
 }
@@ -663,6 +668,7 @@ impl Policy {
         // caller with `verify_employee``, `check them against
         // `get_employee_profile``) is how the person is identified, and the
         // only way: the rule said which.
+        let tool_names: Vec<String> = self.tools.iter().map(|t| t.spec.name.clone()).collect();
         let named: Vec<String> = self
             .tools
             .iter()
@@ -673,7 +679,7 @@ impl Policy {
                 self.rules
                     .iter()
                     .filter(|r| r.class == RuleClass::AuthenticateFirst)
-                    .any(|r| names_as_means(&r.text, &t.spec.name))
+                    .any(|r| names_as_means(&r.text, &t.spec.name, &tool_names))
             })
             .map(|t| t.spec.name.clone())
             .collect();

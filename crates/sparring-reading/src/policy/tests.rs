@@ -198,3 +198,54 @@ fn asking_for_the_hand_off_is_a_request_not_the_word_ask() {
     );
     assert_eq!(triggers, [vec![Trigger::HumanRequest { times: 1 }]]);
 }
+
+#[test]
+fn an_authentication_rule_that_names_its_means_identifies_with_it_only() {
+    let tools = vec![
+        tool(
+            "verify_employee",
+            &[("employee_id", "string"), ("badge_number", "string")],
+        ),
+        tool("get_employee", &[("employee_id", "string")]),
+        tool("find_employee_by_email", &[("email", "string")]),
+        tool("find_employee_by_phone", &[("phone", "string")]),
+        tool("reset_password", &[("employee_id", "string")]),
+        tool("get_customer", &[("customer_id", "string")]),
+    ];
+    let via = |prompt: &str| -> Vec<String> {
+        let policy = Policy::read(prompt, &tools);
+        let rule = policy
+            .of_class(RuleClass::AuthenticateFirst)
+            .next()
+            .expect("an authentication rule");
+        match &rule.detail {
+            Detail::Auth { via } => via.clone(),
+            other => panic!("not an auth detail: {other:?}"),
+        }
+    };
+    // Named after `with`: that tool, not the other person look-ups.
+    assert_eq!(
+        via("Always verify the caller with `verify_employee` before you change anything."),
+        ["verify_employee"]
+    );
+    // Named after `against`.
+    assert_eq!(
+        via(
+            "Confirm who you are talking to: ask for the employee ID and check it against `get_employee` before anything else."
+        ),
+        ["get_employee"]
+    );
+    // Two named, joined by `or`.
+    assert_eq!(
+        via(
+            "Identify the customer with `find_employee_by_email` or `find_employee_by_phone` before you change anything."
+        ),
+        ["find_employee_by_email", "find_employee_by_phone"]
+    );
+    // Named but not as the means: the person look-ups the rule's words
+    // allow, as before.
+    assert_eq!(
+        via("Authenticate the customer before you use `reset_password`."),
+        ["get_customer"]
+    );
+}
