@@ -1509,16 +1509,8 @@ mod tests {
     use serde_json::json;
 
     fn tool(name: &str, description: &str, params: &[&str]) -> ToolSpec {
-        let props: serde_json::Map<String, Value> = params
-            .iter()
-            .map(|p| ((*p).to_owned(), json!({"type": "string"})))
-            .collect();
-        ToolSpec {
-            name: name.to_owned(),
-            description: description.to_owned(),
-            parameters: json!({"type": "object", "properties": props}),
-            output_schema: None,
-        }
+        let typed: Vec<(&str, &str)> = params.iter().map(|p| (*p, "string")).collect();
+        ToolSpec::with_parameters(name, &typed).described(description)
     }
 
     fn desk() -> (Vec<ToolSpec>, BTreeMap<String, Vec<Value>>) {

@@ -786,19 +786,10 @@ pub fn is_write_tool(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn tool(name: &str, params: &[&str]) -> ToolSpec {
-        let props: serde_json::Map<String, serde_json::Value> = params
-            .iter()
-            .map(|p| ((*p).to_owned(), json!({"type": "string"})))
-            .collect();
-        ToolSpec {
-            name: name.to_owned(),
-            description: String::new(),
-            parameters: json!({"type": "object", "properties": props}),
-            output_schema: None,
-        }
+        let typed: Vec<(&str, &str)> = params.iter().map(|p| (*p, "string")).collect();
+        ToolSpec::with_parameters(name, &typed)
     }
 
     #[test]

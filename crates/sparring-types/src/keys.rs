@@ -383,16 +383,8 @@ mod tests {
     use serde_json::json;
 
     fn tool(name: &str, params: &[&str]) -> ToolSpec {
-        let props: Map<String, Value> = params
-            .iter()
-            .map(|p| ((*p).to_owned(), json!({"type": "string"})))
-            .collect();
-        ToolSpec {
-            name: name.to_owned(),
-            description: String::new(),
-            parameters: json!({"type": "object", "properties": props}),
-            output_schema: None,
-        }
+        let typed: Vec<(&str, &str)> = params.iter().map(|p| (*p, "string")).collect();
+        ToolSpec::with_parameters(name, &typed)
     }
 
     fn fixtures(v: &Value) -> BTreeMap<String, Vec<Value>> {

@@ -23,6 +23,30 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
+    /// A tool of `name` taking `params`, each a (name, JSON Schema type)
+    /// pair, in that order and none required, with no description (add one
+    /// with [`described`](Self::described)): a tool written in code, as
+    /// tests and drafts write one.
+    pub fn with_parameters(name: &str, params: &[(&str, &str)]) -> Self {
+        let properties: serde_json::Map<String, Value> = params
+            .iter()
+            .map(|(p, kind)| ((*p).to_owned(), json!({"type": kind})))
+            .collect();
+        Self {
+            name: name.to_owned(),
+            description: String::new(),
+            parameters: json!({"type": "object", "properties": properties}),
+            output_schema: None,
+        }
+    }
+
+    /// The tool with `description`.
+    #[must_use]
+    pub fn described(mut self, description: &str) -> Self {
+        description.clone_into(&mut self.description);
+        self
+    }
+
     /// The tool in the OpenAI function format, as agents receive it.
     pub fn to_openai(&self) -> Value {
         json!({

@@ -703,20 +703,12 @@ fn split_list(inner: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{Map, json};
+    use serde_json::json;
 
     fn tools() -> Vec<ToolSpec> {
         let tool = |name: &str, params: &[&str]| {
-            let props: Map<String, Value> = params
-                .iter()
-                .map(|p| ((*p).to_owned(), json!({"type": "string"})))
-                .collect();
-            ToolSpec {
-                name: name.to_owned(),
-                description: String::new(),
-                parameters: json!({"type": "object", "properties": props}),
-                output_schema: None,
-            }
+            let typed: Vec<(&str, &str)> = params.iter().map(|p| (*p, "string")).collect();
+            ToolSpec::with_parameters(name, &typed)
         };
         vec![
             tool(

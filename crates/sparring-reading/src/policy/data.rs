@@ -100,19 +100,11 @@ mod tests {
     use sparring_types::ToolSpec;
 
     fn tool(name: &str, params: &[&str]) -> ToolSpec {
-        let props: serde_json::Map<String, Value> = params
+        let typed: Vec<(&str, &str)> = params
             .iter()
-            .map(|p| {
-                let kind = if *p == "amount" { "number" } else { "string" };
-                ((*p).to_owned(), json!({"type": kind}))
-            })
+            .map(|p| (*p, if *p == "amount" { "number" } else { "string" }))
             .collect();
-        ToolSpec {
-            name: name.to_owned(),
-            description: String::new(),
-            parameters: json!({"type": "object", "properties": props}),
-            output_schema: None,
-        }
+        ToolSpec::with_parameters(name, &typed)
     }
 
     /// The agents act on `detail`, so each class's is data, not words: the

@@ -1,16 +1,7 @@
 use super::*;
 
 fn tool(name: &str, params: &[(&str, &str)]) -> ToolSpec {
-    let props: serde_json::Map<String, Value> = params
-        .iter()
-        .map(|(p, t)| ((*p).to_owned(), serde_json::json!({"type": t})))
-        .collect();
-    ToolSpec {
-        name: name.to_owned(),
-        description: String::new(),
-        parameters: serde_json::json!({"type": "object", "properties": props}),
-        output_schema: None,
-    }
+    ToolSpec::with_parameters(name, params)
 }
 
 fn shop() -> Vec<ToolSpec> {
