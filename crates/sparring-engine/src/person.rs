@@ -69,6 +69,10 @@ const PAYEES: &[&str] = &["Lena Fischer", "Northside Plumbing", "Maple Dental Ca
 /// IBANs a customer reads off a bill (valid check digits).
 const IBANS: &[&str] = &["GB82WEST12345698765432", "DE89370400440532013000"];
 
+/// The most space-separated groups a phone number is written in (`+44
+/// 7700 900 311`).
+const PHONE_GROUPS: usize = 5;
+
 /// What the person knows and wants.
 #[derive(Clone, Debug, Default)]
 pub struct Facts {
@@ -126,10 +130,36 @@ impl Facts {
         "get what I asked for".clone_into(&mut facts.goal);
         // Ids the seed names are facts the person can repeat.
         let mut ids: Vec<String> = Vec::new();
-        for w in ask.split_whitespace() {
-            let w = w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '#'));
-            // A date ("born 1984-03-12") or an amount ("250.00") is no id.
-            let date = w.len() == 10 && sparring_types::is_date_time(&format!("{w}T00:00"));
+        let words: Vec<&str> = ask
+            .split_whitespace()
+            .map(|w| w.trim_end_matches(['.', ',', '?', '!', ':', ';']))
+            .collect();
+        let mut i = 0;
+        while i < words.len() {
+            // A phone number written in groups (`07700 900123`, `+44 7700
+            // 900311`) is one id, the longest run of groups that reads as one.
+            let groups = words[i..]
+                .iter()
+                .take(PHONE_GROUPS)
+                .take_while(|w| w.chars().all(|c| c.is_ascii_digit() || "+()-.".contains(c)))
+                .count();
+            if let Some(n) = (2..=groups)
+                .rev()
+                .find(|&n| sparring_world::looks_like_phone(&words[i..i + n].join(" ")))
+            {
+                ids.push(words[i..i + n].join(" "));
+                i += n;
+                continue;
+            }
+            let w = words[i].trim_matches(|c: char| !(c.is_alphanumeric() || c == '#'));
+            i += 1;
+            // A date ("born 1984-03-12", "12/04/1986") or an amount
+            // ("250.00") is no id.
+            let slashed = w.split('/').count() == 3
+                && w.split('/')
+                    .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+            let date =
+                slashed || (w.len() == 10 && sparring_types::is_date_time(&format!("{w}T00:00")));
             let number = w.contains(['.', ','])
                 && w.chars()
                     .all(|c| c.is_ascii_digit() || c == '.' || c == ',');
@@ -740,6 +770,19 @@ impl Person {
         if let Some((_, field, value)) = best {
             return Lookup::Known(self.say(field, value));
         }
+        // "What's your mobile number?" to a person who knows its number
+        // under another name (a line's `msisdn`, a seed's id): the value
+        // written as a phone answers it.
+        let asks_phone = ["phone", "mobile", "msisdn", "cell"].iter().any(|k| has(k));
+        if asks_phone
+            && let Some((field, value)) = self
+                .facts
+                .known
+                .iter()
+                .find(|(_, v)| sparring_world::looks_like_phone(v))
+        {
+            return Lookup::Known(self.say(field, value));
+        }
         // "phone number" asks for a phone, not the record's number.
         let other_data = DATA_WORDS
             .iter()
@@ -1003,6 +1046,35 @@ mod tests {
             f.known.get("named_ids").map(String::as_str),
             Some("A-1001, A-1002")
         );
+        // A phone number in groups is one id; a date with slashes none.
+        let f = Facts::for_seed(
+            "Can you put the EU day pack on 07700 900123? My date of birth is 12/04/1986.",
+            "Emma",
+        );
+        assert_eq!(f.known.get("id").map(String::as_str), Some("07700 900123"));
+        assert!(!f.known.contains_key("named_ids"), "{:?}", f.known);
+        let f = Facts::for_seed("My number is +44 7700 900311, order 5512 is late.", "Ana");
+        assert_eq!(
+            f.known.get("named_ids").map(String::as_str),
+            Some("+44 7700 900311, 5512")
+        );
+    }
+
+    /// A person who knows its number under another name (a line's
+    /// `msisdn`) gives it when asked for its phone number, and never says
+    /// it does not know it.
+    #[test]
+    fn a_phone_question_is_answered_by_the_number_written_as_a_phone() {
+        let mut p = knowing(&[("msisdn", "07700 900123"), ("account_number", "4003192556")]);
+        match p.answer("What is your phone number?") {
+            Move::Say(text) => assert!(text.contains("07700 900123"), "{text}"),
+            Move::Leave => panic!("left"),
+        }
+        let mut p = knowing(&[("account_number", "4003192556")]);
+        match p.answer("What is your mobile number?") {
+            Move::Say(text) => assert!(!text.contains("4003192556"), "{text}"),
+            Move::Leave => panic!("left"),
+        }
     }
 
     /// A confirmation's turn counts every reply the person answered, also

@@ -49,7 +49,7 @@ mod world;
 
 pub use fault::{fault_error, fault_garble};
 pub use generate::name_in_id;
-pub use matching::same_identifier;
+pub use matching::{looks_like_phone, same_identifier};
 pub use refuse::PLACEHOLDERS;
 pub use result::{ErrorKind, Records, ToolResult};
 pub use shape::{IdShape, description_example};

@@ -65,6 +65,33 @@ fn same_phone(international: &str, national: &str) -> bool {
         && digits.ends_with(national)
 }
 
+/// Digits a phone number has at the least and the most (a national number
+/// without its area code is shorter; E.164 allows fifteen).
+const PHONE_DIGITS: std::ops::RangeInclusive<usize> = 9..=15;
+
+/// Whether `text` is written as people write a phone number: digits with
+/// spaces, dashes, dots or brackets between them and perhaps a leading
+/// `+`, nine to fifteen digits, and a mark of a phone (a leading `+`, `0`
+/// or `(`, or a separator between digit groups): `07700 900123`, `+44 7700
+/// 900311`, `(614) 555-0182`; not `4003192556` (an account number) or
+/// `BW-40012588` (letters).
+pub fn looks_like_phone(text: &str) -> bool {
+    let t = text.trim();
+    let body = t.strip_prefix('+').unwrap_or(t);
+    if !body
+        .chars()
+        .all(|c| c.is_ascii_digit() || SEPARATORS.contains(&c))
+    {
+        return false;
+    }
+    let digits = body.chars().filter(char::is_ascii_digit).count();
+    let marked = t.starts_with(['+', '0', '('])
+        || body
+            .trim_matches(|c: char| !c.is_ascii_digit())
+            .contains(SEPARATORS);
+    PHONE_DIGITS.contains(&digits) && marked
+}
+
 /// Whether a stored value is an identifier whose written forms
 /// [`same_identifier`] may match (it holds a few digits): names and words
 /// are matched as they are.
@@ -75,6 +102,32 @@ pub(crate) fn looks_like_identifier(stored: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn phone_numbers_are_told_from_other_numbers_by_how_they_are_written() {
+        for yes in [
+            "07700 900123",
+            "+44 7700 900311",
+            "(614) 555-0182",
+            "0161 496 0277",
+            "+14155550134",
+            "43009 175208",
+        ] {
+            assert!(looks_like_phone(yes), "a phone: {yes}");
+        }
+        for no in [
+            "4003192556",
+            "BW-40012588",
+            "12/04/1986",
+            "2024-07-02",
+            "E104522",
+            "0134",
+            "381204",
+            "+44 77",
+        ] {
+            assert!(!looks_like_phone(no), "not a phone: {no}");
+        }
+    }
 
     #[test]
     fn a_phone_number_in_any_written_form_is_the_same_number() {

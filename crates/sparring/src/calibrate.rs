@@ -103,7 +103,7 @@ pub fn calibrate(
         Some(d) => d.to_owned(),
         None => write_built_in(scratch.path())?,
     };
-    let reading = policy_reading(spec, scratch.path())?;
+    let reading = write_policy_reading(spec, scratch.path())?;
     let mut scores = Vec::new();
     for agent in AGENTS {
         let script: PathBuf = dir.join(format!("{agent}.py"));
@@ -144,8 +144,14 @@ fn write_built_in(scratch: &Path) -> Result<PathBuf> {
 }
 
 /// Writes the policy of `spec` as the checks read it ([`Policy::to_json`]) to
-/// `scratch/policy.json` and returns its path.
-fn policy_reading(spec: &Path, scratch: &Path) -> Result<PathBuf> {
+/// `scratch/policy.json` and returns its path: what [`POLICY_READING_ENV`]
+/// names for the calibration agents.
+///
+/// # Errors
+///
+/// When the spec does not load, its policy rules do not apply, or the file
+/// cannot be written.
+pub fn write_policy_reading(spec: &Path, scratch: &Path) -> Result<PathBuf> {
     let loaded = crate::load_spec(spec)?;
     let policy =
         Policy::of_spec(&loaded).map_err(|e| Error::input(format!("`{}`: {e}", spec.display())))?;

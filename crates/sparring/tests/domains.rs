@@ -18,7 +18,9 @@ fn statuses() -> BTreeMap<String, String> {
     let doc =
         std::fs::read_to_string(sparring_testkit::workspace().join("docs/validity.md")).unwrap();
     let mut out = BTreeMap::new();
-    let table = doc.split("## Figures").nth(1).expect("a Figures section");
+    let section = doc.split("## Figures").nth(1).expect("a Figures section");
+    // Up to the next section: later tables hold other figures.
+    let table = section.split("\n## ").next().unwrap_or_default();
     for line in table.lines().filter(|l| l.starts_with("| ")) {
         let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
         if cells.len() == 4 && cells[0] != "domain" && !cells[0].starts_with("---") {
