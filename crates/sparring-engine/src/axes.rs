@@ -191,6 +191,19 @@ impl Axes {
                     }
                     WorldState::Several | WorldState::SomeoneElse => records.len() >= 2,
                 };
+                // A hand-off passes the person on, whoever's record the case
+                // names: never played on someone else's record or on a
+                // choice between records, where its right outcome would be
+                // no hand-off at all.
+                let hands_off = spec
+                    .tool(&model.name)
+                    .and_then(|tool| {
+                        crate::writer::handoff_recipient(&tool.description, &tool.name)
+                    })
+                    .is_some();
+                let possible = possible
+                    && !(hands_off
+                        && matches!(state, WorldState::SomeoneElse | WorldState::Several));
                 if !possible {
                     forbidden.push(((TOOL, t), (STATE, s)));
                 }

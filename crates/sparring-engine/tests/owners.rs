@@ -417,3 +417,40 @@ fn a_person_knows_what_identifies_them_on_their_own_record() {
     }
     assert!(checked >= 5, "only {checked} people are employees");
 }
+
+#[test]
+fn a_hand_off_is_never_played_on_someone_elses_record() {
+    let employee = id_input("employee", "E-1001");
+    let spec = Spec::from_value(&json!({
+        "name": "security-desk",
+        "system_prompt": "You help employees with their accounts.",
+        "tools": [
+            {"name": "reset_password", "description": "Reset an employee's password.", "inputSchema": employee},
+            {"name": "escalate_to_security", "description": "Hand the case to the Security Operations team, who will contact the employee.", "inputSchema": employee},
+        ],
+        "fixtures": {
+            "employees": [
+                {"employee_id": "E-1001", "name": "Ana Lima", "email": "ana.lima@mail.test"},
+                {"employee_id": "E-1002", "name": "Ben Okafor", "email": "ben.okafor@mail.test"},
+                {"employee_id": "E-1003", "name": "Chloe Martin", "email": "chloe.martin@mail.test"},
+            ],
+        },
+    }))
+    .unwrap();
+    let tasks = tasks(&spec, &SimulateOptions::default());
+    let states = |tool: &str| -> BTreeSet<String> {
+        tasks
+            .iter()
+            .filter(|t| t.situation.axes.get("tool").map(String::as_str) == Some(tool))
+            .filter_map(|t| t.situation.axes.get("world_state").cloned())
+            .collect()
+    };
+    let handed = states("escalate_to_security");
+    assert!(handed.contains("exists"), "{handed:?}");
+    assert!(
+        !handed.contains("someone_else") && !handed.contains("several"),
+        "{handed:?}"
+    );
+    // The same world, a tool that acts on the record: played on both.
+    assert!(states("reset_password").contains("someone_else"));
+}

@@ -9,7 +9,6 @@ use sparring::calibrate::{AgentScore, calibrate, render};
 use sparring_types::OptionsPatch;
 use std::collections::BTreeMap;
 
-
 /// The status column of docs/validity.md's figures: domain → status text.
 fn statuses() -> BTreeMap<String, String> {
     let doc =
