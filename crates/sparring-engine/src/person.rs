@@ -218,12 +218,20 @@ pub fn unknown_id(ids: &[String], stream: &mut Stream) -> String {
         .pick(ids)
         .cloned()
         .unwrap_or_else(|| "100000".to_owned());
+    // An id of letters only (a record locator, `PLNVUC`) is made anew in
+    // its letters, so it keeps the shape its schema's pattern asks; an id
+    // with digits in its digits.
+    let letters_only = !template.chars().any(|c| c.is_ascii_digit());
     for attempt in 0..64u64 {
         let candidate: String = template
             .chars()
             .map(|c| {
                 if c.is_ascii_digit() {
                     char::from(b'0' + (stream.below(10) as u8))
+                } else if letters_only && c.is_ascii_uppercase() {
+                    char::from(b'A' + (stream.below(26) as u8))
+                } else if letters_only && c.is_ascii_lowercase() {
+                    char::from(b'a' + (stream.below(26) as u8))
                 } else {
                     c
                 }
@@ -1266,6 +1274,16 @@ mod tests {
         for _ in 0..50 {
             let id = unknown_id(&ids, &mut s);
             assert!(!ids.contains(&id));
+        }
+        // An id of letters keeps its shape: six capitals, no digit added.
+        let locators = vec!["PLNVUC".to_owned(), "FJDKEL".to_owned()];
+        for _ in 0..50 {
+            let id = unknown_id(&locators, &mut s);
+            assert!(!locators.contains(&id));
+            assert!(
+                id.len() == 6 && id.chars().all(|c| c.is_ascii_uppercase()),
+                "{id}"
+            );
         }
     }
 }

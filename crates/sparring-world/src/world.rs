@@ -1204,7 +1204,10 @@ impl World {
                     format!("tell the customer the {one} is already {status}"),
                 ));
             }
+            // A closed record can no longer be changed, but it can be read:
+            // a read is refused only by what its rules declare.
             if let Some(status) = status
+                && !matches!(model.operation, Operation::Read)
                 && TERMINAL_STATUSES
                     .iter()
                     .any(|t| t.eq_ignore_ascii_case(status))

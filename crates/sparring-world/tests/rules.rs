@@ -787,3 +787,51 @@ fn the_documented_world_sections_load_and_work() {
         }
     }
 }
+
+#[test]
+fn a_closed_record_is_read_but_not_changed() {
+    let locator = json!({"type": "object", "properties": {
+        "record_locator": {"type": "string"}, "last_name": {"type": "string"}},
+        "required": ["record_locator", "last_name"]});
+    let spec = Spec::from_value(&json!({
+        "name": "bookings",
+        "system_prompt": "You help travellers with their bookings.",
+        "tools": [
+            {"name": "retrieve_booking", "description": "Retrieve a booking.", "inputSchema": locator},
+            {"name": "cancel_booking", "description": "Cancel a booking.", "inputSchema": locator},
+        ],
+        "fixtures": {"bookings": [
+            {"record_locator": "PLNVUC", "last_name": "Tanaka", "status": "cancelled"},
+            {"record_locator": "FJDKEL", "last_name": "Haddad", "status": "ticketed"},
+        ]},
+        "world": {
+            "retrieve_booking": {"ids": {"record_locator": "booking"},
+                                 "requires": ["booking.last_name == last_name"]},
+            "cancel_booking": {"ids": {"record_locator": "booking"},
+                               "requires": ["booking.last_name == last_name"]},
+        },
+    }))
+    .unwrap();
+    let mut w = World::new(&spec, 0);
+    // Read: the declared rule holds, the status does not bar a read.
+    let read = succeeds(
+        &mut w,
+        "retrieve_booking",
+        json!({"record_locator": "PLNVUC", "last_name": "Tanaka"}),
+    );
+    assert_eq!(read["result"]["status"], "cancelled", "{read}");
+    // Its declared rule still refuses.
+    refuses(
+        &mut w,
+        "retrieve_booking",
+        json!({"record_locator": "PLNVUC", "last_name": "Haddad"}),
+        &["last_name"],
+    );
+    // A change of the closed record is refused for its status.
+    refuses(
+        &mut w,
+        "cancel_booking",
+        json!({"record_locator": "PLNVUC", "last_name": "Tanaka"}),
+        &["cancelled"],
+    );
+}
