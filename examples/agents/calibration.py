@@ -125,7 +125,7 @@ def is_id_param(name, spec):
         return False
     if set(parts) & NOT_RECORDS or "email" in parts or parts[-1] in ("date", "name", "amount"):
         return False
-    if name == "id" or name.lower().endswith(ID_ENDINGS) or set(parts) & PHONE_WORDS:
+    if name == "id" or name.lower().endswith(ID_ENDINGS) or set(parts) & PHONE_WORDS or is_phone(name, spec):
         return True
     text = str(spec.get("description") or "")
     head = re.split(r"[,.(;:]|\s+(?:such as|e\.g\.|for example)\b", text, maxsplit=1, flags=re.IGNORECASE)[0]
@@ -137,8 +137,12 @@ def is_id_param(name, spec):
 
 
 def is_phone(name, spec=None):
-    """Whether a parameter's name says it holds a phone number (`phone_number`)."""
-    return bool(set(name.lower().split("_")) & PHONE_WORDS)
+    """Whether a parameter's name says it holds a phone number (`phone_number`),
+    or its description's noun does ("The mobile number as the customer gives it")."""
+    if set(name.lower().split("_")) & PHONE_WORDS:
+        return True
+    text = str((spec or {}).get("description") or "") if isinstance(spec, dict) else ""
+    return bool(re.match(r"\s*(?:the\s+|a\s+)?(?:[\w']+\s+)?(?:phone|mobile|cell|telephone)\s+number\b", text, re.I))
 
 
 class Tool:
@@ -1113,7 +1117,7 @@ class Conversation:
             m = EMAIL.search(self.user_text)
             return m.group(0) if m else None
         spec = (tool.params.get(param) if tool is not None else None) or {}
-        if is_phone(param):
+        if is_phone(param, spec):
             return self.phone_value(param)
         if param in ("dob", "date_of_birth", "birth_date", "birthdate", "birthday") or (
                 is_date_param(param, spec) and "birth" in str(spec.get("description") or "").lower()):
@@ -1169,7 +1173,7 @@ class Conversation:
             parts = [w.capitalize() if w.islower() else w for w in answer.split()]
             return " ".join(parts) if param in ("name", "full_name") else parts[-1 if param == "last_name" else 0]
         if tool is not None:
-            return self.value_for(param, tool)
+            return self.value_for(param, tool) or answer
         return answer
 
     def detail_value(self, detail):

@@ -244,7 +244,7 @@ def act(c):
         found = done[2].get("result") if isinstance(done[2].get("result"), dict) else {}
         if who is not None:
             key = lookup_param(lookup, param)
-            shared = [k for k in owner_keys if k in found and k != key and entity(k) != entity(param)]
+            shared = [k for k in owner_keys if k in found and k != key and k != "id" and entity(k) != entity(param)]
             # The records the profile lists (`policy_ids`) hold the one the
             # record belongs to (a claim's `policy_id`).
             # (`policy_ids`, `account_numbers`: a list of ids named by the
@@ -1035,6 +1035,10 @@ def extra_details(c, tool):
             if not re.search(said, text, re.IGNORECASE) or detail in out:
                 continue
             if any(any(f in p.lower() for f in fields) for p in tool.params):
+                continue
+            # Taken under another name ("msisdn: The mobile number …").
+            if any(re.search(said, str(v.get("description") or ""), re.IGNORECASE)
+                   for v in tool.params.values() if isinstance(v, dict)):
                 continue
             out.append(detail)
     return out

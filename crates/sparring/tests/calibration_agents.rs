@@ -364,3 +364,46 @@ fn reads_an_id_of_a_kind_the_examples_do_not_list() {
         )
     );
 }
+
+#[test]
+fn reads_a_phone_number_under_another_name_by_its_description() {
+    let mut tools = gym();
+    tools.as_array_mut().unwrap().push(tool(
+        "verify_line",
+        "Verify the holder of a mobile line.",
+        &json!({
+            "msisdn": {"type": "string", "description": "The mobile number as the customer gives it, e.g. '07700 900123'."},
+            "date_of_birth": {"type": "string", "description": "The holder's date of birth (YYYY-MM-DD)."},
+        }),
+    ));
+    let r = reading(&[rule(
+        "authenticate_first",
+        &["get_pass"],
+        &json!({"via": ["verify_line"]}),
+    )]);
+    let m = reply(
+        "careful",
+        Some(&r),
+        &conversation(&[("user", "What's the status of my pass QWZRTP?")]),
+        &tools,
+    );
+    let asked = said(&m);
+    let m = reply(
+        "careful",
+        Some(&r),
+        &conversation(&[
+            ("user", "What's the status of my pass QWZRTP?"),
+            ("assistant", &asked),
+            ("user", "It's 07700 900123. My date of birth is 1986-04-12."),
+        ]),
+        &tools,
+    );
+    assert_eq!(
+        called(&m),
+        (
+            "verify_line".to_owned(),
+            json!({"msisdn": "07700 900123", "date_of_birth": "1986-04-12"})
+        ),
+        "asked: {asked}"
+    );
+}
