@@ -301,7 +301,8 @@ pub fn own_word(world: &World, owner_key: Option<&str>) -> Option<String> {
 /// the value the record holding its identity has (`own`, the owner's
 /// [`Owner::identity_record`]), else the value `also` has (the record of
 /// the situation, when it is the person's), as anyone knows their own
-/// badge or ZIP code. Parameters with no such field are left out.
+/// badge or ZIP code; a list of them (`msisdns`) gives its first. Parameters
+/// with no such field are left out.
 pub fn credentials(
     world: &World,
     own: Option<&(String, String)>,
@@ -315,7 +316,15 @@ pub fn credentials(
             [own.as_ref(), also]
                 .into_iter()
                 .flatten()
-                .find_map(|r| r.get(p).and_then(text))
+                .find_map(|r| {
+                    // The field itself, else the first of a list of them
+                    // (an account's `msisdns` for `msisdn`).
+                    r.get(p).and_then(text).or_else(|| {
+                        r.get(&format!("{p}s"))
+                            .and_then(Value::as_array)
+                            .and_then(|items| items.iter().find_map(text))
+                    })
+                })
                 .map(|v| (p.clone(), v))
         })
         .collect()

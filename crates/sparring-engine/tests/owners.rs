@@ -374,7 +374,8 @@ fn badge_desk() -> Spec {
             "employees": [
                 {"employee_id": "E-1001", "name": "Ana Lima", "email": "ana.lima@mail.test", "badge_number": "381204"},
                 {"employee_id": "E-1002", "name": "Ben Okafor", "email": "ben.okafor@mail.test", "badge_number": "229871"},
-                {"employee_id": "E-1003", "name": "Chloe Martin", "email": "chloe.martin@mail.test", "badge_number": "570316"},
+                // A list of them: the first is the one they give.
+                {"employee_id": "E-1003", "name": "Chloe Martin", "email": "chloe.martin@mail.test", "badge_numbers": ["570316", "570317"]},
             ],
         },
     }))
@@ -391,7 +392,7 @@ fn a_person_knows_what_identifies_them_on_their_own_record() {
     ]
     .into_iter()
     .collect();
-    let mut checked = 0;
+    let (mut checked, mut from_list) = (0, 0);
     for task in tasks(&spec, &SimulateOptions::default()) {
         let Some(badge) = task
             .facts
@@ -414,8 +415,12 @@ fn a_person_knows_what_identifies_them_on_their_own_record() {
             task.facts
         );
         checked += 1;
+        if *badge == "570316" {
+            from_list += 1;
+        }
     }
     assert!(checked >= 5, "only {checked} people are employees");
+    assert!(from_list >= 1, "no person held a list of badges");
 }
 
 #[test]

@@ -60,6 +60,7 @@ pub const PERSON_NOUNS: &[&str] = &[
     "shopper",
     "applicant",
     "resident",
+    "holder",
 ];
 
 /// Verbs of saying, with their common forms: a sentence that names an
@@ -145,9 +146,11 @@ pub fn names_person(word: &str) -> bool {
         .strip_suffix("'s")
         .or_else(|| w.strip_suffix('\''))
         .unwrap_or(&w);
-    PERSON_NOUNS.contains(&w)
-        || w.strip_suffix('s')
-            .is_some_and(|one| PERSON_NOUNS.contains(&one))
+    let one = w.strip_suffix('s').unwrap_or(w);
+    // `cardholder`, `accountholder`: someone who holds it.
+    [w, one]
+        .iter()
+        .any(|x| PERSON_NOUNS.contains(x) || (x.len() > "holder".len() && x.ends_with("holder")))
 }
 
 #[cfg(test)]
@@ -156,7 +159,15 @@ mod tests {
 
     #[test]
     fn person_nouns_in_any_form() {
-        for w in ["patient", "Patients", "customer's", "users'", "traveller"] {
+        for w in [
+            "patient",
+            "Patients",
+            "customer's",
+            "users'",
+            "traveller",
+            "holder's",
+            "cardholders",
+        ] {
             assert!(names_person(w), "{w}");
         }
         for w in ["order", "account", "appointments", "s", "'s"] {
