@@ -846,6 +846,62 @@ impl World {
         model.entity_of(param).is_some_and(|e| self.exists(e, text))
     }
 
+    /// Why a verification of record `id` fails, if it does: an argument
+    /// besides the id that the record, or a record one of its fields names
+    /// (a line's account), holds under the same name, given otherwise
+    /// (`verify_account_holder(msisdn, date_of_birth)` with another date of
+    /// birth than the line's account's). `None` also when the record is
+    /// missing (the read answers not found).
+    fn verification_refusal(
+        &mut self,
+        args: &Record,
+        entity: &str,
+        id: &str,
+        param: &str,
+    ) -> Option<ToolResult> {
+        let record = Arc::clone(self.peek(entity, id)?);
+        // The records its fields name, one step away, in field order.
+        let entities = self.entities();
+        let mut linked: Vec<Arc<Record>> = Vec::new();
+        for value in record.values() {
+            let Some(text) = id_text(value) else { continue };
+            for other in &entities {
+                if other != entity
+                    && let Some(r) = self.peek(other, &text)
+                {
+                    linked.push(Arc::clone(r));
+                }
+            }
+        }
+        for (arg, given) in args {
+            if arg == param {
+                continue;
+            }
+            let Some(given) = id_text(given) else {
+                continue;
+            };
+            let held = std::iter::once(&record)
+                .chain(linked.iter())
+                .find_map(|r| r.get(arg).and_then(id_text));
+            if let Some(held) = held
+                && !crate::matching::same_identifier(&given, &held)
+            {
+                let one = singular(entity).replace('_', " ");
+                return Some(ToolResult::err_hint(
+                    ErrorKind::Refused,
+                    format!(
+                        "the {} given does not match {one} `{id}`",
+                        arg.replace('_', " ")
+                    ),
+                    format!(
+                        "tell the customer the details do not match; do not act on {one} `{id}` for them"
+                    ),
+                ));
+            }
+        }
+        None
+    }
+
     fn not_found(&self, entity: &str, param: &str, id: &str) -> ToolResult {
         let one = singular(entity).replace('_', " ");
         let mut message = format!("no {one} has {param} `{id}`");
@@ -1555,6 +1611,12 @@ impl World {
         let param = model.id_param.clone().unwrap_or_default();
         let shared = Arc::clone(&self.shared);
         let rules = &shared.rules[index];
+        // A verification checks what it is given against the record.
+        if is_verification(model)
+            && let Some(refusal) = self.verification_refusal(args, &entity, &id, &param)
+        {
+            return refusal;
+        }
         // A read that checks nothing besides the record's existence: the
         // record is answered from where it stands (a fixture in place, a
         // generated one made once), shared, not copied.
@@ -2356,6 +2418,14 @@ fn field_matches(record: &Record, key: &str, given: &Value) -> bool {
         .filter_map(Value::as_object)
         .find_map(|inner| inner.get(key))
         .is_some_and(|field| loosely_equal(field, given))
+}
+
+/// Whether a tool verifies who someone is (`verify_account_holder`,
+/// `authenticate_member`, `validate_customer`): its name's first word.
+fn is_verification(model: &ToolModel) -> bool {
+    crate::name_words(&model.name)
+        .first()
+        .is_some_and(|w| matches!(w.as_str(), "verify" | "authenticate" | "validate"))
 }
 
 fn id_text(value: &Value) -> Option<String> {

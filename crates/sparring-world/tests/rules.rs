@@ -835,3 +835,56 @@ fn a_closed_record_is_read_but_not_changed() {
         &["cancelled"],
     );
 }
+
+#[test]
+fn a_verification_checks_what_it_is_given_against_the_record_and_its_account() {
+    let spec = Spec::from_value(&json!({
+        "name": "lines",
+        "system_prompt": "You help mobile customers.",
+        "tools": [
+            {"name": "verify_account_holder", "description": "Verify the holder of a mobile number.",
+             "inputSchema": {"type": "object", "properties": {
+                 "msisdn": {"type": "string"}, "date_of_birth": {"type": "string"}},
+                 "required": ["msisdn", "date_of_birth"]}},
+            {"name": "get_line", "description": "Get a line.",
+             "inputSchema": {"type": "object", "properties": {
+                 "msisdn": {"type": "string"}, "date_of_birth": {"type": "string"}},
+                 "required": ["msisdn"]}},
+        ],
+        "fixtures": {
+            "accounts": [
+                {"account_number": "BW-1", "holder_name": "Priya Shah", "date_of_birth": "1986-04-12"},
+                {"account_number": "BW-2", "holder_name": "Tom Gallagher", "date_of_birth": "1979-11-30"},
+            ],
+            "lines": [
+                {"msisdn": "07700 900123", "account_number": "BW-1", "status": "active"},
+                {"msisdn": "07700 900789", "account_number": "BW-2", "status": "active"},
+            ],
+        },
+        "world": {
+            "verify_account_holder": {"ids": {"msisdn": "line"}, "returns": "line"},
+            "get_line": {"ids": {"msisdn": "line"}, "returns": "line"},
+        },
+    }))
+    .unwrap();
+    let mut w = World::new(&spec, 0);
+    // The holder's date of birth, on the line's account: verified.
+    succeeds(
+        &mut w,
+        "verify_account_holder",
+        json!({"msisdn": "07700 900123", "date_of_birth": "1986-04-12"}),
+    );
+    // Another's: refused, saying what did not match.
+    refuses(
+        &mut w,
+        "verify_account_holder",
+        json!({"msisdn": "07700 900123", "date_of_birth": "1979-11-30"}),
+        &["date of birth", "does not match", "07700 900123"],
+    );
+    // A read that is no verification answers whatever else it is given.
+    succeeds(
+        &mut w,
+        "get_line",
+        json!({"msisdn": "07700 900123", "date_of_birth": "1979-11-30"}),
+    );
+}
