@@ -191,10 +191,10 @@ impl Axes {
                     }
                     WorldState::Several | WorldState::SomeoneElse => records.len() >= 2,
                 };
-                // A hand-off passes the person on, whatever the record the
-                // case names: played only on a record as it is, never on
-                // someone else's, a missing, a closed one or a choice between
-                // records, where its right outcome would be no hand-off.
+                // A hand-off passes the person on, whoever's record the case
+                // names: never played on someone else's record or on a
+                // choice between records, where its right outcome would be
+                // no hand-off. (A missing or closed record is still played.)
                 let hands_off = spec
                     .tool(&model.name)
                     .and_then(|tool| {

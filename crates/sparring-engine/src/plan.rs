@@ -1288,8 +1288,6 @@ fn record_values(
     (values, companions)
 }
 
-/// Whether a tool finds a person by who they are: it takes no id, only
-/// identity fields, and its name says whom (`find_user_id_by_email`).
 /// The parameters of the tools the policy identifies a person with (an
 /// authentication rule's `via`), in rule and schema order, each once.
 fn identifying_params(spec: &Spec, rules: &[sparring_reading::policy::Rule]) -> Vec<String> {
@@ -1309,6 +1307,8 @@ fn identifying_params(spec: &Spec, rules: &[sparring_reading::policy::Rule]) -> 
     out
 }
 
+/// Whether a tool finds a person by who they are: it takes no id, only
+/// identity fields, and its name says whom (`find_user_id_by_email`).
 fn is_person_finder(tool: &sparring_types::ToolSpec) -> bool {
     let params = tool.parameter_names();
     !params.is_empty()

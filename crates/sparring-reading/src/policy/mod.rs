@@ -546,8 +546,6 @@ const FIELDS: &[(&str, &[&str])] = &[
     ("account number", &["account_number"]),
 ];
 
-/// The fields an authentication rule names as the means of identifying
-/// the person (`via email, or via name + zip code`), as parameter names.
 /// Words right before a tool's name that make it the means of what the
 /// sentence asks (`with `verify_employee``, `against `get_profile``).
 const MEANS_MARKERS: &[&str] = &[
@@ -584,6 +582,8 @@ fn names_as_means(text: &str, name: &str, names: &[String]) -> bool {
     })
 }
 
+/// The fields an authentication rule names as the means of identifying
+/// the person (`via email, or via name + zip code`), as parameter names.
 fn means(text: &str) -> Vec<&'static str> {
     let p = Plain::new(text);
     let after = |marker: &str| -> Option<String> {
