@@ -280,6 +280,8 @@ fn finish_plan(
     let mut situations: Vec<Vec<Task>> = Vec::new();
     let mut tier_mix: BTreeMap<String, u64> = BTreeMap::new();
     let grid_rows = array.rows.len();
+    // What the policy identifies people by: the same for every situation.
+    let identifying = identifying_params(spec, &axes.rules);
     // Whether a tool hands the person over: the same for every situation.
     let handoff = spec
         .tools
@@ -370,9 +372,10 @@ fn finish_plan(
                         .and_then(|(e, (_, id))| task_world.record(e, id))
                 })
                 .flatten();
-            let params: Vec<String> = identifying_params(spec, &axes.rules)
-                .into_iter()
-                .filter(|p| !facts.known.contains_key(p))
+            let params: Vec<String> = identifying
+                .iter()
+                .filter(|p| !facts.known.contains_key(*p))
+                .cloned()
                 .collect();
             for (param, value) in identity::credentials(
                 &task_world,
