@@ -38,7 +38,7 @@ def respond(c):
     if auth is not None and tool is not auth:
         # Whatever identifies the person that they happened to say (their
         # email; their name and date of birth), never asked for.
-        args = {p: c.identity_value(p) for p in auth.required}
+        args = {p: c.identity_value(p, auth) for p in auth.required}
         if all(args.values()) and c.last_call(auth.name, args) is None:
             return call(auth.name, args)
     done = c.last_call(tool.name)

@@ -160,6 +160,10 @@ impl Axes {
             let records = crate::identity::subject_entity(model)
                 .map(|e| world.ids(e))
                 .unwrap_or_default();
+            // A person is one record of their kind (one employee, one
+            // customer): never one of several to choose from.
+            let of_a_person =
+                crate::identity::subject_entity(model).is_some_and(|e| world.owners().is_person(e));
             let refused = || {
                 records
                     .iter()
@@ -171,6 +175,7 @@ impl Axes {
                     _ if made => match state {
                         WorldState::Missing => true,
                         WorldState::Terminal => refused(),
+                        WorldState::Several => records.len() >= 2 && !of_a_person,
                         _ => records.len() >= 2,
                     },
                     _ if model.id_param.is_none() && *state != WorldState::Several => false,
@@ -189,7 +194,8 @@ impl Axes {
                                 .is_some_and(|st| TERMINAL_STATUSES.contains(&st.as_str()))
                         }) || refused()
                     }
-                    WorldState::Several | WorldState::SomeoneElse => records.len() >= 2,
+                    WorldState::Several => records.len() >= 2 && !of_a_person,
+                    WorldState::SomeoneElse => records.len() >= 2,
                 };
                 // A hand-off passes the person on, whoever's record the case
                 // names: never played on someone else's record or on a

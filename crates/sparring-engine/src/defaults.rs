@@ -8,6 +8,13 @@
 /// the patience draw of the same question.
 pub const LEAVE_WHEN_UNKNOWN: f64 = 0.20;
 
+/// The share of people who say up front what proves who they are (the
+/// values the policy's identifying tool takes that their ask leaves out:
+/// "My date of birth is 1988-04-12."), as callers to a desk often do. The
+/// rest give them only when asked. Drawn from its own stream, so no other
+/// draw of the situation moves.
+pub const FORTHCOMING_SHARE: f64 = 0.35;
+
 /// The most days a new time (a date-time argument, `new_time`) lies from
 /// the record's own time: the person asks for a day 1 to this many days
 /// away (earlier when the month runs out).

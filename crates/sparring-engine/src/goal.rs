@@ -82,7 +82,15 @@ pub fn derive(
                     .collect();
             }
         }
-        WorldState::Several if record.is_some() => {
+        // A choice needs two records to choose from: without them the
+        // situation is the record as it is.
+        WorldState::Several
+            if record.is_some()
+                && facts
+                    .known
+                    .get("other_ids")
+                    .is_some_and(|ids| ids.contains(", ")) =>
+        {
             goal.kind = GoalKind::Disambiguate;
             goal.candidates = facts
                 .known

@@ -386,6 +386,11 @@ fn finish_plan(
                 facts.known.insert(param, value);
             }
         }
+        // Some people say them up front (never in a seed, which says what
+        // it says): from a stream of its own, so no other draw moves.
+        let forthcoming = seed_ask.is_none()
+            && Stream::derive(options.seed, "plan/forthcoming", &[r as u64])
+                .chance(crate::defaults::FORTHCOMING_SHARE);
         if let Some(bound) = &pinned_bound {
             facts.hold(&bound.param, &bound.value());
         }
@@ -438,9 +443,25 @@ fn finish_plan(
                     _ => (writer::detail_label(p, schema(p), own), v.clone()),
                 }
             })
+            .chain(
+                identifying
+                    .iter()
+                    .filter(|_| forthcoming)
+                    .filter(|p| !facts.args.iter().any(|(a, _)| a == *p))
+                    .filter_map(|p| {
+                        let v = facts.known.get(p)?;
+                        Some((writer::detail_label(p, None, true), v.clone()))
+                    }),
+            )
             .collect();
         let email = facts.known.get("email").cloned().unwrap_or_default();
-        let id = facts.id.as_ref().map(|(_, id)| id.clone());
+        // A tool that makes a record (a hold on a prescription) is about the
+        // record it is made from: one of several is that record.
+        let made_record = model
+            .and_then(identity::made_from)
+            .filter(|_| state == WorldState::Several)
+            .and_then(|(p, _)| facts.known.get(p).cloned());
+        let id = facts.id.as_ref().map(|(_, id)| id.clone()).or(made_record);
         let tier_for_writer = if state == WorldState::Several && id.is_some() {
             "ambiguous"
         } else {
@@ -510,7 +531,7 @@ fn finish_plan(
         // Several records matter to a tool that takes one: a booking or a
         // search names none of them, so the ask does not list them.
         if state == WorldState::Several
-            && model.is_some_and(|m| m.id_param.is_some())
+            && id.is_some()
             && let Some(others) = facts.known.get("other_ids")
         {
             // Each phrasing lists them in its own words (the first as

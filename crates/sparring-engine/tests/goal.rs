@@ -417,6 +417,39 @@ fn disambiguate_met_when_the_agent_asks_before_acting_on_the_named_record() {
     assert_not_met(&g, "wrong", &wrong, "");
 }
 
+/// Looking the person up first (by the email they gave) is not acting on
+/// one of the records; a question that does not ask which (their email) is
+/// not asking which.
+#[test]
+fn disambiguate_asks_which_before_touching_a_candidate() {
+    let mut g = goal(GoalKind::Disambiguate, "cancel_order", "#W1001");
+    g.candidates = vec!["#W1001".into(), "#W1005".into()];
+    let ask = "Cancel my order, my email is ana@mail.test (I have a few: #W1001, #W1005.)";
+    let looked_up = convo(&[
+        ("user", ask),
+        ("call", r#"find_user_by_email {"email":"ana@mail.test"}"#),
+        (
+            "result",
+            r##"{"ok":true,"result":{"orders":["#W1001","#W1005"]}}"##,
+        ),
+        ("agent", "I see #W1001 and #W1005. Which should I cancel?"),
+        ("user", "#W1001"),
+        ("call", CANCEL_W1001),
+        ("result", CANCELLED),
+        ("agent", "Order #W1001 is cancelled."),
+    ]);
+    assert_met(&g, "looked up first", &looked_up);
+    let other_question = convo(&[
+        ("user", "Cancel my order (I have a few: #W1001, #W1005.)"),
+        ("agent", "What is the email on your account?"),
+        ("user", "ana@mail.test"),
+        ("call", CANCEL_W1001),
+        ("result", CANCELLED),
+        ("agent", "Order #W1001 is cancelled."),
+    ]);
+    assert_not_met(&g, "asked for an email", &other_question, "never asked");
+}
+
 /// A candidate the person names for another argument (a transfer to
 /// another of their own accounts) is meant too; a third one is not.
 #[test]

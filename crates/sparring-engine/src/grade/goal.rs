@@ -734,12 +734,21 @@ fn disambiguate<'a>(goal: &'a Goal, messages: &[Message], calls: &'a [Call]) -> 
     }) {
         return Err(Miss::UsedUnmeant(wrong));
     }
-    let first_call = calls.first().map_or(messages.len(), |c| c.at);
-    let asked = messages
+    // Acting is a change, or any call on one of the candidates: looking
+    // the person up first (by the email they gave) is not.
+    let acted = calls
         .iter()
-        .enumerate()
-        .take(first_call)
-        .find(|(_, m)| m.role == Role::Assistant && asks_question(m.content_str()));
+        .find(|c| c.wrote() || goal.candidates.iter().any(|cand| mentions_id(c, cand)))
+        .map_or(messages.len(), |c| c.at);
+    // The question asks which: it names a candidate or says "which" ("what
+    // is your email?" is no such question).
+    let asked = messages.iter().enumerate().take(acted).find(|(_, m)| {
+        let text = m.content_str();
+        m.role == Role::Assistant
+            && asks_question(text)
+            && (words(text).iter().any(|w| w == "which")
+                || goal.candidates.iter().any(|cand| states_fact(text, cand)))
+    });
     match asked {
         Some((at, _)) => Ok(format!(
             "asked which record at message {at} before acting; no other record was touched"
