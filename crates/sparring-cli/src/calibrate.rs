@@ -33,9 +33,9 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     };
     let c = calibrate(&args.spec, args.agents.as_deref(), &options)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&c)?);
+        outln!("{}", serde_json::to_string_pretty(&c)?);
     } else {
-        print!("{}", render(&c));
+        out!("{}", render(&c));
     }
     Ok(if c.ranked {
         ExitCode::SUCCESS

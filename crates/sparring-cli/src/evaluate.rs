@@ -37,14 +37,14 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
     let out = result.out.clone().unwrap_or_default();
     let report = reports::report_rows_file(&out, &reports::ReportOptions::default())?;
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({"asks": table, "report": report}))?
         );
     } else {
-        print!("{}", table.render());
-        println!();
-        print!("{}", reports::render(&report));
+        out!("{}", table.render());
+        outln!();
+        out!("{}", reports::render(&report));
     }
     Ok(exit_code(&result, signal))
 }

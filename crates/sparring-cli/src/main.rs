@@ -12,6 +12,7 @@ macro_rules! out {
 
 /// `println!` to stdout, quiet on a closed pipe ([`write_out`]).
 macro_rules! outln {
+    () => { $crate::write_out("\n") };
     ($($arg:tt)*) => { $crate::write_out(&format!("{}\n", format_args!($($arg)*))) };
 }
 

@@ -28,7 +28,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         *classes.entry(r.class.as_str()).or_default() += 1;
     }
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&policy.to_json(&spec.name))?
         );
@@ -38,7 +38,7 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         .iter()
         .filter_map(|c| classes.get(c.as_str()).map(|n| format!("{n} {c}")))
         .collect();
-    println!(
+    outln!(
         "{} rules read from the policy of `{}`: {}",
         policy.rules().len(),
         spec.name,
@@ -61,12 +61,12 @@ pub(crate) fn run(args: &Args) -> Result<ExitCode> {
         } else {
             r.tools.join(", ")
         };
-        println!("\n{}  [{}, checked by {check}]", r.id, r.class);
-        println!("  tools: {tools}");
+        outln!("\n{}  [{}, checked by {check}]", r.id, r.class);
+        outln!("  tools: {tools}");
         for detail in r.details() {
-            println!("  reads: {detail}");
+            outln!("  reads: {detail}");
         }
-        println!("  {}", r.text);
+        outln!("  {}", r.text);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -449,7 +449,12 @@ fn finish_plan(
                     .filter(|_| forthcoming)
                     .filter(|p| !facts.args.iter().any(|(a, _)| a == *p))
                     .filter_map(|p| {
-                        let v = facts.known.get(p)?;
+                        // Known under its own name, or as the identity field
+                        // it asks for (`phone_number` is the person's phone).
+                        let v = facts.known.get(p).or_else(|| {
+                            let schema = spec.tools.iter().find_map(|t| t.parameter(p));
+                            facts.known.get(identity_key(p, schema)?)
+                        })?;
                         Some((writer::detail_label(p, None, true), v.clone()))
                     }),
             )

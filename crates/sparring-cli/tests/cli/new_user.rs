@@ -780,6 +780,9 @@ fn a_closed_pipe_is_not_an_error() {
         ],
         vec!["report", out_s.as_str()],
         vec!["asks", spec.as_str(), "--n", "40"],
+        vec!["policy", spec.as_str()],
+        vec!["policy", spec.as_str(), "--json"],
+        vec!["grid", spec.as_str()],
     ] {
         let mut child = sparring()
             .args(&args)

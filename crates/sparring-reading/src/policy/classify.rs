@@ -798,6 +798,10 @@ const SENSITIVE: &[(&[&str], &[&str])] = &[
     (&["account", "number"], &["account_number"]),
     (&["account", "numbers"], &["account_number"]),
     (&["routing"], &["routing_number", "routing"]),
+    (&["sort", "code"], &["sort_code"]),
+    (&["iban"], &["iban"]),
+    (&["salary"], &["salary"]),
+    (&["salaries"], &["salary"]),
     (
         &["date", "of", "birth"],
         &["dob", "date_of_birth", "birth_date"],

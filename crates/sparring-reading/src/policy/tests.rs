@@ -240,3 +240,28 @@ fn an_authentication_rule_that_names_its_means_identifies_with_it_only() {
         ["get_customer"]
     );
 }
+
+/// A rule that keeps money details or pay private names their fields: a
+/// sort code, an IBAN, a salary (`annual_salary` holds `salary`).
+#[test]
+fn a_never_reveal_rule_names_bank_details_and_pay() {
+    let policy = Policy::read(
+        "- Never read out the direct debit sort code or IBAN.\n- Never disclose anyone's salary.",
+        &shop(),
+    );
+    let fields: Vec<Vec<String>> = policy
+        .rules()
+        .iter()
+        .filter_map(|r| match &r.detail {
+            Detail::Reveal { fields, .. } => Some(fields.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        fields,
+        vec![
+            vec!["sort_code".to_owned(), "iban".to_owned()],
+            vec!["salary".to_owned()]
+        ]
+    );
+}
