@@ -1,4 +1,5 @@
-//! Unique situations drawn during the run.
+//! Unique situations drawn during the run: the search's `structured` arm
+//! past the covering array.
 
 use super::RunError;
 use crate::plan::{Plan, Task};
@@ -18,12 +19,13 @@ pub(super) struct Drawer<'a> {
     pub(super) keep: Option<Vec<Arc<Task>>>,
 }
 
-impl Drawer<'_> {
-    pub(super) fn left(&self) -> usize {
+/// The drawer is the `structured` arm past the covering array.
+impl super::search::Arm for Drawer<'_> {
+    fn left(&self) -> usize {
         self.plan.unique_left.saturating_sub(self.drawn)
     }
 
-    pub(super) fn draw(&mut self, count: usize) -> Result<Vec<Arc<Task>>, RunError> {
+    fn propose(&mut self, count: usize) -> Result<Vec<Arc<Task>>, RunError> {
         let count = count.min(self.left());
         let (tasks, tiers) = crate::plan::draw_unique(
             self.spec,

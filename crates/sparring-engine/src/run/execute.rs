@@ -1,9 +1,9 @@
 //! Playing one eval run: rollouts in flight up to `concurrency` (whole
 //! batches with `reproducible`), rows handed to the sink as they finish.
 
-use super::drawer::Drawer;
-use super::queue::{Job, Queue};
-use super::row::{behavior_signature, make_row, outcome, rollout_seed};
+use super::queue::Job;
+use super::row::{behavior_signature, make_row, rollout_seed};
+use super::search::{Next, Search};
 use super::summary::Tally;
 use super::{Abort, DEAD_AGENT_ROWS, Done, Progress, RunError, Shared};
 use crate::context::scoped;
@@ -30,14 +30,13 @@ pub(super) struct Out<'a> {
     pub(super) warnings: Vec<String>,
 }
 
-/// Runs one eval run's queue, at most `limit` rollouts. Returns the reason
-/// it stopped early, or `None` when every queued rollout ran.
+/// Runs one eval run: asks the search for rollouts, plays them, tells it
+/// each row. Returns the reason it stopped early, or `None` when the
+/// search had nothing left.
 pub(super) async fn execute(
     out: &mut Out<'_>,
     eval_run: u32,
-    queue: &mut Queue,
-    mut drawer: Option<&mut Drawer<'_>>,
-    limit: u64,
+    search: &mut Search<'_>,
 ) -> Result<Option<StopReason>, RunError> {
     let Out {
         shared,
@@ -54,7 +53,6 @@ pub(super) async fn execute(
     let options = &shared.options;
     let concurrency = options.concurrency.max(1);
     let mut in_flight: JoinSet<(u64, Done)> = JoinSet::new();
-    let mut scheduled = 0u64;
     let mut seq = 0u64;
     let mut stop: Option<StopReason> = None;
     let mut budget_hit = false;
@@ -74,29 +72,18 @@ pub(super) async fn execute(
                 stop = Some(StopReason::TimeBudget);
                 break;
             }
-            // Saturation stops drawing new situations; replays draw none.
-            if options.unique_situations
-                && eval_run == 0
-                && tally.since_new_signature >= defaults::SATURATION_ROWS
-            {
-                stop = Some(StopReason::Saturated);
-                break;
-            }
-            if scheduled >= limit {
-                budget_hit = true;
-                break;
-            }
-            let Some(job) = queue.next() else {
-                match drawer.as_deref_mut() {
-                    Some(d) if d.left() > 0 => {
-                        let more = d.draw(concurrency.max(defaults::UNIQUE_DRAW))?;
-                        queue.append(&more);
-                        continue;
-                    }
-                    _ => break,
+            let job = match search.next(concurrency.max(defaults::UNIQUE_DRAW))? {
+                Next::Play(job) => job,
+                Next::Stop(StopReason::BudgetSpent) => {
+                    budget_hit = true;
+                    break;
                 }
+                Next::Stop(reason) => {
+                    stop = Some(reason);
+                    break;
+                }
+                Next::Empty => break,
             };
-            scheduled += 1;
             let shared = Arc::clone(shared);
             let n = seq;
             seq += 1;
@@ -171,7 +158,7 @@ pub(super) async fn execute(
                 });
             }
             tally.add(&row, &done.task.grid_row, progress);
-            queue.record(&done.task, done.repeat, outcome(&row));
+            search.record(&done.task, done.repeat, &row);
             on_progress(progress);
             if row.ended_by.is_error() {
                 row.error
@@ -194,7 +181,7 @@ pub(super) async fn execute(
             &last_error,
         ));
     }
-    let more = queue.next().is_some() || drawer.is_some_and(|d| d.left() > 0);
+    let more = search.more();
     if stop.is_none() && budget_hit && more {
         stop = Some(StopReason::BudgetSpent);
     }

@@ -4,14 +4,16 @@
 //! the model writer's asks, the world and everything rollouts share),
 //! [`execute::execute`] once per eval run (the queue of jobs, rollouts in
 //! flight, rows to the sink), and `summarise` (the typed `run.json`).
-//! [`queue`] decides which rollout comes next, [`drawer`] draws unique
-//! situations during the run, [`row`] makes a finished rollout a row, and
-//! [`summary`] adds the rows up.
+//! [`search`] decides which rollout comes next and when to stop looking:
+//! it holds the [`queue`] of planned tasks and their repeats and the arms
+//! that propose more ([`drawer`] draws unique situations during the run);
+//! [`row`] makes a finished rollout a row, and [`summary`] adds the rows up.
 
 mod drawer;
 mod execute;
 mod queue;
 mod row;
+mod search;
 mod summary;
 
 pub use row::{apply_grade, behavior_signature, outcome, rollout_seed, task_ids};
@@ -347,11 +349,18 @@ pub async fn run(
         } else {
             0
         };
-        let mut queue = Queue::new(prepared.tasks.clone(), seeds, &options, done);
+        let queue = Queue::new(prepared.tasks.clone(), seeds, &options, done);
         let limit = prepared.per_run.saturating_sub(resumed_here);
+        let arms: Vec<&mut dyn search::Arm> = match drawer.as_mut() {
+            Some(d) => vec![d],
+            None => Vec::new(),
+        };
+        // Saturation stops drawing new situations; replays draw none.
+        let saturation = options.unique_situations && eval_run == 0;
+        let mut search = search::Search::new(queue, arms, limit, saturation);
         let before = out.tally.counter.rows();
-        let stop = execute(&mut out, eval_run, &mut queue, drawer.as_mut(), limit).await?;
-        out.tally.skipped += queue.skipped;
+        let stop = execute(&mut out, eval_run, &mut search).await?;
+        out.tally.skipped += search.skipped();
         let stop = stop.unwrap_or(if config.pinned.is_some() {
             StopReason::TasksDone
         } else {

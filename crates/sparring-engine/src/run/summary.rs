@@ -33,10 +33,6 @@ pub(super) struct Tally {
     pub(super) dropped: u64,
     /// Indices (in the spec's `seeds`) of the seeds a row of which ran.
     pub(super) seeds_run: BTreeSet<usize>,
-    /// The behaviour signatures seen, by key: only whether a row's is new
-    /// is asked.
-    pub(super) signatures: BTreeSet<u64>,
-    pub(super) since_new_signature: u64,
     pub(super) skipped: u64,
     /// Turns the model person's answer was replaced by the template's.
     pub(super) person_fallbacks: u64,
@@ -95,11 +91,6 @@ impl Tally {
             if row.ended_by == EndedBy::UserLeft {
                 self.user_left += 1;
             }
-        }
-        if self.signatures.insert(key64(&row.behavior_signature)) {
-            self.since_new_signature = 0;
-        } else {
-            self.since_new_signature += 1;
         }
         progress.done = self.counter.rows();
     }
