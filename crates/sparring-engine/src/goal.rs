@@ -13,7 +13,7 @@ use crate::defaults;
 use crate::person::Facts;
 use serde_json::{Map, Value};
 use sparring_reading::policy::{Counted, Detail, Rule};
-use sparring_types::{Expect, Goal, GoalKind, Spec, WorldState};
+use sparring_types::{Expect, Goal, GoalKind, Spec, ToolSpec, WorldState};
 use sparring_world::{Operation, ToolModel, World};
 use std::collections::BTreeMap;
 
@@ -125,10 +125,25 @@ fn meant_arguments(model: &ToolModel, facts: &Facts) -> BTreeMap<String, Value> 
             out.insert(param.clone(), Value::String(value.clone()));
         }
     }
+    // A tool that makes a record is called with the record it is made
+    // from (a hold on prescription `RX-1`, under `rx_number`).
+    if let Some((param, _)) = crate::identity::made_from(model)
+        && let Some(value) = facts
+            .args
+            .iter()
+            .find(|(p, _)| p == param)
+            .map(|(_, v)| v)
+            .or_else(|| facts.known.get(param))
+    {
+        out.insert(param.to_owned(), Value::String(value.clone()));
+    }
     // The other records the person names by id (the account a transfer
-    // goes to): the call must carry them, and they are meant, not strays.
+    // goes to, the student number an enrolment is for): the call must
+    // carry them, and they are meant, not strays.
     for (param, value) in &facts.args {
-        if param.ends_with("_id") && !out.contains_key(param) {
+        let names_record =
+            param.ends_with("_id") || model.references.iter().any(|(r, _)| r == param);
+        if names_record && !out.contains_key(param) {
             out.insert(param.clone(), Value::String(value.clone()));
         }
     }
@@ -240,7 +255,8 @@ fn try_call(spec: &Spec, world: &World, model: &ToolModel, facts: &Facts, goal: 
             .then(|| {
                 goal.record
                     .as_deref()
-                    .and_then(|id| world.state_refuses(&model.name, id))
+                    .and_then(|id| crate::identity::refusal(world, model, id))
+                    .or_else(|| past_schema_limit(tool, &goal.arguments))
             })
             .flatten();
         goal.kind = match kind {
@@ -278,6 +294,34 @@ fn try_call(spec: &Spec, world: &World, model: &ToolModel, facts: &Facts, goal: 
                 .collect();
         }
     }
+}
+
+/// A value the person asks for past what the tool's schema takes (a
+/// goodwill credit of 120 where `amount` has `maximum: 25`): the world
+/// cannot do it, so the goal is to say no.
+fn past_schema_limit(tool: &ToolSpec, arguments: &BTreeMap<String, Value>) -> Option<String> {
+    arguments.iter().find_map(|(param, value)| {
+        let schema = tool.parameter(param)?;
+        let n = match value {
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => sparring_reading::text::plain_number(s).parse().ok(),
+            _ => None,
+        }?;
+        let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
+        if let Some(max) = bound("maximum").filter(|max| n > *max) {
+            return Some(format!(
+                "`{}` takes {param} at most {max}; {n} was asked for",
+                tool.name
+            ));
+        }
+        if let Some(min) = bound("minimum").filter(|min| n < *min) {
+            return Some(format!(
+                "`{}` takes {param} at least {min}; {n} was asked for",
+                tool.name
+            ));
+        }
+        None
+    })
 }
 
 /// The record a call is about, as the world holds it.

@@ -90,3 +90,88 @@ fn some_people_say_who_they_are_unasked() {
         generated.len()
     );
 }
+
+/// An `act` goal is something the world would do: its call, made with the
+/// goal's own arguments in the situation's world, is never refused (a hold
+/// on a prescription already on hold, a credit past the schema's maximum, an
+/// enrolment for a student whose registration is blocked are `decline`).
+#[test]
+fn an_act_goal_is_never_one_the_world_refuses() {
+    use serde_json::Value;
+    use sparring::world::World;
+    let mut acts = 0;
+    let mut refused = Vec::new();
+    for path in corpus() {
+        let spec = load_spec(&path).unwrap();
+        let plan = plan(&spec, &options()).unwrap();
+        let base = World::new(&spec, 0);
+        for task in &plan.tasks {
+            let Some(goal) = &task.situation.goal else {
+                continue;
+            };
+            if goal.kind != GoalKind::Act || task.arm == sparring_types::Arm::Seed {
+                continue;
+            }
+            let (Some(tool_name), Some(tool)) = (
+                goal.tool.as_deref(),
+                goal.tool.as_deref().and_then(|t| spec.tool(t)),
+            ) else {
+                continue;
+            };
+            // The goal's arguments, and what else the person would say the
+            // tool needs, as the schema types them.
+            let mut given = goal.arguments.clone();
+            for param in tool.required() {
+                let said = task
+                    .facts
+                    .args
+                    .iter()
+                    .find(|(p, _)| p == param)
+                    .map(|(_, v)| v)
+                    .or_else(|| task.facts.known.get(param));
+                if let Some(v) = said {
+                    given
+                        .entry(param.to_owned())
+                        .or_insert_with(|| Value::String(v.clone()));
+                }
+            }
+            let args: serde_json::Map<String, Value> = given
+                .iter()
+                .map(|(k, v)| {
+                    let numeric = tool
+                        .parameter(k)
+                        .and_then(|s| s.get("type"))
+                        .and_then(Value::as_str)
+                        .is_some_and(|t| t == "number" || t == "integer");
+                    let typed = match (v, numeric) {
+                        (Value::String(s), true) => s
+                            .replace(['$', ','], "")
+                            .parse::<f64>()
+                            .map_or_else(|_| v.clone(), |n| serde_json::json!(n)),
+                        _ => v.clone(),
+                    };
+                    (k.clone(), typed)
+                })
+                .collect();
+            let mut world = base.clone().with_seed(task.situation.world_seed);
+            let answer = world.call(tool_name, &Value::Object(args)).to_json();
+            acts += 1;
+            if answer.pointer("/error/kind").and_then(Value::as_str) == Some("refused") {
+                refused.push(format!(
+                    "{}: task {} {tool_name} {:?}: {}",
+                    path.display(),
+                    task.index,
+                    goal.arguments,
+                    answer["error"]["message"]
+                ));
+            }
+        }
+    }
+    assert!(acts >= 100, "only {acts} act goals in the corpus");
+    assert!(
+        refused.is_empty(),
+        "{} of {acts} act goals the world refuses:\n{}",
+        refused.len(),
+        refused.join("\n")
+    );
+}
