@@ -164,6 +164,10 @@ impl Axes {
             // customer): never one of several to choose from.
             let of_a_person =
                 crate::identity::subject_entity(model).is_some_and(|e| world.owners().is_person(e));
+            // A record nobody owns (a product, a course section) is neither
+            // someone else's nor one of several of the person's.
+            let shared = crate::identity::subject_entity(model)
+                .is_some_and(|e| crate::identity::is_shared(&world, e));
             let refused = || {
                 records
                     .iter()
@@ -175,8 +179,8 @@ impl Axes {
                     _ if made => match state {
                         WorldState::Missing => true,
                         WorldState::Terminal => refused(),
-                        WorldState::Several => records.len() >= 2 && !of_a_person,
-                        _ => records.len() >= 2,
+                        WorldState::Several => records.len() >= 2 && !of_a_person && !shared,
+                        _ => records.len() >= 2 && !shared,
                     },
                     _ if model.id_param.is_none() && *state != WorldState::Several => false,
                     WorldState::Missing => model.entity.is_some(),
@@ -194,8 +198,8 @@ impl Axes {
                                 .is_some_and(|st| TERMINAL_STATUSES.contains(&st.as_str()))
                         }) || refused()
                     }
-                    WorldState::Several => records.len() >= 2 && !of_a_person,
-                    WorldState::SomeoneElse => records.len() >= 2,
+                    WorldState::Several => records.len() >= 2 && !of_a_person && !shared,
+                    WorldState::SomeoneElse => records.len() >= 2 && !shared,
                 };
                 // A hand-off passes the person on, whoever's record the case
                 // names: never played on someone else's record or on a

@@ -124,6 +124,38 @@ pub fn owner_of(world: &World, seed: u64, entity: &str, id: &str) -> Option<Owne
     )
 }
 
+/// Whether `entity`'s records are shared, nobody's: none names an owner,
+/// and another entity's records point at them (a product on an order, a
+/// section on an enrolment, a flight on a booking). Such a record is not
+/// someone else's, nor one of several of the person's.
+pub fn is_shared(world: &World, entity: &str) -> bool {
+    let ids = world.ids(entity);
+    if ids
+        .iter()
+        .any(|id| real_owner(world, entity, id, OWNER_HOPS).is_some())
+    {
+        return false;
+    }
+    let entities = world.entities();
+    let owners = world.owners();
+    entities
+        .iter()
+        .filter(|e| e.as_str() != entity)
+        .any(|other| {
+            world.ids(other).iter().take(SHARED_SAMPLE).any(|id| {
+                world.record(other, id).is_some_and(|record| {
+                    owners
+                        .links_of(other, &record, &entities)
+                        .iter()
+                        .any(|l| l.entity == entity)
+                })
+            })
+        })
+}
+
+/// How many records of another entity [`is_shared`] reads for a link.
+const SHARED_SAMPLE: usize = 8;
+
 /// How many records a record's owner is looked for through (a claim's
 /// policy's holder is one hop): a longer chain, or a loop, ends in a drawn
 /// owner.

@@ -459,3 +459,52 @@ fn a_hand_off_is_never_played_on_someone_elses_record() {
     // The same world, a tool that acts on the record: played on both.
     assert!(states("reset_password").contains("someone_else"));
 }
+
+/// A record nobody owns that other records point at (a course section on
+/// an enrolment) is shared: no situation plays it as someone else's or as
+/// one of several; a record nothing points at (a ticket) still has a drawn
+/// owner and is played as someone else's.
+#[test]
+fn a_shared_record_is_nobodys() {
+    let section = id_input("section", "S-101");
+    let spec = Spec::from_value(&json!({
+        "name": "registrar",
+        "system_prompt": "You help students with their courses.",
+        "tools": [
+            {"name": "get_section", "description": "Look up a course section.", "inputSchema": section},
+            {"name": "get_student", "description": "Look up a student.", "inputSchema": id_input("student", "ST-1")},
+        ],
+        "fixtures": {
+            "sections": [
+                {"section_id": "S-101", "title": "Algebra", "status": "open"},
+                {"section_id": "S-102", "title": "Biology", "status": "open"},
+                {"section_id": "S-103", "title": "Chemistry", "status": "full"},
+            ],
+            "students": [
+                {"student_id": "ST-1", "name": "Ana Lima", "email": "ana.lima@mail.test"},
+                {"student_id": "ST-2", "name": "Ben Okafor", "email": "ben.okafor@mail.test"},
+            ],
+            "enrollments": [
+                {"enrollment_id": "EN-1", "student_id": "ST-1", "section_id": "S-101"},
+                {"enrollment_id": "EN-2", "student_id": "ST-2", "section_id": "S-101"},
+                {"enrollment_id": "EN-3", "student_id": "ST-2", "section_id": "S-102"},
+            ],
+        },
+    }))
+    .unwrap();
+    let states: BTreeSet<String> = tasks(&spec, &SimulateOptions::default())
+        .iter()
+        .filter(|t| t.situation.axes.get("tool").map(String::as_str) == Some("get_section"))
+        .filter_map(|t| t.situation.axes.get("world_state").cloned())
+        .collect();
+    assert!(states.contains("exists"), "{states:?}");
+    assert!(
+        !states.contains("someone_else") && !states.contains("several"),
+        "{states:?}"
+    );
+    let tickets: BTreeSet<String> = tasks(&helpdesk(), &SimulateOptions::default())
+        .iter()
+        .filter_map(|t| t.situation.axes.get("world_state").cloned())
+        .collect();
+    assert!(tickets.contains("someone_else"), "{tickets:?}");
+}
