@@ -241,7 +241,9 @@ fn try_call(spec: &Spec, world: &World, model: &ToolModel, facts: &Facts, goal: 
         .without_random_faults()
         .with_seed(world.seed());
     let before = record_of(&trial, model, goal.record.as_deref());
-    let answer = trial.call(&model.name, &Value::Object(args)).to_json();
+    let answer = trial
+        .call(&model.name, &Value::Object(args.clone()))
+        .to_json();
     let ok = answer.get("ok") == Some(&Value::Bool(true));
     if !ok {
         let kind = answer
@@ -251,12 +253,20 @@ fn try_call(spec: &Spec, world: &World, model: &ToolModel, facts: &Facts, goal: 
         // Arguments the person cannot give (a new time it was never told)
         // leave the trial unanswered; the record's own state still decides
         // whether the world would say no.
+        // A value past the schema's bounds is the first reason; then the
+        // record's state (for a tool that makes a record, the rules on the
+        // call as the person would make it).
         let refused_by_state = (kind == "invalid_arguments")
             .then(|| {
-                goal.record
-                    .as_deref()
-                    .and_then(|id| crate::identity::refusal(world, model, id))
-                    .or_else(|| past_schema_limit(tool, &goal.arguments))
+                past_schema_limit(tool, &goal.arguments).or_else(|| {
+                    if crate::identity::made_from(model).is_some() {
+                        world.create_refuses_with(&model.name, &args)
+                    } else {
+                        goal.record
+                            .as_deref()
+                            .and_then(|id| world.state_refuses(&model.name, id))
+                    }
+                })
             })
             .flatten();
         goal.kind = match kind {

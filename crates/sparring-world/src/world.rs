@@ -591,17 +591,24 @@ impl World {
     /// record `id` its `param` refers to (a refill of an expired
     /// prescription), if they do; `None` for any other tool.
     pub fn create_refuses(&self, tool: &str, param: &str, id: &str) -> Option<String> {
+        let mut args = Record::new();
+        args.insert(param.to_owned(), Value::String(id.to_owned()));
+        self.create_refuses_with(tool, &args)
+    }
+
+    /// As [`World::create_refuses`], with the call's arguments as given
+    /// (the rules that compare two of them, an order's buyer against the
+    /// buyer named, see both); the schema is not checked.
+    pub fn create_refuses_with(&self, tool: &str, args: &Record) -> Option<String> {
         let &index = self.shared.by_name.get(tool)?;
         let model = &self.shared.models[index];
         if model.operation != Operation::Create {
             return None;
         }
-        let mut args = Record::new();
-        args.insert(param.to_owned(), Value::String(id.to_owned()));
         // A throwaway copy: the check may materialise records.
         let mut scratch = self.clone();
         scratch
-            .unnamed_refusal(index, model, &args)?
+            .unnamed_refusal(index, model, args)?
             .into_error_message()
     }
 

@@ -175,3 +175,59 @@ fn an_act_goal_is_never_one_the_world_refuses() {
         refused.join("\n")
     );
 }
+
+/// A person who asks past what the tool's schema takes (a goodwill credit
+/// of 60 where `amount` takes at most 25) is declined for that reason, not
+/// for one the world would give a call the person never made.
+#[test]
+fn a_value_past_the_schemas_bound_is_the_reason_to_decline() {
+    use serde_json::Value;
+    let mut past = 0;
+    for path in corpus() {
+        let spec = load_spec(&path).unwrap();
+        let plan = plan(&spec, &options()).unwrap();
+        for task in &plan.tasks {
+            let Some(goal) = &task.situation.goal else {
+                continue;
+            };
+            let Some(tool) = goal.tool.as_deref().and_then(|t| spec.tool(t)) else {
+                continue;
+            };
+            let beyond = goal.arguments.iter().any(|(p, v)| {
+                let n = match v {
+                    Value::String(s) => s.replace(['$', ','], "").parse::<f64>().ok(),
+                    Value::Number(n) => n.as_f64(),
+                    _ => None,
+                };
+                let max = tool
+                    .parameter(p)
+                    .and_then(|s| s.get("maximum"))
+                    .and_then(Value::as_f64);
+                matches!((n, max), (Some(n), Some(max)) if n > max)
+            });
+            // Someone else's record, a missing one or a choice come first.
+            if !beyond || !matches!(goal.kind, GoalKind::Act | GoalKind::Decline) {
+                continue;
+            }
+            past += 1;
+            assert_eq!(
+                goal.kind,
+                GoalKind::Decline,
+                "{}: task {}",
+                path.display(),
+                task.index
+            );
+            let because = goal.because.as_deref().unwrap_or_default();
+            assert!(
+                because.contains("at most"),
+                "{}: task {}: {because}",
+                path.display(),
+                task.index
+            );
+        }
+    }
+    assert!(
+        past >= 3,
+        "only {past} asks past a schema's maximum in the corpus"
+    );
+}
