@@ -1052,7 +1052,8 @@ fn facts_for(
         } else if made.is_some_and(|(p, _)| p == param) {
             chosen.clone()
         } else if let Some((_, other)) = model.references.iter().find(|(p, _)| p == param) {
-            reference_value(world, seed, other, &owner, chosen.as_deref(), stream)
+            linked_value(world, model, chosen.as_deref(), other)
+                .or_else(|| reference_value(world, seed, other, &owner, chosen.as_deref(), stream))
         } else if let Some(key) = identity_key(param, tool.parameter(param)) {
             owner.identity.get(key).cloned()
         } else if let Some(v) = record_time(param, tool.parameter(param), record.as_ref())
@@ -1372,6 +1373,33 @@ fn identity_key(param: &str, schema: Option<&serde_json::Value>) -> Option<&'sta
         })
     });
     (!someone_else).then_some(key)
+}
+
+/// The record of `other` the situation's record points at (a line item's
+/// order, for `open_return(line_item_id, order_number)`): the person names
+/// the order their line item is on, not another of their orders. Never a
+/// person's record: who the person is comes from the owner.
+fn linked_value(
+    world: &World,
+    model: &ToolModel,
+    chosen: Option<&str>,
+    other: &str,
+) -> Option<String> {
+    if world.owners().is_person(other) {
+        return None;
+    }
+    let subject = identity::subject_entity(model)?;
+    let record = world.record(subject, chosen?)?;
+    world
+        .owners()
+        .links_of(subject, &record, &world.entities())
+        .into_iter()
+        .find(|l| l.entity == other)
+        .and_then(|l| {
+            record
+                .get(&l.field)
+                .and_then(|v| v.as_str().map(str::to_owned))
+        })
 }
 
 /// The id an argument naming a record of `entity` gets: the owner's own id,

@@ -231,3 +231,71 @@ fn a_value_past_the_schemas_bound_is_the_reason_to_decline() {
         "only {past} asks past a schema's maximum in the corpus"
     );
 }
+
+/// The records a person names for one ask are consistent: a tool that takes
+/// the situation's record and another it points at (a return of line item
+/// `LI-7005` on order `BZ-1`) is asked with the record it points at, not
+/// another of the person's.
+#[test]
+fn the_records_an_ask_names_belong_together() {
+    use sparring::engine::identity::subject_entity;
+    use sparring::world::World;
+    let mut linked = 0;
+    for path in corpus() {
+        let spec = load_spec(&path).unwrap();
+        let plan = plan(&spec, &options()).unwrap();
+        let world = World::new(&spec, 0);
+        let entities = world.entities();
+        for task in &plan.tasks {
+            let Some(goal) = &task.situation.goal else {
+                continue;
+            };
+            if !matches!(goal.kind, GoalKind::Act | GoalKind::Decline) {
+                continue;
+            }
+            let Some(model) = plan
+                .axes
+                .models
+                .iter()
+                .find(|m| Some(m.name.as_str()) == goal.tool.as_deref())
+            else {
+                continue;
+            };
+            let (Some(subject), Some(id)) = (subject_entity(model), goal.record.as_deref()) else {
+                continue;
+            };
+            let world = world.clone().with_seed(task.situation.world_seed);
+            let Some(record) = world.record(subject, id) else {
+                continue;
+            };
+            for (param, other) in &model.references {
+                let Some(named) = goal.arguments.get(param).and_then(|v| v.as_str()) else {
+                    continue;
+                };
+                if world.owners().is_person(other) {
+                    continue;
+                }
+                let Some(link) = world
+                    .owners()
+                    .links_of(subject, &record, &entities)
+                    .into_iter()
+                    .find(|l| &l.entity == other)
+                else {
+                    continue;
+                };
+                let Some(points_at) = record.get(&link.field).and_then(|v| v.as_str()) else {
+                    continue;
+                };
+                linked += 1;
+                assert_eq!(
+                    named,
+                    points_at,
+                    "{}: task {}: {param} names {named}, but {subject} {id} is on {points_at}",
+                    path.display(),
+                    task.index
+                );
+            }
+        }
+    }
+    assert!(linked >= 5, "only {linked} asks name two linked records");
+}
