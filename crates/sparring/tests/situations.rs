@@ -19,6 +19,22 @@ fn corpus() -> Vec<std::path::PathBuf> {
     specs
 }
 
+/// Every corpus spec with its plan at the default options.
+fn planned() -> Vec<(
+    std::path::PathBuf,
+    sparring_types::Spec,
+    sparring::engine::plan::Plan,
+)> {
+    corpus()
+        .into_iter()
+        .map(|path| {
+            let spec = load_spec(&path).unwrap();
+            let plan = plan(&spec, &options()).unwrap();
+            (path, spec, plan)
+        })
+        .collect()
+}
+
 fn options() -> SimulateOptions {
     SimulateOptions::default()
 }
@@ -29,9 +45,7 @@ fn options() -> SimulateOptions {
 #[test]
 fn a_choice_between_records_has_records_to_choose_from() {
     let mut choices = 0;
-    for path in corpus() {
-        let spec = load_spec(&path).unwrap();
-        let plan = plan(&spec, &options()).unwrap();
+    for (path, _, plan) in planned() {
         for task in &plan.tasks {
             let Some(goal) = &task.situation.goal else {
                 continue;
@@ -101,9 +115,7 @@ fn an_act_goal_is_never_one_the_world_refuses() {
     use sparring::world::World;
     let mut acts = 0;
     let mut refused = Vec::new();
-    for path in corpus() {
-        let spec = load_spec(&path).unwrap();
-        let plan = plan(&spec, &options()).unwrap();
+    for (path, spec, plan) in planned() {
         let base = World::new(&spec, 0);
         for task in &plan.tasks {
             let Some(goal) = &task.situation.goal else {
@@ -183,9 +195,7 @@ fn an_act_goal_is_never_one_the_world_refuses() {
 fn a_value_past_the_schemas_bound_is_the_reason_to_decline() {
     use serde_json::Value;
     let mut past = 0;
-    for path in corpus() {
-        let spec = load_spec(&path).unwrap();
-        let plan = plan(&spec, &options()).unwrap();
+    for (path, spec, plan) in planned() {
         for task in &plan.tasks {
             let Some(goal) = &task.situation.goal else {
                 continue;
@@ -241,9 +251,7 @@ fn the_records_an_ask_names_belong_together() {
     use sparring::engine::identity::subject_entity;
     use sparring::world::World;
     let mut linked = 0;
-    for path in corpus() {
-        let spec = load_spec(&path).unwrap();
-        let plan = plan(&spec, &options()).unwrap();
+    for (path, spec, plan) in planned() {
         let world = World::new(&spec, 0);
         let entities = world.entities();
         for task in &plan.tasks {
