@@ -32,8 +32,13 @@ EVERYTHING = re.compile(r"\beverything\b|\ball (?:you have|the details|my record
 
 
 def agreed(text):
-    """Whether the person said yes: not "before I say yes: …?"."""
-    return bool(YES.search(text)) and not re.search(r"\bbefore i say yes\b", text, re.IGNORECASE)
+    """Whether the person said yes: a message that starts with a yes, or a
+    yes in a sentence that is not a question ("what happens if I say
+    yes?" is none), as the checks read it."""
+    if re.match(r"\s*(yes|yeah|yep|sure|ok|okay)\b", text, re.IGNORECASE):
+        return True
+    statements = [s for s in re.split(r"(?<=[.!?])\s+", text) if not s.rstrip().endswith("?")]
+    return any(YES.search(s) for s in statements)
 
 
 # English verbs whose past participle is not the rule's.

@@ -14,7 +14,7 @@
 use super::{Call, Outcome};
 use sparring_reading::name_words;
 use sparring_reading::policy::{ACTION_STEMS, Policy, Rule};
-use sparring_reading::text::{asks_question, words};
+use sparring_reading::text::{asks_question, sentences, words};
 use sparring_types::{Message, Role, RuleClass};
 
 const YES: &[&str] = &[
@@ -65,8 +65,17 @@ pub(crate) fn agrees(text: &str) -> bool {
     {
         return false;
     }
-    let joined = w.join(" ");
-    w.iter().any(|x| YES.contains(&x.as_str())) || YES_PHRASES.iter().any(|p| joined.contains(p))
+    // A "yes" inside a question ("what happens if I say yes?") is no
+    // answer yet.
+    sentences(text)
+        .iter()
+        .filter(|s| !s.trim_end().ends_with('?'))
+        .any(|s| {
+            let w = words(s);
+            let joined = w.join(" ");
+            w.iter().any(|x| YES.contains(&x.as_str()))
+                || YES_PHRASES.iter().any(|p| joined.contains(p))
+        })
 }
 
 /// Whether an agent message proposes something for the person to accept.
@@ -209,6 +218,8 @@ mod tests {
             "Sure.",
             "that's right, proceed",
             "Yep!",
+            "Yes, but what happens next?",
+            "Okay. Go ahead, please.",
         ] {
             assert!(agrees(y), "{y}");
         }
@@ -220,6 +231,8 @@ mod tests {
             "W1001",
             "not yet",
             "hmm, let me think",
+            "Sorry, what exactly happens if I say yes?",
+            "Is that okay for the fee?",
         ] {
             assert!(!agrees(n), "{n}");
         }
