@@ -65,7 +65,7 @@ pub fn derive(
         .as_ref()
         .map(|(_, id)| id.clone())
         .filter(|_| model.id_param.is_some())
-        .or_else(|| made.and_then(|(p, _)| facts.known.get(p).cloned()));
+        .or_else(|| made.and_then(|(p, _)| made_record(facts, p)));
     let entity = crate::identity::subject_entity(model);
     goal.record.clone_from(&record);
     goal.arguments = meant_arguments(model, facts);
@@ -103,6 +103,18 @@ pub fn derive(
     goal
 }
 
+/// The record a tool that makes one is made from, as the person gives it
+/// for the parameter (`employee_id: E-2` for a ticket about someone else,
+/// while the person's own id is `E-1`), else as the person knows it.
+fn made_record(facts: &Facts, param: &str) -> Option<String> {
+    facts
+        .args
+        .iter()
+        .find(|(p, _)| p == param)
+        .map(|(_, v)| v.clone())
+        .or_else(|| facts.known.get(param).cloned())
+}
+
 /// The goal of a seed given with `expect`: that expectation, with the
 /// situation's tool and scheduled fault kept so a fault that fires is
 /// judged as for any goal (telling the person it failed meets it).
@@ -128,14 +140,9 @@ fn meant_arguments(model: &ToolModel, facts: &Facts) -> BTreeMap<String, Value> 
     // A tool that makes a record is called with the record it is made
     // from (a hold on prescription `RX-1`, under `rx_number`).
     if let Some((param, _)) = crate::identity::made_from(model)
-        && let Some(value) = facts
-            .args
-            .iter()
-            .find(|(p, _)| p == param)
-            .map(|(_, v)| v)
-            .or_else(|| facts.known.get(param))
+        && let Some(value) = made_record(facts, param)
     {
-        out.insert(param.to_owned(), Value::String(value.clone()));
+        out.insert(param.to_owned(), Value::String(value));
     }
     // The other records the person names by id (the account a transfer
     // goes to, the student number an enrolment is for): the call must

@@ -307,3 +307,35 @@ fn the_records_an_ask_names_belong_together() {
     }
     assert!(linked >= 5, "only {linked} asks name two linked records");
 }
+
+/// A record that is missing or someone else's is never the person's own
+/// (a ticket made for another employee is about that employee, not the
+/// caller who is one).
+#[test]
+fn a_missing_or_other_record_is_never_the_persons_own() {
+    let mut checked = 0;
+    for (path, _, plan) in planned() {
+        for task in &plan.tasks {
+            let Some(goal) = &task.situation.goal else {
+                continue;
+            };
+            if !matches!(goal.kind, GoalKind::NotFound | GoalKind::OtherOwner) {
+                continue;
+            }
+            let Some((_, own)) = &task.facts.identity_record else {
+                continue;
+            };
+            checked += 1;
+            assert_ne!(
+                goal.record.as_deref(),
+                Some(own.as_str()),
+                "{}: task {} ({:?}) is about the person's own record: {}",
+                path.display(),
+                task.index,
+                goal.kind,
+                task.ask
+            );
+        }
+    }
+    assert!(checked >= 50, "only {checked} goals checked");
+}
