@@ -1701,3 +1701,30 @@ fn a_pasted_tool_description_says_nothing_for_the_goal() {
     );
     assert!(check_with_tools(&g, &own, &tools).met);
 }
+
+/// A record seen only inside another's read (a line item in its order's
+/// `items`) is looked for when the agent read that record and it was not
+/// in the list.
+#[test]
+fn not_found_is_looked_for_in_a_list_inside_the_record_read() {
+    let mut g = Goal::new(GoalKind::NotFound);
+    g.tool = Some("open_return".to_owned());
+    g.id_param = Some("line_item_id".to_owned());
+    g.record = Some("LI-0620".to_owned());
+    let order = r#"{"ok":true,"result":{"order_id":"BZ-1","status":"delivered","items":[{"line_item_id":"LI-7001","title":"Lamp"},{"line_item_id":"LI-7002","title":"Mug"}]}}"#;
+    let looked = one_call(
+        "I want to return line item LI-0620 from order BZ-1.",
+        r#"get_order {"order_id":"BZ-1"}"#,
+        order,
+        "I can't find line item LI-0620 on order BZ-1 (the ones on it are LI-7001, LI-7002).",
+    );
+    assert_met(&g, "read the order", &looked);
+    let on_it = order.replace("LI-7002", "LI-0620");
+    let listed = one_call(
+        "I want to return line item LI-0620 from order BZ-1.",
+        r#"get_order {"order_id":"BZ-1"}"#,
+        &on_it,
+        "I can't find line item LI-0620.",
+    );
+    assert_not_met(&g, "it was on the order", &listed, "never looked for");
+}

@@ -492,14 +492,7 @@ fn looked_for(goal: &Goal, messages: &[Message], calls: &[Call]) -> Option<Strin
     }
     calls.iter().filter(|c| c.succeeded()).find_map(|c| {
         let answer = result_of(messages, c)?;
-        let Value::Array(items) = answer.get("result").cloned().unwrap_or(answer) else {
-            return None;
-        };
-        let ids: Vec<String> = items
-            .iter()
-            .filter_map(Value::as_object)
-            .filter_map(|o| sparring_types::record_id(o, &keys))
-            .collect();
+        let ids = listed_ids(&answer.get("result").cloned().unwrap_or(answer), &keys, 0);
         (!ids.is_empty() && !ids.iter().any(|id| same_id(id, record))).then(|| {
             format!(
                 "`{}` at message {} listed {} without `{record}`",
@@ -514,6 +507,38 @@ fn looked_for(goal: &Goal, messages: &[Message], calls: &[Call]) -> Option<Strin
 /// The fields a record of the goal's kind keeps its id in: the id
 /// parameter and its tails (`from_account_id` → `account_id`), never a
 /// bare `id`, which any record has.
+/// The ids of the first list of records of the goal's kind a read
+/// answered: the answer itself, or a list inside the record it answered (an
+/// order's `items`, its line items), up to [`LIST_DEPTH`] levels down.
+fn listed_ids(answer: &Value, keys: &[String], depth: usize) -> Vec<String> {
+    match answer {
+        Value::Array(items) => {
+            let ids: Vec<String> = items
+                .iter()
+                .filter_map(Value::as_object)
+                .filter_map(|o| sparring_types::record_id(o, keys))
+                .collect();
+            if !ids.is_empty() || depth >= LIST_DEPTH {
+                return ids;
+            }
+            items
+                .iter()
+                .map(|v| listed_ids(v, keys, depth + 1))
+                .find(|ids| !ids.is_empty())
+                .unwrap_or_default()
+        }
+        Value::Object(record) if depth < LIST_DEPTH => record
+            .values()
+            .map(|v| listed_ids(v, keys, depth + 1))
+            .find(|ids| !ids.is_empty())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// How deep inside a read's answer [`listed_ids`] looks for a list.
+const LIST_DEPTH: usize = 2;
+
 fn kind_keys(goal: &Goal) -> Vec<String> {
     let Some(param) = goal.id_param.as_deref() else {
         return Vec::new();
