@@ -619,6 +619,11 @@ class Conversation:
                     if (c.strip() == t.verb and before and before[0] in ("my", "the", "a", "your", "this", "that")
                             and nouns_read(c.strip())):
                         continue
+                    # "my access request" names what `get_access_request`
+                    # reads: a read tool's noun, not the verb `request`.
+                    if before and any(t2.reads and (" " + " ".join(t2.name_words[1:]) + " ").find(
+                            " " + before[0] + " " + c.strip() + " ") >= 0 for t2 in candidates):
+                        continue
                     return True
                 return False
             # "a new certificate": words that ask for something new name a

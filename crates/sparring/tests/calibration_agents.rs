@@ -407,3 +407,37 @@ fn reads_a_phone_number_under_another_name_by_its_description() {
         "asked: {asked}"
     );
 }
+
+/// "My access request" names what `get_access_request` reads: the verb
+/// `request` of `request_laptop` is not used.
+#[test]
+fn reads_a_read_tools_noun_phrase_as_its_thing_not_a_verb() {
+    let tools = json!([
+        tool(
+            "get_access_request",
+            "Look up an access request by its number.",
+            &json!({"request_number": {"type": "string", "description": "Request number, e.g. 'RITM0004615'."}})
+        ),
+        tool(
+            "request_laptop",
+            "Request a new laptop for an employee.",
+            &json!({"model": {"type": "string", "enum": ["standard-14", "dev-16"]}})
+        ),
+    ]);
+    let m = reply(
+        "careful",
+        None,
+        &conversation(&[(
+            "user",
+            "Any news on my access request RITM0004615? I haven't heard anything.",
+        )]),
+        &tools,
+    );
+    assert_eq!(
+        called(&m),
+        (
+            "get_access_request".to_owned(),
+            json!({"request_number": "RITM0004615"})
+        )
+    );
+}
