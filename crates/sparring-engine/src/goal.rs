@@ -258,11 +258,10 @@ fn try_call(spec: &Spec, world: &World, model: &ToolModel, facts: &Facts, goal: 
             .and_then(Value::as_str)
             .unwrap_or_default();
         // Arguments the person cannot give (a new time it was never told)
-        // leave the trial unanswered; the record's own state still decides
-        // whether the world would say no.
-        // A value past the schema's bounds is the first reason; then the
-        // record's state (for a tool that makes a record, the rules on the
-        // call as the person would make it).
+        // leave the trial unanswered; then a value past the schema's bounds
+        // is the reason the world would say no, else the record's own state
+        // (for a tool that makes a record, the rules on the call as the
+        // person would make it).
         let refused_by_state = (kind == "invalid_arguments")
             .then(|| {
                 past_schema_limit(tool, &goal.arguments).or_else(|| {

@@ -504,9 +504,6 @@ fn looked_for(goal: &Goal, messages: &[Message], calls: &[Call]) -> Option<Strin
     })
 }
 
-/// The fields a record of the goal's kind keeps its id in: the id
-/// parameter and its tails (`from_account_id` → `account_id`), never a
-/// bare `id`, which any record has.
 /// The ids of the first list of records of the goal's kind a read
 /// answered: the answer itself, or a list inside the record it answered (an
 /// order's `items`, its line items), up to [`LIST_DEPTH`] levels down.
@@ -539,6 +536,9 @@ fn listed_ids(answer: &Value, keys: &[String], depth: usize) -> Vec<String> {
 /// How deep inside a read's answer [`listed_ids`] looks for a list.
 const LIST_DEPTH: usize = 2;
 
+/// The fields a record of the goal's kind keeps its id in: the id
+/// parameter and its tails (`from_account_id` → `account_id`), never a
+/// bare `id`, which any record has.
 fn kind_keys(goal: &Goal) -> Vec<String> {
     let Some(param) = goal.id_param.as_deref() else {
         return Vec::new();
