@@ -202,6 +202,16 @@ pub fn in_own_words(phrase: &str, person: Option<&str>) -> String {
             out = replace_words(&out, &from, &to);
         }
     }
+    // The person as the one the verb acts on: "register a student in a
+    // section" → "register me in a section" (never further in: "the
+    // dependents an employee has" stays).
+    let parts: Vec<&str> = out.splitn(4, ' ').collect();
+    if let [verb, one, who, rest] = parts.as_slice()
+        && matches!(*one, "a" | "an")
+        && who.eq_ignore_ascii_case(word)
+    {
+        out = format!("{verb} me {rest}");
+    }
     out
 }
 
@@ -560,6 +570,17 @@ fn details_sentence(details: &[(String, String)], body: &str) -> String {
     }
 }
 
+/// Whether a tool's name says the thing it makes (`book_appointment`
+/// makes an appointment; `add_course` makes an enrolment and names a
+/// course).
+fn names_its_thing(input: &AskInput<'_>) -> bool {
+    let thing = input.thing.rsplit(' ').next().unwrap_or(input.thing);
+    input
+        .tool
+        .split('_')
+        .any(|w| sparring_types::singular(w) == thing)
+}
+
 fn core_key(input: &AskInput<'_>) -> &'static str {
     match input.operation {
         Operation::Read if input.search && input.by_email => "search",
@@ -576,6 +597,10 @@ fn core_key(input: &AskInput<'_>) -> &'static str {
             "other"
         }
         Operation::Update => "update",
+        // A tool whose name does not say what it makes (`add_course` makes
+        // an enrolment) is asked for in its description's words ("register
+        // me in an open course section"), not as "a new enrollment".
+        Operation::Create if !input.need.is_empty() && !names_its_thing(input) => "other",
         Operation::Create => "create",
         Operation::Other if input.tool == "none" => "none",
         Operation::Other if input.need.starts_with(HANDOFF_NEED) => "handoff",
@@ -985,6 +1010,17 @@ mod tests {
         assert_eq!(
             in_own_words("list my student's enrollments", Some("student")),
             "list my enrollments"
+        );
+        assert_eq!(
+            in_own_words(
+                "register a student in an open course section",
+                Some("student")
+            ),
+            "register me in an open course section"
+        );
+        assert_eq!(
+            in_own_words("list the dependents an employee has on file", own),
+            "list the dependents an employee has on file"
         );
     }
 

@@ -339,3 +339,53 @@ fn a_missing_or_other_record_is_never_the_persons_own() {
     }
     assert!(checked >= 50, "only {checked} goals checked");
 }
+
+/// An ask for a tool that makes a record says what the tool does: a word of
+/// its name past the verb (`appointment` of `book_appointment`, `course`
+/// of `add_course`) or its description's verb, never only the world's name
+/// for the record it makes ("a new enrollment" for `add_course`, which no
+/// agent could tie to the tool).
+#[test]
+fn an_ask_to_make_a_record_says_what_the_tool_does() {
+    use sparring::world::Operation;
+    let mut asks = 0;
+    for (path, spec, plan) in planned() {
+        for task in &plan.tasks {
+            let Some(tool) = task.situation.axes.get("tool") else {
+                continue;
+            };
+            let Some(model) = plan.axes.models.iter().find(|m| &m.name == tool) else {
+                continue;
+            };
+            if model.operation != Operation::Create
+                || task.arm == sparring_types::Arm::Seed
+                || task.situation.tier == sparring_types::Tier::Ambiguous
+                // Typos alter the words themselves.
+                || task.persona.style == "typos"
+            {
+                continue;
+            }
+            let described = spec
+                .tool(tool)
+                .and_then(|t| t.description.split_whitespace().next())
+                .unwrap_or_default()
+                .to_lowercase();
+            let ask = task.ask.to_lowercase();
+            let names = tool
+                .split('_')
+                .skip(1)
+                .filter(|w| w.len() > 2)
+                .any(|w| ask.contains(w))
+                || (!described.is_empty() && ask.contains(&described));
+            asks += 1;
+            assert!(
+                names,
+                "{}: task {} ({tool}): {}",
+                path.display(),
+                task.index,
+                task.ask
+            );
+        }
+    }
+    assert!(asks >= 50, "only {asks} asks to make a record");
+}
