@@ -153,21 +153,24 @@ impl Axes {
             HISTORIES.iter().map(|s| (*s).to_owned()).collect(),
         ];
         let mut forbidden = Vec::new();
+        // Whether an entity's records are shared, read once per entity.
+        let mut shared_entities: BTreeMap<&str, bool> = BTreeMap::new();
         for (t, model) in models.iter().enumerate() {
             // A tool that makes a record plays its states on the record it
             // is made from (a prescription for a refill).
             let made = crate::identity::made_from(model).is_some();
-            let records = crate::identity::subject_entity(model)
-                .map(|e| world.ids(e))
-                .unwrap_or_default();
+            let subject = crate::identity::subject_entity(model);
+            let records = subject.map(|e| world.ids(e)).unwrap_or_default();
             // A person is one record of their kind (one employee, one
             // customer): never one of several to choose from.
-            let of_a_person =
-                crate::identity::subject_entity(model).is_some_and(|e| world.owners().is_person(e));
+            let of_a_person = subject.is_some_and(|e| world.owners().is_person(e));
             // A record nobody owns (a product, a course section) is neither
             // someone else's nor one of several of the person's.
-            let shared = crate::identity::subject_entity(model)
-                .is_some_and(|e| crate::identity::is_shared(&world, e));
+            let shared = subject.is_some_and(|e| {
+                *shared_entities
+                    .entry(e)
+                    .or_insert_with(|| crate::identity::is_shared(&world, e))
+            });
             let refused = || {
                 records
                     .iter()

@@ -106,7 +106,7 @@ pub fn derive(
 /// The record a tool that makes one is made from, as the person gives it
 /// for the parameter (`employee_id: E-2` for a ticket about someone else,
 /// while the person's own id is `E-1`), else as the person knows it.
-fn made_record(facts: &Facts, param: &str) -> Option<String> {
+pub(crate) fn made_record(facts: &Facts, param: &str) -> Option<String> {
     facts
         .args
         .iter()

@@ -465,7 +465,7 @@ fn finish_plan(
         let made_record = model
             .and_then(identity::made_from)
             .filter(|_| state == WorldState::Several)
-            .and_then(|(p, _)| facts.known.get(p).cloned());
+            .and_then(|(p, _)| crate::goal::made_record(&facts, p));
         let id = facts.id.as_ref().map(|(_, id)| id.clone()).or(made_record);
         let tier_for_writer = if state == WorldState::Several && id.is_some() {
             "ambiguous"

@@ -1,42 +1,70 @@
-//! What the plan makes of the blind corpus's specs (docs/validity.md): a
-//! choice between records has records to choose from, and some people say
-//! up front what proves who they are.
+//! What the plan makes of the blind corpus's specs (docs/validity.md): the
+//! goals are ones the world and a careful agent can meet (a choice has
+//! records to choose from, an `act` is not refused, a bound past the
+//! schema's is a `decline`, a missing or other record is not the person's
+//! own), the records an ask names belong together, an ask says what its
+//! tool does, and some people say up front what proves who they are.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use sparring::engine::plan::plan;
+use serde_json::Value;
+use sparring::engine::plan::{Plan, Task, plan};
 use sparring::load_spec;
-use sparring_types::{GoalKind, SimulateOptions};
+use sparring_types::{Goal, GoalKind, SimulateOptions, Spec};
+use std::path::PathBuf;
+use std::sync::OnceLock;
 
-fn corpus() -> Vec<std::path::PathBuf> {
-    let dir = sparring_testkit::workspace().join("tests/domains");
-    let mut specs: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path().join("spec.yaml"))
-        .filter(|p| p.exists())
-        .collect();
-    specs.sort();
-    specs
+/// One corpus spec and its plan at the default options.
+struct Planned {
+    path: PathBuf,
+    spec: Spec,
+    plan: Plan,
 }
 
-/// Every corpus spec with its plan at the default options.
-fn planned() -> Vec<(
-    std::path::PathBuf,
-    sparring_types::Spec,
-    sparring::engine::plan::Plan,
-)> {
-    corpus()
-        .into_iter()
-        .map(|path| {
-            let spec = load_spec(&path).unwrap();
-            let plan = plan(&spec, &options()).unwrap();
-            (path, spec, plan)
-        })
-        .collect()
+/// Every corpus spec with its plan, planned once for all the tests here.
+fn corpus() -> &'static [Planned] {
+    static CORPUS: OnceLock<Vec<Planned>> = OnceLock::new();
+    CORPUS.get_or_init(|| {
+        let dir = sparring_testkit::workspace().join("tests/domains");
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path().join("spec.yaml"))
+            .filter(|p| p.exists())
+            .collect();
+        paths.sort();
+        paths
+            .into_iter()
+            .map(|path| {
+                let spec = load_spec(&path).unwrap();
+                let plan = plan(&spec, &SimulateOptions::default()).unwrap();
+                Planned { path, spec, plan }
+            })
+            .collect()
+    })
 }
 
-fn options() -> SimulateOptions {
-    SimulateOptions::default()
+/// Every planned task that carries a goal, with its spec.
+fn goals() -> impl Iterator<Item = (&'static Planned, &'static Task, &'static Goal)> {
+    corpus().iter().flat_map(|p| {
+        p.plan
+            .tasks
+            .iter()
+            .filter_map(move |t| t.situation.goal.as_ref().map(|g| (p, t, g)))
+    })
+}
+
+/// Where a task is, for a failure's message.
+fn at(p: &Planned, task: &Task) -> String {
+    format!("{}: task {}", p.path.display(), task.index)
+}
+
+/// A number as a person or a schema writes it (`"$7,500"`, `25`).
+fn number(value: &Value) -> Option<f64> {
+    match value {
+        Value::String(s) => s.replace(['$', ','], "").parse().ok(),
+        Value::Number(n) => n.as_f64(),
+        _ => None,
+    }
 }
 
 /// A `disambiguate` goal names two or more candidates and the person does
@@ -45,35 +73,25 @@ fn options() -> SimulateOptions {
 #[test]
 fn a_choice_between_records_has_records_to_choose_from() {
     let mut choices = 0;
-    for (path, _, plan) in planned() {
-        for task in &plan.tasks {
-            let Some(goal) = &task.situation.goal else {
-                continue;
-            };
-            if goal.kind != GoalKind::Disambiguate {
-                continue;
-            }
-            choices += 1;
-            assert!(
-                goal.candidates.len() >= 2,
-                "{}: task {} is a choice among {:?}: {}",
-                path.display(),
-                task.index,
-                goal.candidates,
-                task.ask
-            );
-            let record = goal.record.as_deref().unwrap();
-            // Said only in the list of the person's records.
-            let before_list = task.ask.split(&goal.candidates[1]).next().unwrap();
-            let unlisted = before_list.split(&goal.candidates[0]).next().unwrap();
-            assert!(
-                !unlisted.contains(record),
-                "{}: task {} says which record it means ({record}) before listing them: {}",
-                path.display(),
-                task.index,
-                task.ask
-            );
-        }
+    for (p, task, goal) in goals().filter(|(_, _, g)| g.kind == GoalKind::Disambiguate) {
+        choices += 1;
+        assert!(
+            goal.candidates.len() >= 2,
+            "{} is a choice among {:?}: {}",
+            at(p, task),
+            goal.candidates,
+            task.ask
+        );
+        let record = goal.record.as_deref().unwrap();
+        // Said only in the list of the person's records.
+        let before_list = task.ask.split(&goal.candidates[1]).next().unwrap();
+        let unlisted = before_list.split(&goal.candidates[0]).next().unwrap();
+        assert!(
+            !unlisted.contains(record),
+            "{} says which record it means ({record}) before listing them: {}",
+            at(p, task),
+            task.ask
+        );
     }
     assert!(choices >= 50, "only {choices} choices in the corpus");
 }
@@ -83,10 +101,12 @@ fn a_choice_between_records_has_records_to_choose_from() {
 /// and most do not.
 #[test]
 fn some_people_say_who_they_are_unasked() {
-    let spec =
-        load_spec(&sparring_testkit::workspace().join("tests/domains/pharmacy/spec.yaml")).unwrap();
-    let plan = plan(&spec, &options()).unwrap();
-    let generated: Vec<_> = plan
+    let pharmacy = corpus()
+        .iter()
+        .find(|p| p.path.ends_with("pharmacy/spec.yaml"))
+        .unwrap();
+    let generated: Vec<_> = pharmacy
+        .plan
         .tasks
         .iter()
         .filter(|t| {
@@ -111,13 +131,12 @@ fn some_people_say_who_they_are_unasked() {
 /// enrolment for a student whose registration is blocked are `decline`).
 #[test]
 fn an_act_goal_is_never_one_the_world_refuses() {
-    use serde_json::Value;
     use sparring::world::World;
     let mut acts = 0;
     let mut refused = Vec::new();
-    for (path, spec, plan) in planned() {
-        let base = World::new(&spec, 0);
-        for task in &plan.tasks {
+    for p in corpus() {
+        let base = World::new(&p.spec, 0);
+        for task in &p.plan.tasks {
             let Some(goal) = &task.situation.goal else {
                 continue;
             };
@@ -126,7 +145,7 @@ fn an_act_goal_is_never_one_the_world_refuses() {
             }
             let (Some(tool_name), Some(tool)) = (
                 goal.tool.as_deref(),
-                goal.tool.as_deref().and_then(|t| spec.tool(t)),
+                goal.tool.as_deref().and_then(|t| p.spec.tool(t)),
             ) else {
                 continue;
             };
@@ -138,7 +157,7 @@ fn an_act_goal_is_never_one_the_world_refuses() {
                     .facts
                     .args
                     .iter()
-                    .find(|(p, _)| p == param)
+                    .find(|(a, _)| a == param)
                     .map(|(_, v)| v)
                     .or_else(|| task.facts.known.get(param));
                 if let Some(v) = said {
@@ -155,11 +174,9 @@ fn an_act_goal_is_never_one_the_world_refuses() {
                         .and_then(|s| s.get("type"))
                         .and_then(Value::as_str)
                         .is_some_and(|t| t == "number" || t == "integer");
-                    let typed = match (v, numeric) {
-                        (Value::String(s), true) => s
-                            .replace(['$', ','], "")
-                            .parse::<f64>()
-                            .map_or_else(|_| v.clone(), |n| serde_json::json!(n)),
+                    // Words become numbers; a number stays as it is.
+                    let typed = match (v, number(v)) {
+                        (Value::String(_), Some(n)) if numeric => serde_json::json!(n),
                         _ => v.clone(),
                     };
                     (k.clone(), typed)
@@ -170,9 +187,8 @@ fn an_act_goal_is_never_one_the_world_refuses() {
             acts += 1;
             if answer.pointer("/error/kind").and_then(Value::as_str) == Some("refused") {
                 refused.push(format!(
-                    "{}: task {} {tool_name} {:?}: {}",
-                    path.display(),
-                    task.index,
+                    "{} {tool_name} {:?}: {}",
+                    at(p, task),
                     goal.arguments,
                     answer["error"]["message"]
                 ));
@@ -193,48 +209,28 @@ fn an_act_goal_is_never_one_the_world_refuses() {
 /// for one the world would give a call the person never made.
 #[test]
 fn a_value_past_the_schemas_bound_is_the_reason_to_decline() {
-    use serde_json::Value;
     let mut past = 0;
-    for (path, spec, plan) in planned() {
-        for task in &plan.tasks {
-            let Some(goal) = &task.situation.goal else {
-                continue;
-            };
-            let Some(tool) = goal.tool.as_deref().and_then(|t| spec.tool(t)) else {
-                continue;
-            };
-            let beyond = goal.arguments.iter().any(|(p, v)| {
-                let n = match v {
-                    Value::String(s) => s.replace(['$', ','], "").parse::<f64>().ok(),
-                    Value::Number(n) => n.as_f64(),
-                    _ => None,
-                };
-                let max = tool
-                    .parameter(p)
-                    .and_then(|s| s.get("maximum"))
-                    .and_then(Value::as_f64);
-                matches!((n, max), (Some(n), Some(max)) if n > max)
-            });
-            // Someone else's record, a missing one or a choice come first.
-            if !beyond || !matches!(goal.kind, GoalKind::Act | GoalKind::Decline) {
-                continue;
-            }
-            past += 1;
-            assert_eq!(
-                goal.kind,
-                GoalKind::Decline,
-                "{}: task {}",
-                path.display(),
-                task.index
-            );
-            let because = goal.because.as_deref().unwrap_or_default();
-            assert!(
-                because.contains("at most"),
-                "{}: task {}: {because}",
-                path.display(),
-                task.index
-            );
+    // Someone else's record, a missing one or a choice come first.
+    for (p, task, goal) in
+        goals().filter(|(_, _, g)| matches!(g.kind, GoalKind::Act | GoalKind::Decline))
+    {
+        let Some(tool) = goal.tool.as_deref().and_then(|t| p.spec.tool(t)) else {
+            continue;
+        };
+        let beyond = goal.arguments.iter().any(|(param, v)| {
+            let max = tool
+                .parameter(param)
+                .and_then(|s| s.get("maximum"))
+                .and_then(Value::as_f64);
+            matches!((number(v), max), (Some(n), Some(max)) if n > max)
+        });
+        if !beyond {
+            continue;
         }
+        past += 1;
+        assert_eq!(goal.kind, GoalKind::Decline, "{}", at(p, task));
+        let because = goal.because.as_deref().unwrap_or_default();
+        assert!(because.contains("at most"), "{}: {because}", at(p, task));
     }
     assert!(
         past >= 3,
@@ -251,17 +247,18 @@ fn the_records_an_ask_names_belong_together() {
     use sparring::engine::identity::subject_entity;
     use sparring::world::World;
     let mut linked = 0;
-    for (path, spec, plan) in planned() {
-        let world = World::new(&spec, 0);
-        let entities = world.entities();
-        for task in &plan.tasks {
+    for p in corpus() {
+        let base = World::new(&p.spec, 0);
+        let entities = base.entities();
+        for task in &p.plan.tasks {
             let Some(goal) = &task.situation.goal else {
                 continue;
             };
             if !matches!(goal.kind, GoalKind::Act | GoalKind::Decline) {
                 continue;
             }
-            let Some(model) = plan
+            let Some(model) = p
+                .plan
                 .axes
                 .models
                 .iter()
@@ -272,35 +269,32 @@ fn the_records_an_ask_names_belong_together() {
             let (Some(subject), Some(id)) = (subject_entity(model), goal.record.as_deref()) else {
                 continue;
             };
-            let world = world.clone().with_seed(task.situation.world_seed);
+            let world = base.clone().with_seed(task.situation.world_seed);
             let Some(record) = world.record(subject, id) else {
                 continue;
             };
+            let links = world.owners().links_of(subject, &record, &entities);
             for (param, other) in &model.references {
-                let Some(named) = goal.arguments.get(param).and_then(|v| v.as_str()) else {
+                let Some(named) = goal.arguments.get(param).and_then(Value::as_str) else {
                     continue;
                 };
                 if world.owners().is_person(other) {
                     continue;
                 }
-                let Some(link) = world
-                    .owners()
-                    .links_of(subject, &record, &entities)
-                    .into_iter()
+                let Some(points_at) = links
+                    .iter()
                     .find(|l| &l.entity == other)
+                    .and_then(|l| record.get(&l.field))
+                    .and_then(Value::as_str)
                 else {
-                    continue;
-                };
-                let Some(points_at) = record.get(&link.field).and_then(|v| v.as_str()) else {
                     continue;
                 };
                 linked += 1;
                 assert_eq!(
                     named,
                     points_at,
-                    "{}: task {}: {param} names {named}, but {subject} {id} is on {points_at}",
-                    path.display(),
-                    task.index
+                    "{}: {param} names {named}, but {subject} {id} is on {points_at}",
+                    at(p, task)
                 );
             }
         }
@@ -314,28 +308,21 @@ fn the_records_an_ask_names_belong_together() {
 #[test]
 fn a_missing_or_other_record_is_never_the_persons_own() {
     let mut checked = 0;
-    for (path, _, plan) in planned() {
-        for task in &plan.tasks {
-            let Some(goal) = &task.situation.goal else {
-                continue;
-            };
-            if !matches!(goal.kind, GoalKind::NotFound | GoalKind::OtherOwner) {
-                continue;
-            }
-            let Some((_, own)) = &task.facts.identity_record else {
-                continue;
-            };
-            checked += 1;
-            assert_ne!(
-                goal.record.as_deref(),
-                Some(own.as_str()),
-                "{}: task {} ({:?}) is about the person's own record: {}",
-                path.display(),
-                task.index,
-                goal.kind,
-                task.ask
-            );
-        }
+    for (p, task, goal) in
+        goals().filter(|(_, _, g)| matches!(g.kind, GoalKind::NotFound | GoalKind::OtherOwner))
+    {
+        let Some((_, own)) = &task.facts.identity_record else {
+            continue;
+        };
+        checked += 1;
+        assert_ne!(
+            goal.record.as_deref(),
+            Some(own.as_str()),
+            "{} ({:?}) is about the person's own record: {}",
+            at(p, task),
+            goal.kind,
+            task.ask
+        );
     }
     assert!(checked >= 50, "only {checked} goals checked");
 }
@@ -349,12 +336,12 @@ fn a_missing_or_other_record_is_never_the_persons_own() {
 fn an_ask_to_make_a_record_says_what_the_tool_does() {
     use sparring::world::Operation;
     let mut asks = 0;
-    for (path, spec, plan) in planned() {
-        for task in &plan.tasks {
+    for p in corpus() {
+        for task in &p.plan.tasks {
             let Some(tool) = task.situation.axes.get("tool") else {
                 continue;
             };
-            let Some(model) = plan.axes.models.iter().find(|m| &m.name == tool) else {
+            let Some(model) = p.plan.axes.models.iter().find(|m| &m.name == tool) else {
                 continue;
             };
             if model.operation != Operation::Create
@@ -365,7 +352,8 @@ fn an_ask_to_make_a_record_says_what_the_tool_does() {
             {
                 continue;
             }
-            let described = spec
+            let described = p
+                .spec
                 .tool(tool)
                 .and_then(|t| t.description.split_whitespace().next())
                 .unwrap_or_default()
@@ -378,13 +366,7 @@ fn an_ask_to_make_a_record_says_what_the_tool_does() {
                 .any(|w| ask.contains(w))
                 || (!described.is_empty() && ask.contains(&described));
             asks += 1;
-            assert!(
-                names,
-                "{}: task {} ({tool}): {}",
-                path.display(),
-                task.index,
-                task.ask
-            );
+            assert!(names, "{} ({tool}): {}", at(p, task), task.ask);
         }
     }
     assert!(asks >= 50, "only {asks} asks to make a record");
